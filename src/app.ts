@@ -1,0 +1,123 @@
+// createApp(options) -> { fetch }: the route table and the one error boundary; every runtime serves this.
+import type { Config } from "./config.ts";
+import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Log, type Random } from "./deps.ts";
+import type { Store } from "./store/store.ts";
+import { sha256Hex } from "./crypto/hash.ts";
+import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
+import { html, json, jsonNoStore } from "./http/respond.ts";
+import { isOAuthError, type OAuthError } from "./oauth/errors.ts";
+import { oauthRoutes } from "./oauth/routes.ts";
+import { graphqlRoutes } from "./graphql/endpoint.ts";
+import { uiRoutes } from "./ui/routes.ts";
+import { renderErrorPage } from "./ui/error_page.ts";
+
+export interface AppOptions {
+  config: Readonly<Config>;
+  store: Store;
+  clock?: Clock;
+  random?: Random;
+  log?: Log;
+  digest?: Digest;
+}
+
+/** What the adapter knows about the connection; optional for embedders. */
+export interface ConnectionInfo {
+  remoteAddress?: string;
+}
+
+export interface App {
+  fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
+  readonly deps: Deps;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+function healthRoutes(deps: Deps): Route[] {
+  return [{
+    method: "GET",
+    path: "/healthz",
+    handler: async () => {
+      const ok = await deps.store.ping();
+      return json({ status: ok ? "ok" : "unavailable" }, ok ? 200 : 503, { "cache-control": "no-store" });
+    },
+  }];
+}
+
+function renderError(error: OAuthError, surface: Surface): Response {
+  if (surface === "html") {
+    const page = renderErrorPage({ status: error.status, title: "Request refused", message: error.description });
+    return html(page, error.status, error.headers);
+  }
+  return jsonNoStore({ error: error.code, error_description: error.description }, error.status, error.headers);
+}
+
+function renderServerError(surface: Surface): Response {
+  if (surface === "html") {
+    const page = renderErrorPage({ status: 500, title: "Something went wrong", message: "The server could not complete the request." });
+    return html(page, 500);
+  }
+  return jsonNoStore({ error: "server_error", error_description: "The server could not complete the request" }, 500);
+}
+
+function clientAddress(request: Request, info: ConnectionInfo | undefined, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = request.headers.get("x-forwarded-for")?.split(",", 1)[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  return info?.remoteAddress ?? "unknown";
+}
+
+/** Builds the application from its collaborators; nothing here listens on a socket or starts a timer. */
+export function createApp(options: AppOptions): App {
+  const deps: Deps = {
+    config: options.config,
+    store: options.store,
+    clock: options.clock ?? systemClock,
+    random: options.random ?? cryptoRandom,
+    log: options.log ?? jsonLog,
+    digest: options.digest ?? sha256Hex,
+  };
+  const router = createRouter([...healthRoutes(deps), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps)]);
+  const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+
+  async function fetch(request: Request, info?: ConnectionInfo): Promise<Response> {
+    const started = performance.now();
+    const url = new URL(request.url);
+    const incomingId = request.headers.get("x-request-id");
+    const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : hex(deps.random(8));
+    const ctx: RequestContext = { url, requestId, clientIp: clientAddress(request, info, deps.config.trustProxy) };
+    let surface: Surface = "json";
+    let response: Response;
+    try {
+      const route = router.match(request.method, url.pathname);
+      surface = route.surface ?? "json";
+      response = await route.handler(request, ctx);
+    } catch (error) {
+      surface = router.surfaceOf(url.pathname);
+      if (isOAuthError(error)) {
+        response = renderError(error, surface);
+      } else {
+        // Unknown failure: log the cause for operators, tell the client nothing about it.
+        deps.log("request_failed", {
+          request_id: requestId,
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          stack: error instanceof Error ? error.stack : undefined,
+        });
+        response = renderServerError(surface);
+      }
+    }
+    response.headers.set("x-request-id", requestId);
+    if (!response.headers.has("x-content-type-options")) response.headers.set("x-content-type-options", "nosniff");
+    // Only the path: query strings can carry codes and state, which must never reach the log.
+    deps.log("request", {
+      request_id: requestId,
+      method: request.method,
+      path: url.pathname,
+      status: response.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    });
+    return response;
+  }
+
+  return { fetch, deps };
+}

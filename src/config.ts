@@ -1,0 +1,154 @@
+// Settings: loadConfig(env) is the only code that reads them; it validates, freezes and names a bad variable.
+
+/** Access-token lifetimes fixed by the service spec (§2.1, §8); not configurable on purpose. */
+export const ACCESS_TOKEN_TTL_SECONDS = {
+  authorization_code: 28_800,
+  refresh_token: 28_800,
+  client_credentials: 1_800,
+} as const;
+
+/** Longest authorization-code lifetime allowed: RFC 6749 §4.1.2 recommends at most 10 minutes. */
+export const MAX_CODE_TTL_SECONDS = 600;
+
+/** Scopes the service knows; clients may only be registered for these. */
+export const KNOWN_SCOPES = {
+  "fields:read": "Read your organizations' fields: names, crops, areas and boundaries",
+} as const;
+
+export type Scope = keyof typeof KNOWN_SCOPES;
+
+export interface GraphqlLimits {
+  /** Deepest selection nesting accepted. */
+  maxDepth: number;
+  /** Highest estimated cost (list sizes multiplied down the tree) accepted. */
+  maxCost: number;
+  /** Most lexical tokens a document may have. */
+  maxTokens: number;
+  /** Most aliases a document may use. */
+  maxAliases: number;
+  /** Largest page a connection returns. */
+  maxPageSize: number;
+}
+
+export interface Config {
+  /** SQLite file; ":memory:" in tests. */
+  dbPath: string;
+  port: number;
+  host: string;
+  /** Public base URL; also the issuer identifier (RFC 8414) and the `iss` of authorization responses. */
+  baseUrl: string;
+  codeTtlSeconds: number;
+  /** Lifetime of each refresh token; every rotation issues a fresh one. */
+  refreshTokenTtlSeconds: number;
+  /** Seconds during which a just-rotated refresh token may be replayed once without tripping reuse detection. */
+  refreshGraceSeconds: number;
+  /** When true the refresh grant requires redirect_uri, as the spec's table lists it. */
+  refreshRequiresRedirectUri: boolean;
+  /** When true every authorization request must carry a PKCE S256 code_challenge. */
+  requirePkce: boolean;
+  pbkdf2Iterations: number;
+  sessionTtlSeconds: number;
+  /** Origins allowed to call /graphql cross-origin; empty disables CORS. */
+  corsOrigins: readonly string[];
+  maxBodyBytes: number;
+  /** Demo mode: the landing page offers a walkthrough with the built-in demo client. */
+  demo: boolean;
+  /** Bearer secret protecting /metrics; undefined turns /metrics off. */
+  metricsToken: string | undefined;
+  /** How long expired codes, tokens, sessions and audit rows are kept before purge. */
+  retentionSeconds: number;
+  cleanupIntervalSeconds: number;
+  /** Trust the first X-Forwarded-For hop as the client address (only behind a proxy you control). */
+  trustProxy: boolean;
+  /** Failed client authentications or sign-ins tolerated per key inside the window before 429. */
+  throttleMaxFailures: number;
+  throttleWindowSeconds: number;
+  graphql: GraphqlLimits;
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new TypeError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new RangeError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new TypeError(`${name} must be true or false, got "${raw}"`);
+}
+
+function baseUrl(env: Env, port: number): string {
+  const raw = env.FIELDGATE_BASE_URL || `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new TypeError(`FIELDGATE_BASE_URL must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new TypeError("FIELDGATE_BASE_URL must use http or https");
+  }
+  if (url.search || url.hash) throw new TypeError("FIELDGATE_BASE_URL must not have a query or fragment");
+  return url.href.replace(/\/$/, "");
+}
+
+function origins(env: Env): string[] {
+  const raw = env.FIELDGATE_CORS_ORIGINS ?? "";
+  return raw.split(",").map((s) => s.trim()).filter(Boolean).map((origin) => {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new TypeError(`FIELDGATE_CORS_ORIGINS has an invalid origin "${origin}"`);
+    }
+    if (url.origin !== origin) throw new TypeError(`FIELDGATE_CORS_ORIGINS entries must be bare origins, got "${origin}"`);
+    return origin;
+  });
+}
+
+/** Builds the frozen configuration from an environment record (process.env or Deno.env.toObject()). */
+export function loadConfig(env: Env): Readonly<Config> {
+  const port = integer(env, "PORT", 8080, 0, 65_535);
+  const metricsToken = env.FIELDGATE_METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new RangeError("FIELDGATE_METRICS_TOKEN must be at least 16 characters");
+  }
+  const config: Config = {
+    dbPath: env.FIELDGATE_DB || "data/fieldgate.db",
+    port,
+    host: env.HOST || "127.0.0.1",
+    baseUrl: baseUrl(env, port),
+    codeTtlSeconds: integer(env, "FIELDGATE_CODE_TTL", 60, 1, MAX_CODE_TTL_SECONDS),
+    refreshTokenTtlSeconds: integer(env, "FIELDGATE_REFRESH_TTL", 30 * 86_400, 60, 365 * 86_400),
+    refreshGraceSeconds: integer(env, "FIELDGATE_REFRESH_GRACE", 0, 0, 60),
+    refreshRequiresRedirectUri: flag(env, "FIELDGATE_REFRESH_REQUIRE_REDIRECT_URI", false),
+    requirePkce: flag(env, "FIELDGATE_REQUIRE_PKCE", false),
+    pbkdf2Iterations: integer(env, "FIELDGATE_PBKDF2_ITERATIONS", 600_000, 1, 10_000_000),
+    sessionTtlSeconds: integer(env, "FIELDGATE_SESSION_TTL", 8 * 3_600, 60, 30 * 86_400),
+    corsOrigins: Object.freeze(origins(env)),
+    maxBodyBytes: integer(env, "FIELDGATE_MAX_BODY_BYTES", 65_536, 1_024, 16 * 1_048_576),
+    demo: flag(env, "FIELDGATE_DEMO", false),
+    metricsToken,
+    retentionSeconds: integer(env, "FIELDGATE_RETENTION", 7 * 86_400, 0, 3_650 * 86_400),
+    cleanupIntervalSeconds: integer(env, "FIELDGATE_CLEANUP_INTERVAL", 300, 0, 86_400),
+    trustProxy: flag(env, "FIELDGATE_TRUST_PROXY", false),
+    throttleMaxFailures: integer(env, "FIELDGATE_THROTTLE_MAX_FAILURES", 10, 1, 10_000),
+    throttleWindowSeconds: integer(env, "FIELDGATE_THROTTLE_WINDOW", 60, 1, 86_400),
+    graphql: Object.freeze({
+      maxDepth: integer(env, "FIELDGATE_GRAPHQL_MAX_DEPTH", 10, 2, 100),
+      maxCost: integer(env, "FIELDGATE_GRAPHQL_MAX_COST", 5_000, 10, 1_000_000),
+      maxTokens: integer(env, "FIELDGATE_GRAPHQL_MAX_TOKENS", 2_000, 50, 100_000),
+      maxAliases: integer(env, "FIELDGATE_GRAPHQL_MAX_ALIASES", 30, 0, 1_000),
+      maxPageSize: 100,
+    }),
+  };
+  return Object.freeze(config);
+}

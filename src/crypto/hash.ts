@@ -1,0 +1,56 @@
+// Hashing with Web Crypto: SHA-256 for high-entropy credentials, PBKDF2 for human passwords.
+import type { Random } from "../deps.ts";
+import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
+import { constantTimeEqual } from "./compare.ts";
+
+const encoder = new TextEncoder();
+
+/** Lowercase hex SHA-256 of a UTF-8 string via crypto.subtle. */
+export async function sha256Hex(value: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value)));
+  let hex = "";
+  for (let i = 0; i < digest.length; i++) hex += digest[i]!.toString(16).padStart(2, "0");
+  return hex;
+}
+
+/** base64url SHA-256 of an ASCII string: the PKCE S256 transform (RFC 7636 §4.2). */
+export async function sha256Base64Url(value: string): Promise<string> {
+  return encodeBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value))));
+}
+
+async function pbkdf2(password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(password), "PBKDF2", false, ["deriveBits"]);
+  const bits = await crypto.subtle.deriveBits(
+    { name: "PBKDF2", hash: "SHA-256", salt: salt as BufferSource, iterations },
+    key,
+    256,
+  );
+  return new Uint8Array(bits);
+}
+
+/**
+ * Hashes a password as `pbkdf2-sha256$<iterations>$<salt>$<hash>`; the parameters travel with the hash
+ * so the iteration count can be raised later without invalidating stored passwords.
+ */
+export async function hashPassword(password: string, options: { iterations: number; random: Random }): Promise<string> {
+  const salt = options.random(16);
+  const hash = await pbkdf2(password, salt, options.iterations);
+  return `pbkdf2-sha256$${options.iterations}$${encodeBase64Url(salt)}$${encodeBase64Url(hash)}`;
+}
+
+/** Checks a password against a stored PBKDF2 hash in constant time; false for any malformed hash. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, iterationsText, saltText, hashText] = stored.split("$");
+  const iterations = Number(iterationsText);
+  const salt = decodeBase64Url(saltText ?? "");
+  const expected = decodeBase64Url(hashText ?? "");
+  if (scheme !== "pbkdf2-sha256" || !Number.isSafeInteger(iterations) || iterations < 1 || !salt || !expected) {
+    return false;
+  }
+  return constantTimeEqual(await pbkdf2(password, salt, iterations), expected);
+}
+
+/** Iteration count stored in a PBKDF2 hash, so sign-in can rehash passwords made with a weaker setting. */
+export function passwordIterations(stored: string): number {
+  return Number(stored.split("$")[1]) || 0;
+}

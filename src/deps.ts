@@ -1,0 +1,44 @@
+// The collaborators every part of the app receives: clock, randomness, logging, hashing.
+import type { Config } from "./config.ts";
+import type { Store } from "./store/store.ts";
+
+/** Current time as epoch milliseconds; injected so tests can move time without sleeping. */
+export type Clock = () => number;
+
+/** Fills and returns `n` cryptographically random bytes; injected so tests can be deterministic. */
+export type Random = (n: number) => Uint8Array;
+
+/** Structured log sink: one event name plus flat fields. Never pass secrets, tokens or bodies. */
+export type Log = (event: string, fields?: Record<string, unknown>) => void;
+
+/** SHA-256 of a UTF-8 string as lowercase hex; the default is crypto.subtle, an adapter may inject a faster one. */
+export type Digest = (value: string) => Promise<string>;
+
+/** Everything createApp needs; only adapters and test helpers build one. */
+export interface Deps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  random: Random;
+  log: Log;
+  digest: Digest;
+}
+
+/** Real clock: wall time. */
+export const systemClock: Clock = () => Date.now();
+
+/** Real randomness from Web Crypto. */
+export const cryptoRandom: Random = (n) => crypto.getRandomValues(new Uint8Array(n));
+
+/** Writes one JSON line per event to stderr through console.error, which both runtimes route to fd 2. */
+export const jsonLog: Log = (event, fields = {}) => {
+  console.error(JSON.stringify({ time: new Date().toISOString(), event, ...fields }));
+};
+
+/** Drops every event; for tests that do not look at the log. */
+export const silentLog: Log = () => {};
+
+/** Current time in whole epoch seconds, the unit every stored timestamp uses. */
+export function nowSeconds(clock: Clock): number {
+  return Math.floor(clock() / 1000);
+}

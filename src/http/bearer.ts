@@ -1,0 +1,35 @@
+// Bearer credentials from the Authorization header (RFC 6750 §2.1); other token transports are refused.
+import { invalidRequest } from "../oauth/errors.ts";
+
+/** The WWW-Authenticate challenge for bearer-protected resources (RFC 6750 §3). */
+export function bearerChallenge(error?: string, extra: Record<string, string> = {}): string {
+  const parts = ['Bearer realm="fieldgate"'];
+  if (error) parts.push(`error="${error}"`);
+  for (const [key, value] of Object.entries(extra)) parts.push(`${key}="${value}"`);
+  return parts.join(", ");
+}
+
+// RFC 6750 §2.1 b64token syntax.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * The bearer token, or undefined when no Authorization header was sent.
+ * @throws OAuthError invalid_request (400) for a malformed header, another scheme, or a token in the URL
+ */
+export function readBearer(request: Request, url: URL): string | undefined {
+  // RFC 6750 §2.3 allows access_token in the query but RFC 9700 §4.3.2 says not to: URLs leak into logs.
+  if (url.searchParams.has("access_token")) {
+    throw invalidRequest("Send the access token in the Authorization header, not the URL", {
+      headers: { "www-authenticate": bearerChallenge("invalid_request") },
+    });
+  }
+  const header = request.headers.get("authorization");
+  if (header === null) return undefined;
+  const match = BEARER.exec(header);
+  if (!match) {
+    throw invalidRequest("Authorization header must be: Bearer <token>", {
+      headers: { "www-authenticate": bearerChallenge("invalid_request") },
+    });
+  }
+  return match[1];
+}

@@ -1,0 +1,5 @@
+// OAuth endpoints: token, revoke, introspect, token info, metadata, authorize.
+import type { RouteFactory } from "../http/router.ts";
+
+/** Routes of the OAuth 2.0 authorization server. */
+export const oauthRoutes: RouteFactory = () => [];

@@ -1,0 +1,48 @@
+// audit_events table: security events (token issued, reuse detected, sign-in failed, …) kept for review.
+import type { Db, Row } from "./sqlite.ts";
+
+export interface AuditEvent {
+  id: number;
+  at: number;
+  event: string;
+  clientId: string | null;
+  userId: number | null;
+  ip: string | null;
+  /** Extra non-secret facts, e.g. grant type or reason. */
+  detail: Record<string, unknown> | null;
+}
+
+export type NewAuditEvent = Omit<AuditEvent, "id">;
+
+export interface AuditStore {
+  insert(event: NewAuditEvent): Promise<void>;
+  /** Events at or after `since` (epoch seconds), oldest first, at most `limit`. */
+  list(options: { since?: number; limit?: number }): Promise<AuditEvent[]>;
+}
+
+function toEvent(row: Row): AuditEvent {
+  let detail: Record<string, unknown> | null = null;
+  if (typeof row.detail === "string") detail = JSON.parse(row.detail) as Record<string, unknown>;
+  return {
+    id: Number(row.id),
+    at: Number(row.at),
+    event: String(row.event),
+    clientId: row.client_id === null ? null : String(row.client_id),
+    userId: row.user_id === null ? null : Number(row.user_id),
+    ip: row.ip === null ? null : String(row.ip),
+    detail,
+  };
+}
+
+export function createAuditStore(db: Db): AuditStore {
+  return {
+    async insert(e) {
+      db.prepare("INSERT INTO audit_events (at, event, client_id, user_id, ip, detail) VALUES (?, ?, ?, ?, ?, ?)")
+        .run(e.at, e.event, e.clientId, e.userId, e.ip, e.detail === null ? null : JSON.stringify(e.detail));
+    },
+    async list({ since = 0, limit = 1000 }) {
+      const rows = db.prepare("SELECT * FROM audit_events WHERE at >= ? ORDER BY id LIMIT ?").all(since, limit) as Row[];
+      return rows.map(toEvent);
+    },
+  };
+}

@@ -1,0 +1,112 @@
+// clients table: registered applications, their secret digest, grant type, redirect URI and scope.
+import type { Db, Row } from "./sqlite.ts";
+import { rethrowConflict } from "./errors.ts";
+
+export type ClientGrantType = "authorization_code" | "client_credentials";
+
+export interface Client {
+  /** Internal row id; foreign keys point here. */
+  id: number;
+  /** Public OAuth client_id. */
+  clientId: string;
+  /** SHA-256 hex of the client secret. */
+  secretHash: string;
+  name: string;
+  grantType: ClientGrantType;
+  redirectUri: string | null;
+  /** Space-separated registered scope. */
+  scope: string;
+  integrationUserId: number | null;
+  disabled: boolean;
+  createdAt: number;
+  secretRotatedAt: number | null;
+}
+
+export interface NewClient {
+  clientId: string;
+  secretHash: string;
+  name: string;
+  grantType: ClientGrantType;
+  redirectUri: string | null;
+  scope: string;
+  integrationUserId: number | null;
+  now: number;
+}
+
+export interface ClientStore {
+  /** @throws StoreConflictError when the client_id exists. */
+  insert(client: NewClient): Promise<Client>;
+  findByClientId(clientId: string): Promise<Client | undefined>;
+  findById(id: number): Promise<Client | undefined>;
+  list(): Promise<Client[]>;
+  /**
+   * Replaces the secret digest at once; with `revokeTokens` also revokes every live token and grant family of
+   * the client in the same transaction. Returns the updated client, or undefined when unknown.
+   */
+  rotateSecret(clientId: string, options: { secretHash: string; now: number; revokeTokens: boolean }): Promise<Client | undefined>;
+  /** Disables (or re-enables) a client; a disabled client's tokens stop being accepted. */
+  setDisabled(clientId: string, disabled: boolean): Promise<Client | undefined>;
+}
+
+function toClient(row: Row): Client {
+  return {
+    id: Number(row.id),
+    clientId: String(row.client_id),
+    secretHash: String(row.secret_hash),
+    name: String(row.name),
+    grantType: row.grant_type === "client_credentials" ? "client_credentials" : "authorization_code",
+    redirectUri: row.redirect_uri === null ? null : String(row.redirect_uri),
+    scope: String(row.scope),
+    integrationUserId: row.integration_user_id === null ? null : Number(row.integration_user_id),
+    disabled: row.disabled === 1,
+    createdAt: Number(row.created_at),
+    secretRotatedAt: row.secret_rotated_at === null ? null : Number(row.secret_rotated_at),
+  };
+}
+
+export function createClientStore(db: Db): ClientStore {
+  const byClientId = (clientId: string) =>
+    db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
+  return {
+    async insert(c) {
+      try {
+        const row = db.prepare(`INSERT INTO clients
+          (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
+          .get(c.clientId, c.secretHash, c.name, c.grantType, c.redirectUri, c.scope, c.integrationUserId, c.now) as Row;
+        return toClient(row);
+      } catch (error) {
+        rethrowConflict(error, "client_id already exists");
+      }
+    },
+    async findByClientId(clientId) {
+      const row = byClientId(clientId);
+      return row && toClient(row);
+    },
+    async findById(id) {
+      const row = db.prepare("SELECT * FROM clients WHERE id = ?").get(id) as Row | undefined;
+      return row && toClient(row);
+    },
+    async list() {
+      return (db.prepare("SELECT * FROM clients ORDER BY id").all() as Row[]).map(toClient);
+    },
+    async rotateSecret(clientId, { secretHash, now, revokeTokens }) {
+      return db.transaction(() => {
+        const row = db.prepare("UPDATE clients SET secret_hash = ?, secret_rotated_at = ? WHERE client_id = ? RETURNING *")
+          .get(secretHash, now, clientId) as Row | undefined;
+        if (!row) return undefined;
+        if (revokeTokens) {
+          db.prepare("UPDATE tokens SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL").run(now, Number(row.id));
+          db.prepare(`UPDATE grant_families SET revoked_at = ?, revoked_reason = 'secret_rotated'
+            WHERE client_id = ? AND revoked_at IS NULL`).run(now, Number(row.id));
+        }
+        return toClient(row);
+      });
+    },
+    async setDisabled(clientId, disabled) {
+      const row = db.prepare("UPDATE clients SET disabled = ? WHERE client_id = ? RETURNING *")
+        .get(disabled ? 1 : 0, clientId) as Row | undefined;
+      return row && toClient(row);
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// authorization_codes table (and the grant family each approval opens): issue once, consume once.
+import type { Db, Row } from "./sqlite.ts";
+
+export interface AuthorizationCode {
+  id: number;
+  familyId: string;
+  /** Internal client row id. */
+  clientId: number;
+  userId: number;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string | null;
+  codeChallengeMethod: "S256" | null;
+  issuedAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+export interface NewAuthorizationCode {
+  codeHash: string;
+  familyId: string;
+  clientId: number;
+  userId: number;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string | null;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+export type ConsumeResult =
+  | { status: "ok"; code: AuthorizationCode }
+  /** The code had been used before; its whole grant family has now been revoked (RFC 6749 §4.1.2). */
+  | { status: "reused"; code: AuthorizationCode }
+  | { status: "missing" };
+
+export interface CodeStore {
+  /** Opens a grant family for the approval and stores the code's digest, in one transaction. */
+  issue(code: NewAuthorizationCode): Promise<void>;
+  /**
+   * Marks the code used with one conditional UPDATE, so of two concurrent exchanges exactly one wins. A code
+   * that was already used revokes every token of its family in the same transaction and reports "reused".
+   */
+  consume(codeHash: string, now: number): Promise<ConsumeResult>;
+}
+
+function toCode(row: Row): AuthorizationCode {
+  return {
+    id: Number(row.id),
+    familyId: String(row.family_id),
+    clientId: Number(row.client_id),
+    userId: Number(row.user_id),
+    redirectUri: String(row.redirect_uri),
+    scope: String(row.scope),
+    codeChallenge: row.code_challenge === null ? null : String(row.code_challenge),
+    codeChallengeMethod: row.code_challenge_method === "S256" ? "S256" : null,
+    issuedAt: Number(row.issued_at),
+    expiresAt: Number(row.expires_at),
+    usedAt: row.used_at === null ? null : Number(row.used_at),
+  };
+}
+
+/** Revokes a family and every token in it; shared by code replay, refresh reuse and user revocation. */
+export function revokeFamilyRows(db: Db, familyId: string, now: number, reason: string): number {
+  db.prepare("UPDATE grant_families SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL")
+    .run(now, reason, familyId);
+  return Number(
+    db.prepare("UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL").run(now, familyId).changes,
+  );
+}
+
+export function createCodeStore(db: Db): CodeStore {
+  return {
+    async issue(c) {
+      db.transaction(() => {
+        db.prepare("INSERT INTO grant_families (id, client_id, user_id, scope, created_at) VALUES (?, ?, ?, ?, ?)")
+          .run(c.familyId, c.clientId, c.userId, c.scope, c.issuedAt);
+        db.prepare(`INSERT INTO authorization_codes (code_hash, family_id, client_id, user_id, redirect_uri, scope,
+          code_challenge, code_challenge_method, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+          .run(c.codeHash, c.familyId, c.clientId, c.userId, c.redirectUri, c.scope, c.codeChallenge,
+            c.codeChallenge === null ? null : "S256", c.issuedAt, c.expiresAt);
+      });
+    },
+    async consume(codeHash, now) {
+      return db.transaction((): ConsumeResult => {
+        const won = db.prepare("UPDATE authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL RETURNING *")
+          .get(now, codeHash) as Row | undefined;
+        if (won) return { status: "ok", code: toCode(won) };
+        const used = db.prepare("SELECT * FROM authorization_codes WHERE code_hash = ?").get(codeHash) as Row | undefined;
+        if (!used) return { status: "missing" };
+        const code = toCode(used);
+        revokeFamilyRows(db, code.familyId, now, "code_reused");
+        return { status: "reused", code };
+      });
+    },
+  };
+}

@@ -1,0 +1,48 @@
+// consents table: which user approved which client for which scope, so consent can be remembered.
+import type { Db, Row } from "./sqlite.ts";
+
+export interface Consent {
+  /** Internal client row id. */
+  clientId: number;
+  clientPublicId: string;
+  clientName: string;
+  scope: string;
+  grantedAt: number;
+}
+
+export interface ConsentStore {
+  find(userId: number, clientId: number): Promise<Consent | undefined>;
+  /** Records (or replaces) the user's consent to the client for `scope`. */
+  grant(userId: number, clientId: number, options: { scope: string; now: number }): Promise<void>;
+  listForUser(userId: number): Promise<Consent[]>;
+}
+
+const SELECT = `SELECT k.client_id, k.scope, k.granted_at, c.client_id AS client_public_id, c.name AS client_name
+  FROM consents k JOIN clients c ON c.id = k.client_id`;
+
+function toConsent(row: Row): Consent {
+  return {
+    clientId: Number(row.client_id),
+    clientPublicId: String(row.client_public_id),
+    clientName: String(row.client_name),
+    scope: String(row.scope),
+    grantedAt: Number(row.granted_at),
+  };
+}
+
+export function createConsentStore(db: Db): ConsentStore {
+  return {
+    async find(userId, clientId) {
+      const row = db.prepare(`${SELECT} WHERE k.user_id = ? AND k.client_id = ?`).get(userId, clientId) as Row | undefined;
+      return row && toConsent(row);
+    },
+    async grant(userId, clientId, { scope, now }) {
+      db.prepare(`INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT(user_id, client_id) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at`)
+        .run(userId, clientId, scope, now);
+    },
+    async listForUser(userId) {
+      return (db.prepare(`${SELECT} WHERE k.user_id = ? ORDER BY c.name`).all(userId) as Row[]).map(toConsent);
+    },
+  };
+}

@@ -1,0 +1,98 @@
+// fields table: farm fields per organization with GeoJSON boundaries; every read is scoped to organization ids.
+import type { Db, Row } from "./sqlite.ts";
+
+export interface Field {
+  id: number;
+  organizationId: number;
+  name: string;
+  areaHa: number;
+  crop: string | null;
+  season: string | null;
+  /** GeoJSON Polygon or MultiPolygon geometry, as stored JSON text. */
+  boundary: string;
+  centroid: { lon: number; lat: number };
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewField {
+  name: string;
+  areaHa: number;
+  crop: string | null;
+  season: string | null;
+  boundary: string;
+  centroid: { lon: number; lat: number };
+}
+
+/** Which fields a query may see: always restricted to `organizationIds` (the acting user's memberships). */
+export interface FieldFilter {
+  organizationIds: readonly number[];
+  crop?: string;
+  season?: string;
+}
+
+export interface FieldStore {
+  /** Inserts all fields into the organization in one transaction: all or nothing. Returns how many. */
+  insertMany(organizationId: number, fields: readonly NewField[], now: number): Promise<number>;
+  /** One COUNT over the index. */
+  count(filter: FieldFilter): Promise<number>;
+  /** Fields with id > afterId in id order, at most `limit`. */
+  page(filter: FieldFilter, options: { afterId: number; limit: number }): Promise<Field[]>;
+  /** The field if it belongs to one of `organizationIds`. */
+  findById(id: number, organizationIds: readonly number[]): Promise<Field | undefined>;
+}
+
+function toField(row: Row): Field {
+  return {
+    id: Number(row.id),
+    organizationId: Number(row.organization_id),
+    name: String(row.name),
+    areaHa: Number(row.area_ha),
+    crop: row.crop === null ? null : String(row.crop),
+    season: row.season === null ? null : String(row.season),
+    boundary: String(row.boundary),
+    centroid: { lon: Number(row.centroid_lon), lat: Number(row.centroid_lat) },
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+// The organization list is passed as one JSON array parameter and expanded by json_each, so the SQL text
+// stays fixed (one prepared statement) whatever the number of memberships.
+const SCOPE = `organization_id IN (SELECT value FROM json_each(?))
+  AND (? IS NULL OR crop = ?) AND (? IS NULL OR season = ?)`;
+
+function scopeParams(filter: FieldFilter): (string | null)[] {
+  const crop = filter.crop ?? null;
+  const season = filter.season ?? null;
+  return [JSON.stringify(filter.organizationIds), crop, crop, season, season];
+}
+
+export function createFieldStore(db: Db): FieldStore {
+  return {
+    async insertMany(organizationId, fields, now) {
+      return db.transaction(() => {
+        const insert = db.prepare(`INSERT INTO fields (organization_id, name, area_ha, crop, season, boundary,
+          centroid_lon, centroid_lat, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+        for (const f of fields) {
+          insert.run(organizationId, f.name, f.areaHa, f.crop, f.season, f.boundary, f.centroid.lon, f.centroid.lat, now, now);
+        }
+        return fields.length;
+      });
+    },
+    async count(filter) {
+      const row = db.prepare(`SELECT COUNT(*) AS n FROM fields WHERE ${SCOPE}`).get(...scopeParams(filter)) as Row;
+      return Number(row.n);
+    },
+    async page(filter, { afterId, limit }) {
+      const rows = db.prepare(`SELECT * FROM fields WHERE ${SCOPE} AND id > ? ORDER BY id LIMIT ?`)
+        .all(...scopeParams(filter), afterId, limit) as Row[];
+      return rows.map(toField);
+    },
+    async findById(id, organizationIds) {
+      const row = db.prepare("SELECT * FROM fields WHERE id = ? AND organization_id IN (SELECT value FROM json_each(?))")
+        .get(id, JSON.stringify(organizationIds)) as Row | undefined;
+      return row && toField(row);
+    },
+  };
+}

@@ -1,0 +1,155 @@
+// Ordered schema steps, applied in one transaction on open. Append only: never edit a step that has shipped.
+
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+// Times are integer epoch seconds from the injected clock. Credentials (tokens, codes, secrets, sessions)
+// are stored only as SHA-256 hex digests; passwords as PBKDF2 strings with their parameters.
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    name: "initial schema",
+    sql: `
+CREATE TABLE organizations (
+  id INTEGER PRIMARY KEY,
+  slug TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+
+CREATE TABLE users (
+  id INTEGER PRIMARY KEY,
+  username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+  name TEXT,
+  kind TEXT NOT NULL CHECK (kind IN ('person', 'integration')),
+  password_hash TEXT,
+  disabled INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  -- integration users never sign in, so they never have a password
+  CHECK (kind = 'person' OR password_hash IS NULL)
+);
+
+CREATE TABLE memberships (
+  user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  organization_id INTEGER NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  role TEXT NOT NULL DEFAULT 'member',
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (user_id, organization_id)
+) WITHOUT ROWID;
+CREATE INDEX memberships_by_organization ON memberships(organization_id);
+
+CREATE TABLE clients (
+  id INTEGER PRIMARY KEY,
+  client_id TEXT NOT NULL UNIQUE,
+  secret_hash TEXT NOT NULL,
+  name TEXT NOT NULL,
+  grant_type TEXT NOT NULL CHECK (grant_type IN ('authorization_code', 'client_credentials')),
+  redirect_uri TEXT,
+  scope TEXT NOT NULL,
+  integration_user_id INTEGER REFERENCES users(id),
+  disabled INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  secret_rotated_at INTEGER,
+  CHECK (grant_type <> 'authorization_code' OR redirect_uri IS NOT NULL),
+  CHECK (grant_type <> 'client_credentials' OR integration_user_id IS NOT NULL)
+);
+
+-- One row per approval (authorization) or per client-credentials issuance chain root; every token and code
+-- carries its family so reuse detection and revocation can kill all descendants at once.
+CREATE TABLE grant_families (
+  id TEXT PRIMARY KEY,
+  client_id INTEGER NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+  user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  scope TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER,
+  revoked_reason TEXT
+);
+CREATE INDEX grant_families_by_user ON grant_families(user_id, client_id);
+
+CREATE TABLE authorization_codes (
+  id INTEGER PRIMARY KEY,
+  code_hash TEXT NOT NULL UNIQUE,
+  family_id TEXT NOT NULL REFERENCES grant_families(id) ON DELETE CASCADE,
+  client_id INTEGER NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+  user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  redirect_uri TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  code_challenge TEXT,
+  code_challenge_method TEXT CHECK (code_challenge_method IS NULL OR code_challenge_method = 'S256'),
+  issued_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  used_at INTEGER
+);
+CREATE INDEX authorization_codes_by_expiry ON authorization_codes(expires_at);
+
+CREATE TABLE tokens (
+  id INTEGER PRIMARY KEY,
+  token_hash TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+  grant_type TEXT NOT NULL CHECK (grant_type IN ('authorization_code', 'refresh_token', 'client_credentials')),
+  family_id TEXT REFERENCES grant_families(id) ON DELETE CASCADE,
+  client_id INTEGER NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+  user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  scope TEXT NOT NULL,
+  issued_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  revoked_at INTEGER,
+  -- refresh tokens: when this one was exchanged for a new pair (rotation), for reuse detection and grace
+  rotated_at INTEGER,
+  -- the refresh token whose rotation produced this token (grace-period retries revoke its siblings)
+  parent_id INTEGER REFERENCES tokens(id) ON DELETE SET NULL
+);
+CREATE INDEX tokens_by_parent ON tokens(parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX tokens_by_family ON tokens(family_id) WHERE family_id IS NOT NULL;
+CREATE INDEX tokens_by_client ON tokens(client_id);
+CREATE INDEX tokens_by_expiry ON tokens(expires_at);
+
+CREATE TABLE sessions (
+  id INTEGER PRIMARY KEY,
+  session_hash TEXT NOT NULL UNIQUE,
+  user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+
+CREATE TABLE consents (
+  user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  client_id INTEGER NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+  scope TEXT NOT NULL,
+  granted_at INTEGER NOT NULL,
+  PRIMARY KEY (user_id, client_id)
+) WITHOUT ROWID;
+
+CREATE TABLE fields (
+  id INTEGER PRIMARY KEY,
+  organization_id INTEGER NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  area_ha REAL NOT NULL CHECK (area_ha >= 0),
+  crop TEXT,
+  season TEXT,
+  boundary TEXT NOT NULL,
+  centroid_lon REAL NOT NULL,
+  centroid_lat REAL NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX fields_by_organization ON fields(organization_id, id);
+CREATE INDEX fields_by_organization_crop ON fields(organization_id, crop, id);
+CREATE INDEX fields_by_organization_season ON fields(organization_id, season, id);
+
+CREATE TABLE audit_events (
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  client_id TEXT,
+  user_id INTEGER,
+  ip TEXT,
+  detail TEXT
+);
+CREATE INDEX audit_events_by_time ON audit_events(at);
+`,
+  },
+];

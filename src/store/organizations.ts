@@ -1,0 +1,66 @@
+// organizations and memberships tables.
+import type { Db, Row } from "./sqlite.ts";
+
+export interface Organization {
+  id: number;
+  slug: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface OrganizationStore {
+  findById(id: number): Promise<Organization | undefined>;
+  findBySlug(slug: string): Promise<Organization | undefined>;
+  /** Returns the organization with this slug, creating it (named `name`, default the slug) when missing. */
+  ensure(slug: string, options: { name?: string; now: number }): Promise<Organization>;
+  list(): Promise<Organization[]>;
+  /** Organizations the user belongs to, by id. */
+  listForUser(userId: number): Promise<Organization[]>;
+  /** Ids of the organizations the user belongs to; the scoping key for every data query. */
+  idsForUser(userId: number): Promise<number[]>;
+  /** Adds (or keeps) the user's membership in the organization. */
+  addMember(organizationId: number, userId: number, options: { role?: string; now: number }): Promise<void>;
+}
+
+function toOrganization(row: Row): Organization {
+  return { id: Number(row.id), slug: String(row.slug), name: String(row.name), createdAt: Number(row.created_at) };
+}
+
+export function createOrganizationStore(db: Db): OrganizationStore {
+  const byId = (id: number) => db.prepare("SELECT * FROM organizations WHERE id = ?").get(id) as Row | undefined;
+  const bySlug = (slug: string) => db.prepare("SELECT * FROM organizations WHERE slug = ?").get(slug) as Row | undefined;
+  return {
+    async findById(id) {
+      const row = byId(id);
+      return row && toOrganization(row);
+    },
+    async findBySlug(slug) {
+      const row = bySlug(slug);
+      return row && toOrganization(row);
+    },
+    async ensure(slug, { name, now }) {
+      return db.transaction(() => {
+        db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, ?) ON CONFLICT(slug) DO NOTHING")
+          .run(slug, name ?? slug, now);
+        return toOrganization(bySlug(slug)!);
+      });
+    },
+    async list() {
+      return (db.prepare("SELECT * FROM organizations ORDER BY id").all() as Row[]).map(toOrganization);
+    },
+    async listForUser(userId) {
+      const rows = db.prepare(`SELECT o.* FROM organizations o JOIN memberships m ON m.organization_id = o.id
+        WHERE m.user_id = ? ORDER BY o.id`).all(userId) as Row[];
+      return rows.map(toOrganization);
+    },
+    async idsForUser(userId) {
+      const rows = db.prepare("SELECT organization_id FROM memberships WHERE user_id = ? ORDER BY organization_id")
+        .all(userId) as Row[];
+      return rows.map((row) => Number(row.organization_id));
+    },
+    async addMember(organizationId, userId, { role = "member", now }) {
+      db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT(user_id, organization_id) DO NOTHING`).run(userId, organizationId, role, now);
+    },
+  };
+}

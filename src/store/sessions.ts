@@ -1,0 +1,42 @@
+// sessions table: browser sign-in sessions, stored by the digest of the cookie value.
+import type { Db, Row } from "./sqlite.ts";
+
+export interface Session {
+  id: number;
+  userId: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface SessionStore {
+  insert(session: { sessionHash: string; userId: number; createdAt: number; expiresAt: number }): Promise<void>;
+  /** The session if unexpired and its user is enabled. */
+  findActive(sessionHash: string, now: number): Promise<Session | undefined>;
+  delete(sessionHash: string): Promise<void>;
+}
+
+function toSession(row: Row): Session {
+  return {
+    id: Number(row.id),
+    userId: Number(row.user_id),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+export function createSessionStore(db: Db): SessionStore {
+  return {
+    async insert(s) {
+      db.prepare("INSERT INTO sessions (session_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+        .run(s.sessionHash, s.userId, s.createdAt, s.expiresAt);
+    },
+    async findActive(sessionHash, now) {
+      const row = db.prepare(`SELECT s.* FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.session_hash = ? AND s.expires_at > ? AND u.disabled = 0`).get(sessionHash, now) as Row | undefined;
+      return row && toSession(row);
+    },
+    async delete(sessionHash) {
+      db.prepare("DELETE FROM sessions WHERE session_hash = ?").run(sessionHash);
+    },
+  };
+}

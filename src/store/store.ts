@@ -1,0 +1,88 @@
+// The Store interface: async domain operations, each atomic inside the store. Handlers never hold a transaction.
+import { openDatabase, type Db, type OpenOptions } from "./sqlite.ts";
+import { createOrganizationStore, type OrganizationStore } from "./organizations.ts";
+import { createUserStore, type UserStore } from "./users.ts";
+import { createClientStore, type ClientStore } from "./clients.ts";
+import { createCodeStore, type CodeStore } from "./codes.ts";
+import { createTokenStore, type TokenStore } from "./tokens.ts";
+import { createSessionStore, type SessionStore } from "./sessions.ts";
+import { createConsentStore, type ConsentStore } from "./consents.ts";
+import { createFieldStore, type FieldStore } from "./fields.ts";
+import { createAuditStore, type AuditStore } from "./audit.ts";
+
+export interface PurgeCounts {
+  codes: number;
+  tokens: number;
+  sessions: number;
+  families: number;
+  auditEvents: number;
+}
+
+export interface Store {
+  organizations: OrganizationStore;
+  users: UserStore;
+  clients: ClientStore;
+  codes: CodeStore;
+  tokens: TokenStore;
+  sessions: SessionStore;
+  consents: ConsentStore;
+  fields: FieldStore;
+  audit: AuditStore;
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
+  /** Deletes codes, tokens, sessions and audit rows that expired more than `retentionSeconds` before `now`. */
+  purge(now: number, retentionSeconds: number): Promise<PurgeCounts>;
+  /** Takes a WAL checkpoint off the request path (PASSIVE: never waits on readers or writers). */
+  checkpoint(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens the SQLite file at `path` (":memory:" for tests), migrates it, and returns the Store over it. */
+export function openStore(path: string, options: OpenOptions = {}): Store {
+  const db = openDatabase(path, options);
+  return createStore(db);
+}
+
+function createStore(db: Db): Store {
+  return {
+    organizations: createOrganizationStore(db),
+    users: createUserStore(db),
+    clients: createClientStore(db),
+    codes: createCodeStore(db),
+    tokens: createTokenStore(db),
+    sessions: createSessionStore(db),
+    consents: createConsentStore(db),
+    fields: createFieldStore(db),
+    audit: createAuditStore(db),
+    async ping() {
+      try {
+        return db.prepare("SELECT 1 AS ok").get()?.ok === 1;
+      } catch {
+        // A closed or unreadable database is exactly what the health check reports as false.
+        return false;
+      }
+    },
+    async purge(now, retentionSeconds) {
+      const cutoff = now - retentionSeconds;
+      return db.transaction(() => ({
+        codes: Number(db.prepare("DELETE FROM authorization_codes WHERE expires_at < ?").run(cutoff).changes),
+        tokens: Number(db.prepare("DELETE FROM tokens WHERE expires_at < ?").run(cutoff).changes),
+        sessions: Number(db.prepare("DELETE FROM sessions WHERE expires_at < ?").run(cutoff).changes),
+        // A family is dead once no token or code refers to it any more.
+        families: Number(
+          db.prepare(`DELETE FROM grant_families WHERE created_at < ?
+            AND NOT EXISTS (SELECT 1 FROM tokens t WHERE t.family_id = grant_families.id)
+            AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.family_id = grant_families.id)`).run(cutoff)
+            .changes,
+        ),
+        auditEvents: Number(db.prepare("DELETE FROM audit_events WHERE at < ?").run(cutoff).changes),
+      }));
+    },
+    async checkpoint() {
+      db.checkpoint("PASSIVE");
+    },
+    async close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,210 @@
+// tokens table: access and refresh token digests, their lifetimes, revocation and refresh rotation.
+import type { Db, Row } from "./sqlite.ts";
+import { revokeFamilyRows } from "./codes.ts";
+
+export type TokenKind = "access" | "refresh";
+export type TokenGrantType = "authorization_code" | "refresh_token" | "client_credentials";
+
+export interface TokenRecord {
+  id: number;
+  kind: TokenKind;
+  grantType: TokenGrantType;
+  familyId: string | null;
+  /** Internal client row id. */
+  clientId: number;
+  userId: number;
+  scope: string;
+  issuedAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+  rotatedAt: number | null;
+}
+
+/** A token joined with what introspection, token info and bearer checks need to know about it. */
+export interface TokenDetails extends TokenRecord {
+  /** Public OAuth client_id. */
+  clientPublicId: string;
+  clientName: string;
+  clientDisabled: boolean;
+  username: string;
+  userKind: "person" | "integration";
+  userDisabled: boolean;
+}
+
+export interface NewToken {
+  tokenHash: string;
+  kind: TokenKind;
+  grantType: TokenGrantType;
+  scope: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+export interface IssueInput {
+  clientId: number;
+  userId: number;
+  /** The grant family (approval) the tokens descend from; null for client credentials. */
+  familyId: string | null;
+  tokens: NewToken[];
+}
+
+export interface RotateInput {
+  refreshHash: string;
+  /** Internal id of the authenticated client; a refresh token of another client is invalid. */
+  clientId: number;
+  now: number;
+  graceSeconds: number;
+  /** Computes the new pair from the presented refresh token (scope narrowing happens here). */
+  next: (presented: TokenRecord) => { scope: string; tokens: NewToken[] } | undefined;
+}
+
+export type RotateResult =
+  | { status: "ok"; presented: TokenRecord; retried: boolean }
+  /** The token had already been rotated outside the grace period: its whole family is now revoked. */
+  | { status: "reused"; presented: TokenRecord }
+  /** Unknown, another client's, expired, revoked, or refused by `next`. */
+  | { status: "invalid" };
+
+export type RevokeResult = { status: "revoked" | "unknown"; kind?: TokenKind } | { status: "other_client" };
+
+export interface TokenStore {
+  /**
+   * Inserts the tokens in one transaction. Returns false (inserting nothing) when the family has been revoked
+   * meanwhile, e.g. by a replay of the code racing the first exchange.
+   */
+  issue(input: IssueInput): Promise<boolean>;
+  /** Any token by digest, live or not, with its client and user. */
+  findByHash(tokenHash: string): Promise<TokenDetails | undefined>;
+  /** The access token if it is unexpired, unrevoked, and its client and user are enabled; the bearer check. */
+  findActiveAccess(tokenHash: string, now: number): Promise<TokenDetails | undefined>;
+  /** Refresh-token rotation as one transaction: single-use, reuse detection, optional grace period. */
+  rotateRefresh(input: RotateInput): Promise<RotateResult>;
+  /**
+   * Revokes a token presented by client `clientId`: an access token alone, a refresh token with its whole family
+   * (RFC 7009 §2.1). Unknown or already dead tokens report "unknown"; another client's are left alone.
+   */
+  revoke(tokenHash: string, clientId: number, now: number): Promise<RevokeResult>;
+  /** Revokes every family and token the user granted to the client (the "revoke access" button). */
+  revokeUserClient(userId: number, clientId: number, now: number): Promise<number>;
+  /** Counts tokens (all states); for metrics and tests. */
+  count(): Promise<number>;
+}
+
+function toRecord(row: Row): TokenRecord {
+  return {
+    id: Number(row.id),
+    kind: row.kind === "refresh" ? "refresh" : "access",
+    grantType: row.grant_type as TokenGrantType,
+    familyId: row.family_id === null ? null : String(row.family_id),
+    clientId: Number(row.client_id),
+    userId: Number(row.user_id),
+    scope: String(row.scope),
+    issuedAt: Number(row.issued_at),
+    expiresAt: Number(row.expires_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    rotatedAt: row.rotated_at === null ? null : Number(row.rotated_at),
+  };
+}
+
+function toDetails(row: Row): TokenDetails {
+  return {
+    ...toRecord(row),
+    clientPublicId: String(row.client_public_id),
+    clientName: String(row.client_name),
+    clientDisabled: row.client_disabled === 1,
+    username: String(row.username),
+    userKind: row.user_kind === "integration" ? "integration" : "person",
+    userDisabled: row.user_disabled === 1,
+  };
+}
+
+const DETAILS = `SELECT t.*, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
+  u.username AS username, u.kind AS user_kind, u.disabled AS user_disabled
+  FROM tokens t JOIN clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id`;
+
+export function createTokenStore(db: Db): TokenStore {
+  const insertToken = (input: { clientId: number; userId: number; familyId: string | null; parentId: number | null }, t: NewToken) =>
+    db.prepare(`INSERT INTO tokens (token_hash, kind, grant_type, family_id, client_id, user_id, scope, issued_at,
+      expires_at, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(t.tokenHash, t.kind, t.grantType, input.familyId, input.clientId, input.userId, t.scope, t.issuedAt,
+        t.expiresAt, input.parentId);
+
+  const familyRevoked = (familyId: string) =>
+    (db.prepare("SELECT revoked_at FROM grant_families WHERE id = ?").get(familyId) as Row | undefined)?.revoked_at !== null;
+
+  return {
+    async issue(input) {
+      return db.transaction(() => {
+        if (input.familyId !== null && familyRevoked(input.familyId)) return false;
+        for (const t of input.tokens) insertToken({ ...input, parentId: null }, t);
+        return true;
+      });
+    },
+    async findByHash(tokenHash) {
+      const row = db.prepare(`${DETAILS} WHERE t.token_hash = ?`).get(tokenHash) as Row | undefined;
+      return row && toDetails(row);
+    },
+    async findActiveAccess(tokenHash, now) {
+      const row = db.prepare(`${DETAILS} WHERE t.token_hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL
+        AND t.expires_at > ? AND c.disabled = 0 AND u.disabled = 0`).get(tokenHash, now) as Row | undefined;
+      return row && toDetails(row);
+    },
+    async rotateRefresh({ refreshHash, clientId, now, graceSeconds, next }) {
+      return db.transaction((): RotateResult => {
+        const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ? AND kind = 'refresh'").get(refreshHash) as
+          | Row
+          | undefined;
+        if (!row) return { status: "invalid" };
+        const presented = toRecord(row);
+        if (presented.clientId !== clientId || presented.revokedAt !== null || presented.expiresAt <= now) {
+          return { status: "invalid" };
+        }
+        let retried = false;
+        if (presented.rotatedAt !== null) {
+          if (graceSeconds <= 0 || now - presented.rotatedAt > graceSeconds) {
+            if (presented.familyId !== null) revokeFamilyRows(db, presented.familyId, now, "refresh_reused");
+            else db.prepare("UPDATE tokens SET revoked_at = ? WHERE id = ?").run(now, presented.id);
+            return { status: "reused", presented };
+          }
+          // Grace retry: the client lost the previous response. Kill the pair it never received, issue anew.
+          db.prepare("UPDATE tokens SET revoked_at = ? WHERE parent_id = ? AND revoked_at IS NULL").run(now, presented.id);
+          retried = true;
+        }
+        const plan = next(presented);
+        if (!plan) return { status: "invalid" };
+        if (!retried) db.prepare("UPDATE tokens SET rotated_at = ? WHERE id = ?").run(now, presented.id);
+        const owner = { clientId, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
+        for (const t of plan.tokens) insertToken(owner, { ...t, scope: plan.scope });
+        return { status: "ok", presented, retried };
+      });
+    },
+    async revoke(tokenHash, clientId, now) {
+      return db.transaction((): RevokeResult => {
+        const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ?").get(tokenHash) as Row | undefined;
+        if (!row) return { status: "unknown" };
+        const token = toRecord(row);
+        if (token.clientId !== clientId) return { status: "other_client" };
+        if (token.revokedAt !== null || token.expiresAt <= now) return { status: "unknown", kind: token.kind };
+        if (token.kind === "refresh" && token.familyId !== null) {
+          revokeFamilyRows(db, token.familyId, now, "refresh_revoked");
+        } else {
+          db.prepare("UPDATE tokens SET revoked_at = ? WHERE id = ?").run(now, token.id);
+        }
+        return { status: "revoked", kind: token.kind };
+      });
+    },
+    async revokeUserClient(userId, clientId, now) {
+      return db.transaction(() => {
+        db.prepare(`UPDATE grant_families SET revoked_at = ?, revoked_reason = 'user_revoked'
+          WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL`).run(now, userId, clientId);
+        const changes = db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL")
+          .run(now, userId, clientId).changes;
+        db.prepare("DELETE FROM consents WHERE user_id = ? AND client_id = ?").run(userId, clientId);
+        return Number(changes);
+      });
+    },
+    async count() {
+      return Number((db.prepare("SELECT COUNT(*) AS n FROM tokens").get() as Row).n);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// users table: platform users (with a password hash) and integration users (never sign in).
+import type { Db, Row } from "./sqlite.ts";
+import { rethrowConflict } from "./errors.ts";
+
+export type UserKind = "person" | "integration";
+
+export interface User {
+  id: number;
+  username: string;
+  name: string | null;
+  kind: UserKind;
+  passwordHash: string | null;
+  disabled: boolean;
+  createdAt: number;
+}
+
+export interface NewUser {
+  username: string;
+  name?: string | null;
+  kind: UserKind;
+  passwordHash?: string | null;
+  now: number;
+}
+
+export interface UserStore {
+  /** @throws StoreConflictError when the username is taken (case-insensitively). */
+  insert(user: NewUser): Promise<User>;
+  findById(id: number): Promise<User | undefined>;
+  findByUsername(username: string): Promise<User | undefined>;
+  list(): Promise<User[]>;
+  updatePasswordHash(id: number, passwordHash: string): Promise<void>;
+  setDisabled(id: number, disabled: boolean): Promise<void>;
+}
+
+function toUser(row: Row): User {
+  return {
+    id: Number(row.id),
+    username: String(row.username),
+    name: row.name === null ? null : String(row.name),
+    kind: row.kind === "integration" ? "integration" : "person",
+    passwordHash: row.password_hash === null ? null : String(row.password_hash),
+    disabled: row.disabled === 1,
+    createdAt: Number(row.created_at),
+  };
+}
+
+export function createUserStore(db: Db): UserStore {
+  return {
+    async insert({ username, name = null, kind, passwordHash = null, now }) {
+      try {
+        const row = db.prepare(`INSERT INTO users (username, name, kind, password_hash, created_at)
+          VALUES (?, ?, ?, ?, ?) RETURNING *`).get(username, name, kind, passwordHash, now) as Row;
+        return toUser(row);
+      } catch (error) {
+        rethrowConflict(error, `username "${username}" is already taken`);
+      }
+    },
+    async findById(id) {
+      const row = db.prepare("SELECT * FROM users WHERE id = ?").get(id) as Row | undefined;
+      return row && toUser(row);
+    },
+    async findByUsername(username) {
+      const row = db.prepare("SELECT * FROM users WHERE username = ?").get(username) as Row | undefined;
+      return row && toUser(row);
+    },
+    async list() {
+      return (db.prepare("SELECT * FROM users ORDER BY id").all() as Row[]).map(toUser);
+    },
+    async updatePasswordHash(id, passwordHash) {
+      db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND kind = 'person'").run(passwordHash, id);
+    },
+    async setDisabled(id, disabled) {
+      db.prepare("UPDATE users SET disabled = ? WHERE id = ?").run(disabled ? 1 : 0, id);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// buildTestApp: an app over an in-memory database, a fake clock, seeded randomness and a captured log.
+import { createApp, type App } from "../../src/app.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
+import { openStore, type Store } from "../../src/store/store.ts";
+import { hashPassword, sha256Hex } from "../../src/crypto/hash.ts";
+import { randomId, randomToken } from "../../src/crypto/random.ts";
+import type { Client, ClientGrantType } from "../../src/store/clients.ts";
+import type { User } from "../../src/store/users.ts";
+import type { Organization } from "../../src/store/organizations.ts";
+import { fakeClock, seededRandom, type FakeClock } from "./fake_clock.ts";
+
+export interface LogLine {
+  event: string;
+  fields: Record<string, unknown>;
+}
+
+export interface SeededClient {
+  client: Client;
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface TestApp {
+  app: App;
+  store: Store;
+  config: Readonly<Config>;
+  clock: FakeClock;
+  /** Every log event the app emitted, in order. */
+  log: LogLine[];
+  seed: Seeder;
+}
+
+export interface Seeder {
+  organization(slug?: string): Promise<Organization>;
+  /** A platform user who can sign in with `password`, member of `org` (default "acme"). */
+  user(options?: { username?: string; password?: string; org?: string }): Promise<User & { password: string }>;
+  integrationUser(options?: { username?: string; org?: string }): Promise<User>;
+  /** An authorization-code client (redirect https://client.example/cb) or a client-credentials client. */
+  client(options?: {
+    grant?: ClientGrantType;
+    redirectUri?: string;
+    scope?: string;
+    integrationUsername?: string;
+    org?: string;
+    name?: string;
+  }): Promise<SeededClient>;
+  /** `count` square fields in organization `org`, named "Field 1"… */
+  fields(count: number, options?: { org?: string; crop?: string; season?: string }): Promise<void>;
+}
+
+/** Environment used by tests: fast PBKDF2 so sign-in tests do not take 140 ms each. */
+export const TEST_ENV: Record<string, string> = {
+  FIELDGATE_DB: ":memory:",
+  FIELDGATE_BASE_URL: "http://fieldgate.test",
+  FIELDGATE_PBKDF2_ITERATIONS: "1000",
+};
+
+/** Builds a fresh app; `env` overrides settings, e.g. { FIELDGATE_REFRESH_GRACE: "5" }. */
+export function buildTestApp(env: Record<string, string> = {}): TestApp {
+  const config = loadConfig({ ...TEST_ENV, ...env });
+  const clock = fakeClock();
+  const random = seededRandom(Math.floor(Math.random() * 2 ** 31) + 1);
+  const store = openStore(":memory:", { now: clock.clock() });
+  const log: LogLine[] = [];
+  const app = createApp({
+    config,
+    store,
+    clock: clock.clock,
+    random,
+    log: (event, fields = {}) => log.push({ event, fields }),
+  });
+  const now = () => clock.nowSeconds();
+  let counter = 0;
+
+  const seed: Seeder = {
+    async organization(slug = "acme") {
+      return store.organizations.ensure(slug, { name: slug.toUpperCase(), now: now() });
+    },
+    async user({ username = `user${++counter}@example.com`, password = "correct horse battery", org = "acme" } = {}) {
+      const organization = await seed.organization(org);
+      const passwordHash = await hashPassword(password, { iterations: config.pbkdf2Iterations, random });
+      const user = await store.users.insert({ username, kind: "person", passwordHash, now: now() });
+      await store.organizations.addMember(organization.id, user.id, { now: now() });
+      return { ...user, password };
+    },
+    async integrationUser({ username = `robot${++counter}@example.com`, org = "acme" } = {}) {
+      const organization = await seed.organization(org);
+      const user = await store.users.insert({ username, kind: "integration", now: now() });
+      await store.organizations.addMember(organization.id, user.id, { now: now() });
+      return user;
+    },
+    async client(options = {}) {
+      const grant = options.grant ?? "authorization_code";
+      const clientSecret = randomToken(random, "clientSecret");
+      let integrationUserId: number | null = null;
+      if (grant === "client_credentials") {
+        const existing = options.integrationUsername
+          ? await store.users.findByUsername(options.integrationUsername)
+          : undefined;
+        integrationUserId = (existing ?? await seed.integrationUser({ org: options.org })).id;
+      }
+      const client = await store.clients.insert({
+        clientId: randomId(random),
+        secretHash: await sha256Hex(clientSecret),
+        name: options.name ?? (grant === "client_credentials" ? "Nightly sync" : "Field notes app"),
+        grantType: grant,
+        redirectUri: grant === "authorization_code" ? options.redirectUri ?? "https://client.example/cb" : null,
+        scope: options.scope ?? "fields:read",
+        integrationUserId,
+        now: now(),
+      });
+      return { client, clientId: client.clientId, clientSecret };
+    },
+    async fields(count, { org = "acme", crop = "wheat", season = "2026" } = {}) {
+      const organization = await seed.organization(org);
+      const fields = Array.from({ length: count }, (_, i) => {
+        const x = 5 + i * 0.01;
+        const ring = [[x, 52], [x + 0.005, 52], [x + 0.005, 52.005], [x, 52.005], [x, 52]];
+        return {
+          name: `Field ${i + 1}`,
+          areaHa: 19.2,
+          crop,
+          season,
+          boundary: JSON.stringify({ type: "Polygon", coordinates: [ring] }),
+          centroid: { lon: x + 0.0025, lat: 52.0025 },
+        };
+      });
+      await store.fields.insertMany(organization.id, fields, now());
+    },
+  };
+
+  return { app, store, config, clock, log, seed };
+}
