@@ -3,6 +3,7 @@ import type { Config } from "./config.ts";
 import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Log, type Random } from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { sha256Hex } from "./crypto/hash.ts";
+import { createThrottle } from "./http/throttle.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
 import { html, json, jsonNoStore } from "./http/respond.ts";
 import { isOAuthError, type OAuthError } from "./oauth/errors.ts";
@@ -76,6 +77,10 @@ export function createApp(options: AppOptions): App {
     random: options.random ?? cryptoRandom,
     log: options.log ?? jsonLog,
     digest: options.digest ?? sha256Hex,
+    throttle: createThrottle({
+      maxFailures: options.config.throttleMaxFailures,
+      windowSeconds: options.config.throttleWindowSeconds,
+    }),
   };
   const router = createRouter([...healthRoutes(deps), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps)]);
   const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");

@@ -1,6 +1,7 @@
 // The collaborators every part of the app receives: clock, randomness, logging, hashing.
 import type { Config } from "./config.ts";
 import type { Store } from "./store/store.ts";
+import type { Throttle } from "./http/throttle.ts";
 
 /** Current time as epoch milliseconds; injected so tests can move time without sleeping. */
 export type Clock = () => number;
@@ -22,6 +23,8 @@ export interface Deps {
   random: Random;
   log: Log;
   digest: Digest;
+  /** Failed client authentications and sign-ins, keyed e.g. "client:<id>|ip:<addr>" or "ip:<addr>". */
+  throttle: Throttle;
 }
 
 /** Real clock: wall time. */

@@ -1,0 +1,47 @@
+// Security events: one call records the audit row and emits the matching structured log line.
+import type { Deps } from "../deps.ts";
+import { nowSeconds } from "../deps.ts";
+
+export type AuditEventName =
+  | "token_issued"
+  | "token_refreshed"
+  | "token_revoked"
+  | "refresh_reuse_detected"
+  | "code_reuse_detected"
+  | "client_auth_failed"
+  | "sign_in_failed"
+  | "sign_in_succeeded"
+  | "signed_out"
+  | "consent_granted"
+  | "consent_denied"
+  | "access_revoked_by_user"
+  | "secret_rotated"
+  | "client_disabled"
+  | "throttled";
+
+export interface AuditFacts {
+  clientId?: string | null;
+  userId?: number | null;
+  ip?: string | null;
+  /** Non-secret facts only: grant type, reason, scope. Never tokens, codes, secrets or passwords. */
+  detail?: Record<string, unknown>;
+}
+
+/** Records a security event in the audit table and the log stream. */
+export async function audit(deps: Pick<Deps, "store" | "clock" | "log">, event: AuditEventName, facts: AuditFacts = {}): Promise<void> {
+  const at = nowSeconds(deps.clock);
+  await deps.store.audit.insert({
+    at,
+    event,
+    clientId: facts.clientId ?? null,
+    userId: facts.userId ?? null,
+    ip: facts.ip ?? null,
+    detail: facts.detail ?? null,
+  });
+  deps.log(`audit.${event}`, {
+    client_id: facts.clientId ?? undefined,
+    user_id: facts.userId ?? undefined,
+    ip: facts.ip ?? undefined,
+    ...facts.detail,
+  });
+}
