@@ -1,6 +1,6 @@
 // createApp(options) -> { fetch }: the route table and the one error boundary; every runtime serves this.
 import type { Config } from "./config.ts";
-import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Log, type Random } from "./deps.ts";
+import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Log, type Random, type DemoCredentials } from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { sha256Hex } from "./crypto/hash.ts";
 import { createThrottle } from "./http/throttle.ts";
@@ -19,6 +19,7 @@ export interface AppOptions {
   random?: Random;
   log?: Log;
   digest?: Digest;
+  demo?: DemoCredentials;
 }
 
 /** What the adapter knows about the connection; optional for embedders. */
@@ -81,6 +82,8 @@ export function createApp(options: AppOptions): App {
       maxFailures: options.config.throttleMaxFailures,
       windowSeconds: options.config.throttleWindowSeconds,
     }),
+    demo: options.config.demo ? options.demo : undefined,
+    selfFetch: (request) => fetch(request),
   };
   const router = createRouter([...healthRoutes(deps), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps)]);
   const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");

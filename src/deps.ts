@@ -15,6 +15,12 @@ export type Log = (event: string, fields?: Record<string, unknown>) => void;
 /** SHA-256 of a UTF-8 string as lowercase hex; the default is crypto.subtle, an adapter may inject a faster one. */
 export type Digest = (value: string) => Promise<string>;
 
+/** The built-in demo client's credentials, kept server-side; present only in demo mode. */
+export interface DemoCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
 /** Everything createApp needs; only adapters and test helpers build one. */
 export interface Deps {
   config: Config;
@@ -25,6 +31,13 @@ export interface Deps {
   digest: Digest;
   /** Failed client authentications and sign-ins, keyed e.g. "client:<id>|ip:<addr>" or "ip:<addr>". */
   throttle: Throttle;
+  /** Demo client credentials when the demo walkthrough is enabled. */
+  demo: DemoCredentials | undefined;
+  /**
+   * The app's own fetch. Only the demo walkthrough uses it, to act as a real external client would: its token
+   * requests go through the same endpoint, authentication and logging as anyone's.
+   */
+  selfFetch: (request: Request) => Promise<Response>;
 }
 
 /** Real clock: wall time. */
