@@ -1,0 +1,55 @@
+// Keeps the core runtime-agnostic: outside the adapters and the SQLite module, src/ may use Web APIs only.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+
+const SRC = new URL("../src/", import.meta.url).pathname;
+
+// Files allowed to touch the runtime: the adapters (one per runtime) and the one node:sqlite import.
+const ALLOWED = [/^adapters\//, /^store\/sqlite\.ts$/];
+
+const FORBIDDEN: { name: string; pattern: RegExp }[] = [
+  { name: "node: import", pattern: /from\s+["']node:|import\(\s*["']node:/ },
+  { name: "process global", pattern: /\bprocess\s*\.\s*\w/ },
+  { name: "Deno global", pattern: /\bDeno\s*\.\s*\w/ },
+  { name: "Buffer", pattern: /\bBuffer\s*\.\s*\w|\bnew\s+Buffer\b/ },
+  { name: "require", pattern: /\brequire\s*\(/ },
+  { name: "__dirname/__filename", pattern: /\b__(dirname|filename)\b/ },
+];
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? walk(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+function stripComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
+}
+
+test("src outside adapters and store/sqlite.ts uses only Web APIs", () => {
+  const offenders: string[] = [];
+  for (const file of walk(SRC)) {
+    const rel = relative(SRC, file);
+    if (ALLOWED.some((allowed) => allowed.test(rel))) continue;
+    const code = stripComments(readFileSync(file, "utf8"));
+    for (const { name, pattern } of FORBIDDEN) {
+      if (pattern.test(code)) offenders.push(`${rel}: ${name}`);
+    }
+  }
+  assert.deepEqual(offenders, []);
+});
+
+test("the scanner itself catches a forbidden import", () => {
+  const sample = stripComments('import { x } from "node:fs";\nconst y = process.env.X;');
+  assert.ok(FORBIDDEN.some(({ pattern }) => pattern.test(sample)));
+});
+
+test("only store/sqlite.ts imports node:sqlite", () => {
+  const importers = walk(SRC)
+    .filter((file) => /["']node:sqlite["']/.test(readFileSync(file, "utf8")))
+    .map((file) => relative(SRC, file));
+  assert.deepEqual(importers, ["store/sqlite.ts"]);
+});
