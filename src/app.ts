@@ -4,6 +4,8 @@ import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest,
 import type { Store } from "./store/store.ts";
 import { sha256Hex } from "./crypto/hash.ts";
 import { createThrottle } from "./http/throttle.ts";
+import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
+import { metricsRoutes } from "./http/metrics_route.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
 import { html, json, jsonNoStore } from "./http/respond.ts";
 import { isOAuthError, type OAuthError } from "./oauth/errors.ts";
@@ -82,10 +84,13 @@ export function createApp(options: AppOptions): App {
       maxFailures: options.config.throttleMaxFailures,
       windowSeconds: options.config.throttleWindowSeconds,
     }),
+    metrics: createMetrics(),
     demo: options.config.demo ? options.demo : undefined,
     selfFetch: (request) => fetch(request),
   };
-  const router = createRouter([...healthRoutes(deps), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps)]);
+  const router = createRouter([
+    ...healthRoutes(deps), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps), ...metricsRoutes(deps),
+  ]);
   const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
   async function fetch(request: Request, info?: ConnectionInfo): Promise<Response> {
@@ -95,14 +100,19 @@ export function createApp(options: AppOptions): App {
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : hex(deps.random(8));
     const ctx: RequestContext = { url, requestId, clientIp: clientAddress(request, info, deps.config.trustProxy) };
     let surface: Surface = "json";
+    // Metrics label: the route's own path, never the raw one, so label cardinality stays bounded.
+    let routeLabel = UNMATCHED_ROUTE;
     let response: Response;
     try {
       const route = router.match(request.method, url.pathname);
+      routeLabel = route.path;
       surface = route.surface ?? "json";
       response = await route.handler(request, ctx);
     } catch (error) {
       surface = router.surfaceOf(url.pathname);
       if (isOAuthError(error)) {
+        // A 405 means the path is a registered route, so it is a bounded label too.
+        if (error.code === "method_not_allowed") routeLabel = url.pathname;
         response = renderError(error, surface);
       } else {
         // Unknown failure: log the cause for operators, tell the client nothing about it.
@@ -116,13 +126,15 @@ export function createApp(options: AppOptions): App {
     }
     response.headers.set("x-request-id", requestId);
     if (!response.headers.has("x-content-type-options")) response.headers.set("x-content-type-options", "nosniff");
+    const seconds = (performance.now() - started) / 1000;
+    deps.metrics.observeRequest(routeLabel, request.method, response.status, seconds);
     // Only the path: query strings can carry codes and state, which must never reach the log.
     deps.log("request", {
       request_id: requestId,
       method: request.method,
       path: url.pathname,
       status: response.status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      duration_ms: Math.round(seconds * 100_000) / 100,
     });
     return response;
   }

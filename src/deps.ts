@@ -2,6 +2,7 @@
 import type { Config } from "./config.ts";
 import type { Store } from "./store/store.ts";
 import type { Throttle } from "./http/throttle.ts";
+import type { Metrics } from "./http/metrics.ts";
 
 /** Current time as epoch milliseconds; injected so tests can move time without sleeping. */
 export type Clock = () => number;
@@ -31,6 +32,8 @@ export interface Deps {
   digest: Digest;
   /** Failed client authentications and sign-ins, keyed e.g. "client:<id>|ip:<addr>" or "ip:<addr>". */
   throttle: Throttle;
+  /** Prometheus counters and histograms for this app instance (GET /metrics). */
+  metrics: Metrics;
   /** Demo client credentials when the demo walkthrough is enabled. */
   demo: DemoCredentials | undefined;
   /**

@@ -28,7 +28,9 @@ export interface AuditFacts {
 }
 
 /** Records a security event in the audit table and the log stream. */
-export async function audit(deps: Pick<Deps, "store" | "clock" | "log">, event: AuditEventName, facts: AuditFacts = {}): Promise<void> {
+export async function audit(
+  deps: Pick<Deps, "store" | "clock" | "log"> & Partial<Pick<Deps, "metrics">>,
+  event: AuditEventName, facts: AuditFacts = {}): Promise<void> {
   const at = nowSeconds(deps.clock);
   await deps.store.audit.insert({
     at,
@@ -38,6 +40,8 @@ export async function audit(deps: Pick<Deps, "store" | "clock" | "log">, event: 
     ip: facts.ip ?? null,
     detail: facts.detail ?? null,
   });
+  // Token and reuse counters are derived here so the OAuth code needs no separate metrics calls.
+  deps.metrics?.recordAuditEvent(event, facts.detail);
   deps.log(`audit.${event}`, {
     client_id: facts.clientId ?? undefined,
     user_id: facts.userId ?? undefined,

@@ -1,0 +1,134 @@
+// Prometheus metrics: a per-app registry of counters and histograms rendered in the text exposition format 0.0.4.
+
+/** Latency bucket bounds in seconds; token requests sit around 1 ms, PBKDF2 sign-ins around 100 ms. */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] as const;
+
+/** Label value for requests that matched no route, so arbitrary paths never become label values. */
+export const UNMATCHED_ROUTE = "unmatched";
+
+// Closed label sets: anything else is folded into "other" so a caller can never grow cardinality without bound.
+const GRANTS = new Set(["authorization_code", "refresh_token", "client_credentials"]);
+const REUSE_KINDS = new Set(["refresh_token", "authorization_code"]);
+
+export interface Metrics {
+  /** Counts one finished request and its latency under its route path (or "unmatched"). */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /** An access token was issued by `grant` (authorization_code, refresh_token, client_credentials). */
+  tokenIssued(grant: string): void;
+  /** A refresh token was rotated for a new pair. */
+  tokenRefreshed(grant: string): void;
+  /** A token was revoked; `grant` is the grant that issued it when known. */
+  tokenRevoked(grant: string): void;
+  /** A replayed refresh token or authorization code was detected and its family revoked. */
+  reuseDetected(kind: string): void;
+  /** Maps one audit event onto the counters above; the single hook the OAuth code needs. */
+  recordAuditEvent(event: string, detail: Record<string, unknown> | null | undefined): void;
+  /** The whole registry in Prometheus text format. */
+  render(): string;
+}
+
+interface Histogram {
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+function closed(value: unknown, allowed: ReadonlySet<string>): string {
+  return typeof value === "string" && allowed.has(value) ? value : "other";
+}
+
+// Prometheus label values escape backslash, double quote and newline.
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+function labels(pairs: Record<string, string>): string {
+  const parts = Object.entries(pairs).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
+  return parts.length ? `{${parts.join(",")}}` : "";
+}
+
+// A counter keyed by its serialised label set, remembering the labels to render them.
+function createCounter() {
+  const values = new Map<string, { labels: Record<string, string>; value: number }>();
+  return {
+    inc(pairs: Record<string, string>, by = 1) {
+      const key = labels(pairs);
+      const entry = values.get(key) ?? { labels: pairs, value: 0 };
+      entry.value += by;
+      values.set(key, entry);
+    },
+    lines(name: string): string[] {
+      return [...values.values()].map((e) => `${name}${labels(e.labels)} ${e.value}`);
+    },
+  };
+}
+
+function histogramLines(name: string, byRoute: Map<string, Histogram>): string[] {
+  const out: string[] = [];
+  for (const [route, h] of byRoute) {
+    LATENCY_BUCKETS.forEach((le, i) => out.push(`${name}_bucket${labels({ route, le: String(le) })} ${h.buckets[i]}`));
+    out.push(`${name}_bucket${labels({ route, le: "+Inf" })} ${h.count}`);
+    out.push(`${name}_sum${labels({ route })} ${h.sum}`);
+    out.push(`${name}_count${labels({ route })} ${h.count}`);
+  }
+  return out;
+}
+
+/** A fresh, empty registry; one per app so tests and workers never share counts. */
+export function createMetrics(): Metrics {
+  const requests = createCounter();
+  const throttled = createCounter();
+  const issued = createCounter();
+  const refreshed = createCounter();
+  const revoked = createCounter();
+  const reuse = createCounter();
+  const latency = new Map<string, Histogram>();
+
+  const metrics: Metrics = {
+    observeRequest(route, method, status, seconds) {
+      requests.inc({ route, method, status: String(status) });
+      // 429 is only ever answered by the failure throttle, so counting it here covers every throttled surface.
+      if (status === 429) throttled.inc({ route });
+      const h = latency.get(route) ?? { buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 };
+      LATENCY_BUCKETS.forEach((le, i) => {
+        if (seconds <= le) h.buckets[i]!++;
+      });
+      h.sum += seconds;
+      h.count++;
+      latency.set(route, h);
+    },
+    tokenIssued: (grant) => issued.inc({ grant: closed(grant, GRANTS) }),
+    tokenRefreshed: (grant) => refreshed.inc({ grant: closed(grant, GRANTS) }),
+    tokenRevoked: (grant) => revoked.inc({ grant: closed(grant, GRANTS) }),
+    reuseDetected: (kind) => reuse.inc({ kind: closed(kind, REUSE_KINDS) }),
+    recordAuditEvent(event, detail) {
+      const grant = grantOf(detail);
+      if (event === "token_issued") metrics.tokenIssued(grant);
+      else if (event === "token_refreshed") metrics.tokenRefreshed(grant === "other" ? "refresh_token" : grant);
+      else if (event === "token_revoked") metrics.tokenRevoked(grant);
+      else if (event === "refresh_reuse_detected") metrics.reuseDetected("refresh_token");
+      else if (event === "code_reuse_detected") metrics.reuseDetected("authorization_code");
+    },
+    render() {
+      return [
+        ...section("fieldgate_http_requests_total", "counter", "HTTP requests by route, method and status", requests.lines("fieldgate_http_requests_total")),
+        ...section("fieldgate_http_request_duration_seconds", "histogram", "Request latency by route", histogramLines("fieldgate_http_request_duration_seconds", latency)),
+        ...section("fieldgate_throttled_requests_total", "counter", "Requests refused with 429 by the failure throttle", throttled.lines("fieldgate_throttled_requests_total")),
+        ...section("fieldgate_tokens_issued_total", "counter", "Access tokens issued by grant type", issued.lines("fieldgate_tokens_issued_total")),
+        ...section("fieldgate_tokens_refreshed_total", "counter", "Refresh-token rotations", refreshed.lines("fieldgate_tokens_refreshed_total")),
+        ...section("fieldgate_tokens_revoked_total", "counter", "Tokens revoked by the grant that issued them", revoked.lines("fieldgate_tokens_revoked_total")),
+        ...section("fieldgate_reuse_detections_total", "counter", "Replayed refresh tokens or codes (family revoked)", reuse.lines("fieldgate_reuse_detections_total")),
+      ].join("\n") + "\n";
+    },
+  };
+  return metrics;
+}
+
+function grantOf(detail: Record<string, unknown> | null | undefined): string {
+  const value = detail?.grant_type ?? detail?.grant;
+  return closed(value, GRANTS);
+}
+
+function section(name: string, type: string, help: string, lines: string[]): string[] {
+  return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines];
+}

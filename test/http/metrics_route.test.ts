@@ -1,0 +1,78 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp } from "../helpers/test_app.ts";
+import { get, postJson } from "../helpers/requests.ts";
+import { audit } from "../../src/oauth/audit.ts";
+
+const SECRET = "metrics-secret-0123456789";
+const withMetrics = () => buildTestApp({ FIELDGATE_METRICS_TOKEN: SECRET });
+const scrape = (token = SECRET) => get("/metrics", { authorization: `Bearer ${token}` });
+
+test("metrics is a 404 when no metrics token is configured", async () => {
+  const { app } = buildTestApp();
+  const res = await app.fetch(scrape());
+  assert.equal(res.status, 404);
+  assert.equal((await res.json()).error, "not_found");
+});
+
+const refused: { name: string; headers: Record<string, string>; challenge: RegExp }[] = [
+  { name: "no Authorization header", headers: {}, challenge: /^Bearer realm="fieldgate"$/ },
+  { name: "a wrong token", headers: { authorization: "Bearer wrong-secret-0123456789" }, challenge: /error="invalid_token"/ },
+  { name: "a prefix of the token", headers: { authorization: `Bearer ${SECRET.slice(0, -1)}` }, challenge: /error="invalid_token"/ },
+  { name: "another scheme", headers: { authorization: `Basic ${btoa(`x:${SECRET}`)}` }, challenge: /^Bearer realm="fieldgate"$/ },
+];
+for (const row of refused) {
+  test(`metrics refuses ${row.name} with 401`, async () => {
+    const { app } = withMetrics();
+    const res = await app.fetch(get("/metrics", row.headers));
+    assert.equal(res.status, 401);
+    assert.equal((await res.json()).error, "invalid_token");
+    assert.match(res.headers.get("www-authenticate") ?? "", row.challenge);
+  });
+}
+
+test("metrics answers the configured bearer token with Prometheus text", async () => {
+  const { app } = withMetrics();
+  const res = await app.fetch(scrape());
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  assert.match(await res.text(), /^# TYPE fieldgate_http_requests_total counter$/m);
+});
+
+test("requests are labelled by route path; unknown paths as unmatched; 405 by its route", async () => {
+  const { app } = withMetrics();
+  await app.fetch(get("/healthz?code=abc"));
+  await app.fetch(get("/no/such/path-123"));
+  await app.fetch(get("/another-unknown"));
+  await app.fetch(postJson("/healthz", {}));
+  const text = await (await app.fetch(scrape())).text();
+  assert.ok(text.includes('fieldgate_http_requests_total{route="/healthz",method="GET",status="200"} 1'));
+  assert.ok(text.includes('fieldgate_http_requests_total{route="unmatched",method="GET",status="404"} 2'));
+  assert.ok(text.includes('fieldgate_http_requests_total{route="/healthz",method="POST",status="405"} 1'));
+  assert.ok(text.includes('fieldgate_http_request_duration_seconds_count{route="unmatched"} 2'));
+  assert.ok(!text.includes("path-123") && !text.includes("another-unknown") && !text.includes("abc"));
+});
+
+test("refused scrapes are themselves counted", async () => {
+  const { app } = withMetrics();
+  await app.fetch(scrape("wrong-secret-0123456789"));
+  const text = await (await app.fetch(scrape())).text();
+  assert.ok(text.includes('fieldgate_http_requests_total{route="/metrics",method="GET",status="401"} 1'));
+});
+
+test("audit events recorded through the app's deps reach the token counters", async () => {
+  const { app } = withMetrics();
+  await audit(app.deps, "token_issued", { detail: { grant_type: "client_credentials" } });
+  await audit(app.deps, "refresh_reuse_detected", {});
+  const text = await (await app.fetch(scrape())).text();
+  assert.ok(text.includes('fieldgate_tokens_issued_total{grant="client_credentials"} 1'));
+  assert.ok(text.includes('fieldgate_reuse_detections_total{kind="refresh_token"} 1'));
+});
+
+test("the metrics token is never logged", async () => {
+  const { app, log } = withMetrics();
+  await app.fetch(scrape());
+  await app.fetch(scrape(`${SECRET}x`));
+  assert.ok(!JSON.stringify(log).includes(SECRET));
+});
