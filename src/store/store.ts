@@ -32,6 +32,8 @@ export interface Store {
   ping(): Promise<boolean>;
   /** Deletes codes, tokens, sessions and audit rows that expired more than `retentionSeconds` before `now`. */
   purge(now: number, retentionSeconds: number): Promise<PurgeCounts>;
+  /** Runs PRAGMA integrity_check; ["ok"] when the file is sound, otherwise SQLite's list of problems. */
+  integrityCheck(): Promise<string[]>;
   /** Takes a WAL checkpoint off the request path (PASSIVE: never waits on readers or writers). */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
@@ -77,6 +79,9 @@ function createStore(db: Db): Store {
         ),
         auditEvents: Number(db.prepare("DELETE FROM audit_events WHERE at < ?").run(cutoff).changes),
       }));
+    },
+    async integrityCheck() {
+      return db.prepare("PRAGMA integrity_check").all().map((row) => String(Object.values(row)[0]));
     },
     async checkpoint() {
       db.checkpoint("PASSIVE");
