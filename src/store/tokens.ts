@@ -54,8 +54,11 @@ export interface RotateInput {
   clientId: number;
   now: number;
   graceSeconds: number;
-  /** Computes the new pair from the presented refresh token (scope narrowing happens here). */
-  next: (presented: TokenRecord) => { scope: string; tokens: NewToken[] } | undefined;
+  /**
+   * Computes the new pair from the presented refresh token (scope narrowing happens here). Returning undefined
+   * refuses; throwing rolls the whole rotation back.
+   */
+  next: (presented: TokenRecord) => { tokens: NewToken[] } | undefined;
 }
 
 export type RotateResult =
@@ -132,6 +135,17 @@ export function createTokenStore(db: Db): TokenStore {
   const familyRevoked = (familyId: string) =>
     (db.prepare("SELECT revoked_at FROM grant_families WHERE id = ?").get(familyId) as Row | undefined)?.revoked_at !== null;
 
+  const childRotated = (parentId: number) =>
+    db.prepare("SELECT 1 AS x FROM tokens WHERE parent_id = ? AND kind = 'refresh' AND rotated_at IS NOT NULL")
+      .get(parentId) !== undefined;
+
+  // Reuse of a rotated refresh token (RFC 9700 §4.14.2): revoke everything descending from the same approval.
+  const reuse = (presented: TokenRecord, now: number): RotateResult => {
+    if (presented.familyId !== null) revokeFamilyRows(db, presented.familyId, now, "refresh_reused");
+    else db.prepare("UPDATE tokens SET revoked_at = ? WHERE id = ?").run(now, presented.id);
+    return { status: "reused", presented };
+  };
+
   return {
     async issue(input) {
       return db.transaction(() => {
@@ -161,11 +175,9 @@ export function createTokenStore(db: Db): TokenStore {
         }
         let retried = false;
         if (presented.rotatedAt !== null) {
-          if (graceSeconds <= 0 || now - presented.rotatedAt > graceSeconds) {
-            if (presented.familyId !== null) revokeFamilyRows(db, presented.familyId, now, "refresh_reused");
-            else db.prepare("UPDATE tokens SET revoked_at = ? WHERE id = ?").run(now, presented.id);
-            return { status: "reused", presented };
-          }
+          if (graceSeconds <= 0 || now - presented.rotatedAt > graceSeconds) return reuse(presented, now);
+          // A child refresh token that was itself rotated proves the client did receive the pair: this is reuse.
+          if (childRotated(presented.id)) return reuse(presented, now);
           // Grace retry: the client lost the previous response. Kill the pair it never received, issue anew.
           db.prepare("UPDATE tokens SET revoked_at = ? WHERE parent_id = ? AND revoked_at IS NULL").run(now, presented.id);
           retried = true;
@@ -174,7 +186,7 @@ export function createTokenStore(db: Db): TokenStore {
         if (!plan) return { status: "invalid" };
         if (!retried) db.prepare("UPDATE tokens SET rotated_at = ? WHERE id = ?").run(now, presented.id);
         const owner = { clientId, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
-        for (const t of plan.tokens) insertToken(owner, { ...t, scope: plan.scope });
+        for (const t of plan.tokens) insertToken(owner, t);
         return { status: "ok", presented, retried };
       });
     },

@@ -1,0 +1,115 @@
+// Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3.1), throttled.
+import type { Deps } from "../deps.ts";
+import { nowSeconds } from "../deps.ts";
+import type { RequestContext } from "../http/router.ts";
+import type { Params } from "../http/body.ts";
+import type { Client } from "../store/clients.ts";
+import { constantTimeEqual } from "../crypto/compare.ts";
+import { audit } from "./audit.ts";
+import { invalidClient, invalidRequest, tooManyRequests } from "./errors.ts";
+
+export type ClientAuthMethod = "client_secret_basic" | "client_secret_post";
+
+interface Presented {
+  clientId: string | undefined;
+  secret: string | undefined;
+  method: ClientAuthMethod;
+}
+
+/** Compared against when the client_id is unknown, so unknown and known ids take the same time. */
+const DUMMY_DIGEST = "0".repeat(64);
+
+/** Parameters that carry credentials and must never travel in a URL, where logs and referrers keep them. */
+const URL_FORBIDDEN = ["client_id", "client_secret", "code", "code_verifier", "refresh_token", "token", "access_token"];
+
+/**
+ * Refuses OAuth parameters in the query string: RFC 6749 §2.3.1 requires credentials in the body or header.
+ * @throws OAuthError invalid_request
+ */
+export function refuseQueryCredentials(url: URL): void {
+  for (const name of URL_FORBIDDEN) {
+    if (url.searchParams.has(name)) throw invalidRequest(`Parameter ${name} must be sent in the request body, not the URL`);
+  }
+}
+
+// RFC 6749 §2.3.1 / Appendix B: Basic user and password are form-urlencoded before base64.
+function formDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "));
+  } catch (error) {
+    throw invalidRequest("Authorization header is not valid Basic credentials", { cause: error });
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function decodeBasic(encoded: string): { user: string; password: string } {
+  let text: string;
+  try {
+    text = utf8.decode(Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0)));
+  } catch (error) {
+    throw invalidRequest("Authorization header is not valid Basic credentials", { cause: error });
+  }
+  const colon = text.indexOf(":");
+  if (colon < 0) throw invalidRequest("Authorization header is not valid Basic credentials");
+  return { user: formDecode(text.slice(0, colon)), password: formDecode(text.slice(colon + 1)) };
+}
+
+/** Which credentials the request carries, refusing two methods at once (RFC 6749 §2.3). */
+function presentedCredentials(request: Request, params: Params): Presented {
+  const header = request.headers.get("authorization");
+  if (header === null) return { clientId: params.client_id, secret: params.client_secret, method: "client_secret_post" };
+  const match = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header);
+  if (!match) throw invalidRequest("Authorization header must use the Basic scheme here");
+  const { user, password } = decodeBasic(match[1]!);
+  if (params.client_secret !== undefined) {
+    throw invalidRequest("Use one client authentication method: Basic or body credentials, not both");
+  }
+  // A client_id in the body alongside Basic is harmless when it names the same client (some libraries send it).
+  if (params.client_id !== undefined && params.client_id !== user) {
+    throw invalidRequest("client_id in the body does not match the Basic credentials");
+  }
+  return { clientId: user || undefined, secret: password || undefined, method: "client_secret_basic" };
+}
+
+/** Throttle keys: this client from this address, and this address overall (see README: no global client key). */
+function throttleKeys(clientId: string, ip: string): [string, string] {
+  return [`client:${clientId}|ip:${ip}`, `ip:${ip}`];
+}
+
+/** A value safe to record in the audit log for an attacker-chosen client_id. */
+function auditId(clientId: string): string {
+  return clientId.slice(0, 100);
+}
+
+/**
+ * Authenticates the client by client_secret_post or client_secret_basic, throttling repeated failures.
+ * @throws OAuthError invalid_client (401), invalid_request (400), too_many_requests (429 with Retry-After)
+ */
+export async function authenticateClient(deps: Deps, request: Request, options: { params: Params; ctx: RequestContext }): Promise<Client> {
+  const { params, ctx } = options;
+  const presented = presentedCredentials(request, params);
+  const now = nowSeconds(deps.clock);
+  const challenge = presented.method === "client_secret_basic" ? { "www-authenticate": 'Basic realm="fieldgate"' } : undefined;
+  const refuse = async (keys: readonly string[], reason: string, clientId?: string) => {
+    deps.throttle.fail(keys, now);
+    await audit(deps, "client_auth_failed", { clientId, ip: ctx.clientIp, detail: { reason, method: presented.method } });
+    return invalidClient("Client authentication failed", { headers: challenge });
+  };
+  if (presented.clientId === undefined) throw await refuse([`ip:${ctx.clientIp}`], "missing_client_id");
+  const keys = throttleKeys(presented.clientId, ctx.clientIp);
+  const wait = deps.throttle.retryAfter(keys, now);
+  if (wait > 0) {
+    await audit(deps, "throttled", { clientId: auditId(presented.clientId), ip: ctx.clientIp, detail: { retry_after: wait } });
+    throw tooManyRequests(wait);
+  }
+  if (presented.secret === undefined) throw await refuse(keys, "missing_secret", auditId(presented.clientId));
+  const client = await deps.store.clients.findByClientId(presented.clientId);
+  const digest = await deps.digest(presented.secret);
+  const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
+  if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", auditId(presented.clientId));
+  // Checked after the secret so a disabled client answers exactly like a wrong secret.
+  if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
+  deps.throttle.reset([keys[0]]);
+  return client;
+}

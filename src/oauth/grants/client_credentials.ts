@@ -1,0 +1,29 @@
+// grant_type=client_credentials (RFC 6749 §4.4): an access token acting as the client's integration user.
+import type { Deps } from "../../deps.ts";
+import { nowSeconds } from "../../deps.ts";
+import type { Params } from "../../http/body.ts";
+import type { Client } from "../../store/clients.ts";
+import { audit } from "../audit.ts";
+import { invalidGrant, unauthorizedClient } from "../errors.ts";
+import { mintTokens, type GrantResult } from "../issue_tokens.ts";
+import { narrowScope } from "../scope.ts";
+
+/**
+ * Issues an access token (never a refresh token, RFC 6749 §4.4.3) for the client's integration user; `scope` may
+ * narrow the registered scope.
+ * @throws OAuthError unauthorized_client, invalid_scope, invalid_grant (integration user missing or disabled)
+ */
+export async function issueClientCredentials(deps: Deps, options: { client: Client; params: Params; ip: string }): Promise<GrantResult> {
+  const { client, params, ip } = options;
+  if (client.grantType !== "client_credentials" || client.integrationUserId === null) {
+    throw unauthorizedClient("This client is not registered for the client_credentials grant");
+  }
+  const scope = narrowScope(params.scope, client.scope);
+  const user = await deps.store.users.findById(client.integrationUserId);
+  if (!user || user.disabled) throw invalidGrant("The client's integration user is disabled");
+  const now = nowSeconds(deps.clock);
+  const minted = await mintTokens(deps, { grantType: "client_credentials", scope, now, withRefresh: false });
+  await deps.store.tokens.issue({ clientId: client.id, userId: user.id, familyId: null, tokens: minted.rows });
+  await audit(deps, "token_issued", { clientId: client.clientId, userId: user.id, ip, detail: { grant_type: "client_credentials", scope } });
+  return { minted, scope };
+}

@@ -1,0 +1,73 @@
+// grant_type=refresh_token (RFC 6749 §6): rotation, reuse detection (RFC 9700 §4.14.2) and an optional grace period.
+import type { Deps } from "../../deps.ts";
+import { nowSeconds } from "../../deps.ts";
+import type { Params } from "../../http/body.ts";
+import type { Client } from "../../store/clients.ts";
+import { audit } from "../audit.ts";
+import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
+import { mintTokens, type GrantResult } from "../issue_tokens.ts";
+import { narrowScope } from "../scope.ts";
+
+/**
+ * The spec lists redirect_uri for refresh; RFC 6749 §6 does not, and standard libraries never send it. When sent it
+ * must be the registered one; when absent it is accepted unless the operator made it mandatory.
+ */
+function checkRedirectUri(deps: Deps, client: Client, redirectUri: string | undefined): void {
+  if (redirectUri === undefined) {
+    if (deps.config.refreshRequiresRedirectUri) throw invalidRequest("Missing parameter: redirect_uri");
+    return;
+  }
+  if (redirectUri !== client.redirectUri) throw invalidGrant("redirect_uri does not match the registered one");
+}
+
+/**
+ * Exchanges a refresh token for a new access and refresh token; the presented one stops working. Presenting an
+ * already rotated token outside the grace period revokes its whole family.
+ * @throws OAuthError invalid_request, unauthorized_client, invalid_grant, invalid_scope
+ */
+export async function exchangeRefreshToken(deps: Deps, options: { client: Client; params: Params; ip: string }): Promise<GrantResult> {
+  const { client, params, ip } = options;
+  if (client.grantType !== "authorization_code") {
+    throw unauthorizedClient("This client is not registered for the refresh_token grant");
+  }
+  const presentedToken = params.refresh_token;
+  if (presentedToken === undefined) throw invalidRequest("Missing parameter: refresh_token");
+  checkRedirectUri(deps, client, params.redirect_uri);
+  const now = nowSeconds(deps.clock);
+  const refreshHash = await deps.digest(presentedToken);
+  const details = await deps.store.tokens.findByHash(refreshHash);
+  if (details?.userDisabled) throw invalidGrant("The user who approved this grant is disabled");
+  // Minted before the transaction (digests are async); the scope is fixed inside it once the token is known.
+  const minted = await mintTokens(deps, { grantType: "refresh_token", scope: "", now, withRefresh: true });
+  let scope = "";
+  const result = await deps.store.tokens.rotateRefresh({
+    refreshHash,
+    clientId: client.id,
+    now,
+    graceSeconds: deps.config.refreshGraceSeconds,
+    next: (presented) => {
+      // RFC 6749 §6: the access token may be narrowed, never widened; the new refresh token keeps the
+      // presented one's scope, so a later refresh can ask for the original scope again. Throwing rolls back.
+      scope = narrowScope(params.scope, presented.scope);
+      const tokens = minted.rows.map((row) => ({ ...row, scope: row.kind === "access" ? scope : presented.scope }));
+      return { tokens };
+    },
+  });
+  if (result.status === "reused") {
+    await audit(deps, "refresh_reuse_detected", {
+      clientId: client.clientId,
+      userId: result.presented.userId,
+      ip,
+      detail: { family: result.presented.familyId },
+    });
+    throw invalidGrant("The refresh token has already been used");
+  }
+  if (result.status === "invalid") throw invalidGrant("The refresh token is invalid, expired or revoked");
+  await audit(deps, "token_refreshed", {
+    clientId: client.clientId,
+    userId: result.presented.userId,
+    ip,
+    detail: { scope, grace_retry: result.retried },
+  });
+  return { minted, scope };
+}

@@ -1,0 +1,48 @@
+// POST /oauth/introspect (RFC 7662): a client asks whether one of its own tokens is active.
+import type { Deps } from "../deps.ts";
+import { nowSeconds } from "../deps.ts";
+import type { Handler } from "../http/router.ts";
+import { readParams } from "../http/body.ts";
+import { jsonNoStore } from "../http/respond.ts";
+import type { Client } from "../store/clients.ts";
+import type { TokenDetails } from "../store/tokens.ts";
+import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
+import { invalidRequest } from "./errors.ts";
+
+/**
+ * A subject identifier that can never collide between a person and an integration user, even if an
+ * integration user had a person's username: the kind is part of the value.
+ */
+export function subjectOf(token: Pick<TokenDetails, "userKind" | "userId">): string {
+  return `${token.userKind === "integration" ? "integration" : "user"}:${token.userId}`;
+}
+
+/** Whether the token is usable right now by the client asking (RFC 7662 §2.2: otherwise just inactive). */
+function isActive(token: TokenDetails, client: Client, now: number): boolean {
+  return token.clientId === client.id && token.revokedAt === null && token.expiresAt > now &&
+    token.rotatedAt === null && !token.clientDisabled && !token.userDisabled;
+}
+
+/** Handler for POST /oauth/introspect; client-authenticated and throttled like the token endpoint. */
+export function introspectEndpoint(deps: Deps): Handler {
+  return async (request, ctx) => {
+    refuseQueryCredentials(ctx.url);
+    const params = await readParams(request, deps.config.maxBodyBytes);
+    const client = await authenticateClient(deps, request, { params, ctx });
+    if (params.token === undefined) throw invalidRequest("Missing parameter: token");
+    // RFC 7662 §2.1: the hint is optional and an unknown one is ignored; one digest lookup finds either kind.
+    const token = await deps.store.tokens.findByHash(await deps.digest(params.token));
+    if (!token || !isActive(token, client, nowSeconds(deps.clock))) return jsonNoStore({ active: false });
+    return jsonNoStore({
+      active: true,
+      scope: token.scope,
+      client_id: token.clientPublicId,
+      username: token.username,
+      // A refresh token is not a bearer credential for resource servers; saying so keeps them from accepting it.
+      token_type: token.kind === "access" ? "Bearer" : "refresh_token",
+      exp: token.expiresAt,
+      iat: token.issuedAt,
+      sub: subjectOf(token),
+    });
+  };
+}

@@ -1,0 +1,39 @@
+// POST /oauth/revoke (RFC 7009; spec §4.3): a client revokes one of its own access or refresh tokens.
+import type { Deps } from "../deps.ts";
+import type { Handler } from "../http/router.ts";
+import { readParams } from "../http/body.ts";
+import { jsonNoStore } from "../http/respond.ts";
+import { nowSeconds } from "../deps.ts";
+import { audit } from "./audit.ts";
+import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
+import { OAuthError, invalidRequest, unauthorizedClient } from "./errors.ts";
+
+const HINTS = new Set(["access_token", "refresh_token"]);
+
+/**
+ * Handler for POST /oauth/revoke. The hint is validated but only orders the lookup (one digest lookup finds
+ * either kind, so a wrong hint still finds the token, RFC 7009 §2.1). Unknown, expired or already revoked
+ * tokens answer 200 `{}` (§2.2); a refresh token takes its whole family with it.
+ */
+export function revokeEndpoint(deps: Deps): Handler {
+  return async (request, ctx) => {
+    refuseQueryCredentials(ctx.url);
+    const params = await readParams(request, deps.config.maxBodyBytes);
+    const client = await authenticateClient(deps, request, { params, ctx });
+    const token = params.token;
+    if (token === undefined) throw invalidRequest("Missing parameter: token");
+    const hint = params.token_type_hint;
+    if (hint !== undefined && !HINTS.has(hint)) {
+      throw new OAuthError("unsupported_token_type", "token_type_hint must be access_token or refresh_token");
+    }
+    const result = await deps.store.tokens.revoke(await deps.digest(token), client.id, nowSeconds(deps.clock));
+    if (result.status === "other_client") {
+      // Doorkeeper's answer; RFC 7009 §2.1 only says the token must not be revoked.
+      throw unauthorizedClient("The token was not issued to this client", { status: 403 });
+    }
+    if (result.status === "revoked") {
+      await audit(deps, "token_revoked", { clientId: client.clientId, ip: ctx.clientIp, detail: { kind: result.kind } });
+    }
+    return jsonNoStore({});
+  };
+}

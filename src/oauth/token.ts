@@ -1,0 +1,39 @@
+// POST /oauth/token (RFC 6749 §3.2): reads the body, authenticates the client, dispatches on grant_type.
+import type { Deps } from "../deps.ts";
+import type { Handler } from "../http/router.ts";
+import type { Params } from "../http/body.ts";
+import { readParams } from "../http/body.ts";
+import type { Client } from "../store/clients.ts";
+import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
+import { invalidRequest, unsupportedGrantType } from "./errors.ts";
+import { tokenResponse, type GrantResult } from "./issue_tokens.ts";
+import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
+import { exchangeRefreshToken } from "./grants/refresh_token.ts";
+import { issueClientCredentials } from "./grants/client_credentials.ts";
+
+type Grant = (deps: Deps, options: { client: Client; params: Params; ip: string }) => Promise<GrantResult>;
+
+/** Supported grants; a Map so a grant_type like "constructor" cannot reach an object prototype. */
+const GRANTS = new Map<string, Grant>([
+  ["authorization_code", exchangeAuthorizationCode],
+  ["refresh_token", exchangeRefreshToken],
+  ["client_credentials", issueClientCredentials],
+]);
+
+/** The supported grant type names, for the metadata document. */
+export const GRANT_TYPES: readonly string[] = [...GRANTS.keys()];
+
+/** Handler for POST /oauth/token; errors are rendered by app.ts as RFC 6749 §5.2 JSON. */
+export function tokenEndpoint(deps: Deps): Handler {
+  return async (request, ctx) => {
+    refuseQueryCredentials(ctx.url);
+    const params = await readParams(request, deps.config.maxBodyBytes);
+    const grantType = params.grant_type;
+    if (grantType === undefined) throw invalidRequest("Missing parameter: grant_type");
+    const grant = GRANTS.get(grantType);
+    if (!grant) throw unsupportedGrantType("grant_type must be authorization_code, refresh_token or client_credentials");
+    const client = await authenticateClient(deps, request, { params, ctx });
+    const result = await grant(deps, { client, params, ip: ctx.clientIp });
+    return tokenResponse(result.minted, result.scope);
+  };
+}
