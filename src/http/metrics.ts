@@ -9,6 +9,7 @@ export const UNMATCHED_ROUTE = "unmatched";
 // Closed label sets: anything else is folded into "other" so a caller can never grow cardinality without bound.
 const GRANTS = new Set(["authorization_code", "refresh_token", "client_credentials"]);
 const REUSE_KINDS = new Set(["refresh_token", "authorization_code"]);
+const TOKEN_KINDS = new Set(["access", "refresh"]);
 
 export interface Metrics {
   /** Counts one finished request and its latency under its route path (or "unmatched"). */
@@ -17,8 +18,8 @@ export interface Metrics {
   tokenIssued(grant: string): void;
   /** A refresh token was rotated for a new pair. */
   tokenRefreshed(grant: string): void;
-  /** A token was revoked; `grant` is the grant that issued it when known. */
-  tokenRevoked(grant: string): void;
+  /** A token was revoked at /oauth/revoke; `kind` is access or refresh (a refresh token takes its family). */
+  tokenRevoked(kind: string): void;
   /** A replayed refresh token or authorization code was detected and its family revoked. */
   reuseDetected(kind: string): void;
   /** Maps one audit event onto the counters above; the single hook the OAuth code needs. */
@@ -99,13 +100,16 @@ export function createMetrics(): Metrics {
     },
     tokenIssued: (grant) => issued.inc({ grant: closed(grant, GRANTS) }),
     tokenRefreshed: (grant) => refreshed.inc({ grant: closed(grant, GRANTS) }),
-    tokenRevoked: (grant) => revoked.inc({ grant: closed(grant, GRANTS) }),
+    tokenRevoked: (kind) => revoked.inc({ kind: closed(kind, TOKEN_KINDS) }),
     reuseDetected: (kind) => reuse.inc({ kind: closed(kind, REUSE_KINDS) }),
     recordAuditEvent(event, detail) {
       const grant = grantOf(detail);
       if (event === "token_issued") metrics.tokenIssued(grant);
-      else if (event === "token_refreshed") metrics.tokenRefreshed(grant === "other" ? "refresh_token" : grant);
-      else if (event === "token_revoked") metrics.tokenRevoked(grant);
+      else if (event === "token_refreshed") {
+        // A rotation issues a new access token too, so it counts under issued{grant="refresh_token"} as well.
+        metrics.tokenIssued("refresh_token");
+        metrics.tokenRefreshed("refresh_token");
+      } else if (event === "token_revoked") metrics.tokenRevoked(String(detail?.kind));
       else if (event === "refresh_reuse_detected") metrics.reuseDetected("refresh_token");
       else if (event === "code_reuse_detected") metrics.reuseDetected("authorization_code");
     },
@@ -116,7 +120,7 @@ export function createMetrics(): Metrics {
         ...section("fieldgate_throttled_requests_total", "counter", "Requests refused with 429 by the failure throttle", throttled.lines("fieldgate_throttled_requests_total")),
         ...section("fieldgate_tokens_issued_total", "counter", "Access tokens issued by grant type", issued.lines("fieldgate_tokens_issued_total")),
         ...section("fieldgate_tokens_refreshed_total", "counter", "Refresh-token rotations", refreshed.lines("fieldgate_tokens_refreshed_total")),
-        ...section("fieldgate_tokens_revoked_total", "counter", "Tokens revoked by the grant that issued them", revoked.lines("fieldgate_tokens_revoked_total")),
+        ...section("fieldgate_tokens_revoked_total", "counter", "Tokens revoked at /oauth/revoke by kind (a refresh token revokes its family)", revoked.lines("fieldgate_tokens_revoked_total")),
         ...section("fieldgate_reuse_detections_total", "counter", "Replayed refresh tokens or codes (family revoked)", reuse.lines("fieldgate_reuse_detections_total")),
       ].join("\n") + "\n";
     },

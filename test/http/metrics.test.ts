@@ -68,7 +68,10 @@ const auditRows = [
   { event: "token_issued", detail: { grant_type: "client_credentials" }, sample: 'fieldgate_tokens_issued_total{grant="client_credentials"}' },
   { event: "token_issued", detail: { grant_type: "authorization_code" }, sample: 'fieldgate_tokens_issued_total{grant="authorization_code"}' },
   { event: "token_refreshed", detail: {}, sample: 'fieldgate_tokens_refreshed_total{grant="refresh_token"}' },
-  { event: "token_revoked", detail: { grant_type: "refresh_token" }, sample: 'fieldgate_tokens_revoked_total{grant="refresh_token"}' },
+  { event: "token_refreshed", detail: {}, sample: 'fieldgate_tokens_issued_total{grant="refresh_token"}' },
+  { event: "token_revoked", detail: { kind: "refresh" }, sample: 'fieldgate_tokens_revoked_total{kind="refresh"}' },
+  { event: "token_revoked", detail: { kind: "access" }, sample: 'fieldgate_tokens_revoked_total{kind="access"}' },
+  { event: "token_revoked", detail: {}, sample: 'fieldgate_tokens_revoked_total{kind="other"}' },
   { event: "refresh_reuse_detected", detail: null, sample: 'fieldgate_reuse_detections_total{kind="refresh_token"}' },
   { event: "code_reuse_detected", detail: null, sample: 'fieldgate_reuse_detections_total{kind="authorization_code"}' },
 ];

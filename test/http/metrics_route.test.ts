@@ -76,3 +76,13 @@ test("the metrics token is never logged", async () => {
   await app.fetch(scrape(`${SECRET}x`));
   assert.ok(!JSON.stringify(log).includes(SECRET));
 });
+
+test("a client credentials token request shows up under tokens issued by grant", async () => {
+  const { app, seed } = withMetrics();
+  const { clientId, clientSecret } = await seed.client({ grant: "client_credentials" });
+  const res = await app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }));
+  assert.equal(res.status, 200);
+  const text = await (await app.fetch(scrape())).text();
+  assert.ok(text.includes('fieldgate_tokens_issued_total{grant="client_credentials"} 1'));
+  assert.ok(text.includes('fieldgate_http_requests_total{route="/oauth/token",method="POST",status="200"} 1'));
+});
