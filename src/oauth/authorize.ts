@@ -1,5 +1,137 @@
 // GET /oauth/authorize and the consent decision: the browser-facing start of the authorization code flow.
-import type { RouteFactory } from "../http/router.ts";
+import type { Deps } from "../deps.ts";
+import { nowSeconds } from "../deps.ts";
+import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
+import { readParams } from "../http/body.ts";
+import { redirect } from "../http/respond.ts";
+import { randomId, randomToken } from "../crypto/random.ts";
+import { invalidRequest, OAuthError } from "./errors.ts";
+import { audit } from "./audit.ts";
+import {
+  canonicalRequest,
+  queryParams,
+  responseUrl,
+  validateAuthorizeRequest,
+  type AuthorizeRequest,
+  type RawParams,
+} from "./authorize_request.ts";
+import { readSession, type SignedIn } from "../ui/session.ts";
+import { csrfToken, verifyCsrf } from "../ui/csrf.ts";
+import { renderConsent } from "../ui/consent.ts";
+import { page } from "../ui/page.ts";
+import { signInPage, signOutCsrf } from "../ui/auth_routes.ts";
 
-/** Routes of the authorization endpoint. */
-export const authorizeRoutes: RouteFactory = () => [];
+const CONSENT = "consent";
+
+/** Issues a single-use code for the approved request and returns the success redirect (RFC 6749 §4.1.2). */
+async function issueCode(deps: Deps, request: AuthorizeRequest, userId: number): Promise<URL> {
+  const code = randomToken(deps.random, "authorizationCode");
+  const issuedAt = nowSeconds(deps.clock);
+  await deps.store.codes.issue({
+    codeHash: await deps.digest(code),
+    familyId: randomId(deps.random),
+    clientId: request.client.id,
+    userId,
+    redirectUri: request.redirectUri,
+    scope: request.scope,
+    codeChallenge: request.codeChallenge ?? null,
+    issuedAt,
+    expiresAt: issuedAt + deps.config.codeTtlSeconds,
+  });
+  return responseUrl(deps, request.redirectUri, { code, state: request.state });
+}
+
+/** True when the user already granted this client exactly this scope, so the consent page can be skipped. */
+async function remembered(deps: Deps, request: AuthorizeRequest, userId: number): Promise<boolean> {
+  const consent = await deps.store.consents.find(userId, request.client.id);
+  return consent !== undefined && consent.scope === request.scope;
+}
+
+async function consentPage(deps: Deps, request: AuthorizeRequest, signedIn: SignedIn): Promise<Response> {
+  const body = renderConsent({
+    appName: request.client.name,
+    redirectHost: new URL(request.redirectUri).host || request.redirectUri,
+    username: signedIn.user.name ?? signedIn.user.username,
+    scope: request.scope,
+    fields: {
+      client_id: request.client.clientId,
+      response_type: "code",
+      redirect_uri: request.redirectUri,
+      scope: request.scope,
+      state: request.state,
+      code_challenge: request.codeChallenge,
+      code_challenge_method: request.codeChallenge === undefined ? undefined : "S256",
+    },
+    csrf: await csrfToken(signedIn.cookieValue, CONSENT, canonicalRequest(request)),
+    signOutCsrf: await signOutCsrf(signedIn.cookieValue),
+  });
+  return page(body, { formTargets: [request.redirectUri] });
+}
+
+async function authorizeEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+  const outcome = await validateAuthorizeRequest(deps, queryParams(ctx.url.searchParams));
+  if (!outcome.ok) return redirect(outcome.redirect.href, 302);
+  const authz = outcome.request;
+  const signedIn = await readSession(deps, request);
+  if (!signedIn) {
+    return signInPage(deps, request, {
+      next: ctx.url.pathname + ctx.url.search,
+      appName: authz.client.name,
+      formTargets: [authz.redirectUri],
+    });
+  }
+  if (await remembered(deps, authz, signedIn.user.id)) {
+    const location = await issueCode(deps, authz, signedIn.user.id);
+    await audit(deps, "consent_granted", {
+      clientId: authz.client.clientId,
+      userId: signedIn.user.id,
+      ip: ctx.clientIp,
+      detail: { scope: authz.scope, remembered: true },
+    });
+    return redirect(location.href, 302);
+  }
+  return consentPage(deps, authz, signedIn);
+}
+
+function formParams(form: Record<string, string>): RawParams {
+  // readParams already refuses repeated form fields.
+  return { get: (name) => form[name], repeated: () => false };
+}
+
+async function decisionEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+  const form = await readParams(request, deps.config.maxBodyBytes);
+  const signedIn = await readSession(deps, request);
+  if (!signedIn) {
+    throw invalidRequest("Your session has ended; return to the application and start again");
+  }
+  const outcome = await validateAuthorizeRequest(deps, formParams(form));
+  if (!outcome.ok) return redirect(outcome.redirect.href, 303);
+  const authz = outcome.request;
+  // The token binds session and the exact request: a forged or altered form cannot mint a code.
+  if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: CONSENT, binding: canonicalRequest(authz) }))) {
+    throw new OAuthError("access_denied", "This form was not issued for this request; start again from the application");
+  }
+  const facts = { clientId: authz.client.clientId, userId: signedIn.user.id, ip: ctx.clientIp, detail: { scope: authz.scope } };
+  if (form.decision === "approve") {
+    const location = await issueCode(deps, authz, signedIn.user.id);
+    await deps.store.consents.grant(signedIn.user.id, authz.client.id, { scope: authz.scope, now: nowSeconds(deps.clock) });
+    await audit(deps, "consent_granted", facts);
+    return redirect(location.href, 303);
+  }
+  if (form.decision === "deny") {
+    await audit(deps, "consent_denied", facts);
+    const location = responseUrl(deps, authz.redirectUri, {
+      error: "access_denied",
+      error_description: "The user denied the request",
+      state: authz.state,
+    });
+    return redirect(location.href, 303);
+  }
+  throw invalidRequest("Choose Approve or Deny");
+}
+
+/** Routes of the authorization endpoint: the request (GET) and the consent decision (POST). */
+export const authorizeRoutes: RouteFactory = (deps): Route[] => [
+  { method: "GET", path: "/oauth/authorize", surface: "html", handler: (req, ctx) => authorizeEndpoint(deps, req, ctx) },
+  { method: "POST", path: "/oauth/authorize", surface: "html", handler: (req, ctx) => decisionEndpoint(deps, req, ctx) },
+];

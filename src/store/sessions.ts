@@ -8,8 +8,17 @@ export interface Session {
   expiresAt: number;
 }
 
+export interface NewSession {
+  sessionHash: string;
+  userId: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export interface SessionStore {
-  insert(session: { sessionHash: string; userId: number; createdAt: number; expiresAt: number }): Promise<void>;
+  insert(session: NewSession): Promise<void>;
+  /** Inserts `session` and deletes the one hashed `oldHash` (if given) in one transaction: rotation at sign-in. */
+  replace(oldHash: string | undefined, session: NewSession): Promise<void>;
   /** The session if unexpired and its user is enabled. */
   findActive(sessionHash: string, now: number): Promise<Session | undefined>;
   delete(sessionHash: string): Promise<void>;
@@ -25,10 +34,18 @@ function toSession(row: Row): Session {
 }
 
 export function createSessionStore(db: Db): SessionStore {
+  const insert = (s: NewSession) =>
+    db.prepare("INSERT INTO sessions (session_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+      .run(s.sessionHash, s.userId, s.createdAt, s.expiresAt);
   return {
     async insert(s) {
-      db.prepare("INSERT INTO sessions (session_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
-        .run(s.sessionHash, s.userId, s.createdAt, s.expiresAt);
+      insert(s);
+    },
+    async replace(oldHash, s) {
+      db.transaction(() => {
+        if (oldHash !== undefined) db.prepare("DELETE FROM sessions WHERE session_hash = ?").run(oldHash);
+        insert(s);
+      });
     },
     async findActive(sessionHash, now) {
       const row = db.prepare(`SELECT s.* FROM sessions s JOIN users u ON u.id = s.user_id

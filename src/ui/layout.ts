@@ -1,4 +1,4 @@
-// The page shell shared by every HTML page: doctype, viewport, stylesheet link, main landmark.
+// The page shell shared by every HTML page: doctype, viewport, stylesheet link, header and main landmark.
 import { html, type RawHtml } from "./html.ts";
 
 /** Wraps page content in the common document; `title` is escaped. */
@@ -12,6 +12,7 @@ export function layout(title: string, content: RawHtml): string {
 <link rel="stylesheet" href="/assets/style.css">
 </head>
 <body>
+<header class="site"><a href="/" class="brand">fieldgate</a></header>
 <main>
 ${content}
 </main>

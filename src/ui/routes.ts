@@ -1,5 +1,34 @@
-// Browser pages: landing page, sign-in, consent, account, static assets.
-import type { RouteFactory } from "../http/router.ts";
+// Browser pages: landing page, sign-in, account, demo walkthrough, and the stylesheet.
+import type { Deps } from "../deps.ts";
+import type { Route, RouteFactory } from "../http/router.ts";
+import { page } from "./page.ts";
+import { readSession } from "./session.ts";
+import { renderLanding } from "./landing.ts";
+import { STYLESHEET } from "./style.ts";
+import { authRoutes } from "./auth_routes.ts";
+import { accountRoutes } from "./account_routes.ts";
+import { demoRoutes } from "./demo_routes.ts";
+
+async function landingEndpoint(deps: Deps, request: Request): Promise<Response> {
+  const signedIn = await readSession(deps, request);
+  return page(renderLanding({
+    baseUrl: deps.config.baseUrl,
+    demo: deps.demo !== undefined,
+    signedIn: signedIn ? signedIn.user.name ?? signedIn.user.username : undefined,
+  }));
+}
+
+function stylesheet(): Response {
+  return new Response(STYLESHEET, {
+    headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" },
+  });
+}
 
 /** Routes of the server-rendered pages. */
-export const uiRoutes: RouteFactory = () => [];
+export const uiRoutes: RouteFactory = (deps): Route[] => [
+  { method: "GET", path: "/", surface: "html", handler: (req) => landingEndpoint(deps, req) },
+  { method: "GET", path: "/assets/style.css", surface: "html", handler: async () => stylesheet() },
+  ...authRoutes(deps),
+  ...accountRoutes(deps),
+  ...demoRoutes(deps),
+];

@@ -1,0 +1,122 @@
+// Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3): trust the client and redirect URI first.
+import type { Deps } from "../deps.ts";
+import { invalidRequest } from "./errors.ts";
+import type { Client } from "../store/clients.ts";
+
+/** A validated authorization request, in the canonical form the consent form carries and its CSRF token binds. */
+export interface AuthorizeRequest {
+  client: Client;
+  redirectUri: string;
+  scope: string;
+  state: string | undefined;
+  codeChallenge: string | undefined;
+}
+
+/** Either a request to act on, or an error to send back to the (now trusted) redirect URI. */
+export type AuthorizeOutcome =
+  | { ok: true; request: AuthorizeRequest }
+  | { ok: false; redirect: URL };
+
+/** Parameters as read from the query or the consent form: a name may be absent, present once, or repeated. */
+export interface RawParams {
+  get(name: string): string | undefined;
+  /** True when the name occurs more than once (RFC 6749 §3.1 forbids it). */
+  repeated(name: string): boolean;
+}
+
+// RFC 7636 §4.2: S256 of a verifier, base64url without padding, is always 43 characters.
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+const MAX_STATE_LENGTH = 1_024;
+
+/** RawParams over a URL query string. */
+export function queryParams(search: URLSearchParams): RawParams {
+  return {
+    get: (name) => search.get(name) || undefined,
+    repeated: (name) => search.getAll(name).length > 1,
+  };
+}
+
+/** The authorization response URL: redirect URI plus parameters, encoded by URLSearchParams, with `iss` (RFC 9207). */
+export function responseUrl(deps: Pick<Deps, "config">, redirectUri: string, params: Record<string, string | undefined>): URL {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+  url.searchParams.set("iss", deps.config.baseUrl);
+  return url;
+}
+
+/**
+ * Finds the client and checks the redirect URI. Until both are trusted nothing may redirect (RFC 6749 §4.1.2.1,
+ * RFC 9700 §4.1: exact string match, or the endpoint becomes an open redirector).
+ * @throws OAuthError invalid_request (400, rendered as the HTML error page)
+ */
+export async function trustedClient(deps: Deps, params: RawParams): Promise<{ client: Client; redirectUri: string }> {
+  const clientId = params.get("client_id");
+  if (!clientId || params.repeated("client_id")) throw invalidRequest("The request has no valid client_id");
+  const client = await deps.store.clients.findByClientId(clientId);
+  if (!client || client.disabled) throw invalidRequest("This application is unknown or has been disabled");
+  if (client.grantType !== "authorization_code" || client.redirectUri === null) {
+    throw invalidRequest("This application is not allowed to ask users for access");
+  }
+  const redirectUri = params.get("redirect_uri");
+  if (!redirectUri || params.repeated("redirect_uri")) throw invalidRequest("The request has no valid redirect_uri");
+  if (redirectUri !== client.redirectUri) {
+    throw invalidRequest("The redirect_uri does not match the one registered for this application");
+  }
+  return { client, redirectUri };
+}
+
+/** Same scopes regardless of order or repeated spaces (RFC 6749 §3.3: a space-delimited set). */
+function sameScopes(requested: string, registered: string): boolean {
+  const a = new Set(requested.split(" ").filter(Boolean));
+  const b = new Set(registered.split(" ").filter(Boolean));
+  return a.size === b.size && [...a].every((s) => b.has(s));
+}
+
+/** The first problem of a request whose client is trusted, as [error, description], or undefined. */
+function problem(deps: Deps, params: RawParams, registeredScope: string): [string, string] | undefined {
+  for (const name of ["response_type", "scope", "state", "code_challenge", "code_challenge_method"]) {
+    if (params.repeated(name)) return ["invalid_request", `Parameter ${name} is repeated`];
+  }
+  const responseType = params.get("response_type");
+  if (!responseType) return ["invalid_request", "Parameter response_type is required"];
+  if (responseType !== "code") return ["unsupported_response_type", "Only response_type=code is supported"];
+  const scope = params.get("scope");
+  if (!scope) return ["invalid_scope", "Parameter scope is required"];
+  if (!sameScopes(scope, registeredScope)) return ["invalid_scope", "The scope does not match the registered scope"];
+  if ((params.get("state") ?? "").length > MAX_STATE_LENGTH) return ["invalid_request", "Parameter state is too long"];
+  const challenge = params.get("code_challenge");
+  const method = params.get("code_challenge_method");
+  if (challenge === undefined) {
+    if (method !== undefined) return ["invalid_request", "code_challenge_method was sent without code_challenge"];
+    if (deps.config.requirePkce) return ["invalid_request", "PKCE is required: send code_challenge with method S256"];
+    return undefined;
+  }
+  // RFC 9700 §2.1.1: plain offers no protection when the request leaks, so only S256 (the RFC 7636 default is plain).
+  if (method !== "S256") return ["invalid_request", "code_challenge_method must be S256"];
+  if (!S256_CHALLENGE.test(challenge)) return ["invalid_request", "code_challenge is not a valid S256 challenge"];
+  return undefined;
+}
+
+/**
+ * Validates an authorization request. Problems with client or redirect URI throw (HTML error page); every other
+ * problem becomes an error redirect carrying state and iss (RFC 6749 §4.1.2.1, RFC 9207 §2).
+ * @throws OAuthError invalid_request (400) for an untrusted client or redirect URI
+ */
+export async function validateAuthorizeRequest(deps: Deps, params: RawParams): Promise<AuthorizeOutcome> {
+  const { client, redirectUri } = await trustedClient(deps, params);
+  const state = params.repeated("state") ? undefined : params.get("state");
+  const found = problem(deps, params, client.scope);
+  if (found) {
+    const [error, description] = found;
+    return { ok: false, redirect: responseUrl(deps, redirectUri, { error, error_description: description, state }) };
+  }
+  return {
+    ok: true,
+    request: { client, redirectUri, scope: client.scope, state, codeChallenge: params.get("code_challenge") },
+  };
+}
+
+/** The exact request a consent form approves, as the string its CSRF token is bound to. */
+export function canonicalRequest(request: AuthorizeRequest): string {
+  return JSON.stringify([request.client.clientId, request.redirectUri, request.scope, request.state ?? "", request.codeChallenge ?? ""]);
+}

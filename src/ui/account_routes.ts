@@ -1,0 +1,64 @@
+// GET /account and POST /account/revoke: list authorized applications and revoke one's tokens and consent.
+import type { Deps } from "../deps.ts";
+import { nowSeconds } from "../deps.ts";
+import type { RequestContext, Route } from "../http/router.ts";
+import { readParams } from "../http/body.ts";
+import { redirect } from "../http/respond.ts";
+import { invalidRequest } from "../oauth/errors.ts";
+import { audit } from "../oauth/audit.ts";
+import { csrfToken, verifyCsrf } from "./csrf.ts";
+import { page } from "./page.ts";
+import { readSession } from "./session.ts";
+import { renderAccount } from "./account.ts";
+import { signOutCsrf } from "./auth_routes.ts";
+
+const REVOKE = "revoke";
+
+async function accountEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+  const signedIn = await readSession(deps, request);
+  if (!signedIn) return redirect("/signin?next=%2Faccount", 303);
+  const consents = await deps.store.consents.listForUser(signedIn.user.id);
+  const apps = await Promise.all(consents.map(async (c) => ({
+    clientId: c.clientPublicId,
+    name: c.clientName,
+    scope: c.scope,
+    grantedAt: c.grantedAt,
+    csrf: await csrfToken(signedIn.cookieValue, REVOKE, c.clientPublicId),
+  })));
+  const revokedId = ctx.url.searchParams.get("revoked");
+  const revoked = revokedId ? (await deps.store.clients.findByClientId(revokedId))?.name : undefined;
+  return page(renderAccount({
+    username: signedIn.user.name ?? signedIn.user.username,
+    apps,
+    signOutCsrf: await signOutCsrf(signedIn.cookieValue),
+    revoked,
+  }));
+}
+
+async function revokeEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+  const form = await readParams(request, deps.config.maxBodyBytes);
+  const signedIn = await readSession(deps, request);
+  if (!signedIn) throw invalidRequest("Your session has ended; sign in again", { status: 403 });
+  const clientId = form.client_id ?? "";
+  if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: REVOKE, binding: clientId }))) {
+    throw invalidRequest("The form has expired; reload the page and try again", { status: 403 });
+  }
+  const client = await deps.store.clients.findByClientId(clientId);
+  if (!client) throw invalidRequest("Unknown application");
+  const tokens = await deps.store.tokens.revokeUserClient(signedIn.user.id, client.id, nowSeconds(deps.clock));
+  await audit(deps, "access_revoked_by_user", {
+    clientId: client.clientId,
+    userId: signedIn.user.id,
+    ip: ctx.clientIp,
+    detail: { tokens },
+  });
+  return redirect(`/account?${new URLSearchParams({ revoked: client.clientId })}`, 303);
+}
+
+/** Routes of the account page. */
+export function accountRoutes(deps: Deps): Route[] {
+  return [
+    { method: "GET", path: "/account", surface: "html", handler: (req, ctx) => accountEndpoint(deps, req, ctx) },
+    { method: "POST", path: "/account/revoke", surface: "html", handler: (req, ctx) => revokeEndpoint(deps, req, ctx) },
+  ];
+}

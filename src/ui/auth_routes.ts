@@ -1,0 +1,136 @@
+// Sign-in and sign-out: credential checks with generic errors, throttling, session rotation, CSRF on both forms.
+import type { Deps } from "../deps.ts";
+import { nowSeconds } from "../deps.ts";
+import type { RequestContext, Route } from "../http/router.ts";
+import { readParams } from "../http/body.ts";
+import { redirect } from "../http/respond.ts";
+import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
+import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
+import { audit } from "../oauth/audit.ts";
+import type { User } from "../store/users.ts";
+import { csrfToken, verifyCsrf } from "./csrf.ts";
+import { page } from "./page.ts";
+import { clearPreSession, endSession, preSession, readPreSession, readSession, startSession } from "./session.ts";
+import { renderSignIn } from "./sign_in.ts";
+
+const SIGN_IN = "signin";
+const SIGN_OUT = "signout";
+const GENERIC_FAILURE = "Incorrect username or password";
+
+/** A local path safe to redirect to after sign-in: starts with one "/", never "//" or "/\" (another host). */
+export function safeNext(next: string | undefined): string {
+  if (!next || !/^\/(?![/\\])/.test(next) || /[\u0000-\u001f\\]/.test(next)) return "/account";
+  return next;
+}
+
+/**
+ * When sign-in continues an authorization request, the application's name for the page and its redirect URI for the
+ * CSP: a remembered consent sends the browser on to the client right after the sign-in form's 303.
+ */
+async function continuation(deps: Deps, next: string): Promise<{ appName?: string; formTargets?: string[] }> {
+  if (!next.startsWith("/oauth/authorize?")) return {};
+  const clientId = new URLSearchParams(next.slice(next.indexOf("?") + 1)).get("client_id");
+  const client = clientId ? await deps.store.clients.findByClientId(clientId) : undefined;
+  if (!client || client.disabled || client.redirectUri === null) return {};
+  return { appName: client.name, formTargets: [client.redirectUri] };
+}
+
+/** The sign-in page response, planting the pre-session cookie its CSRF token is keyed by when needed. */
+export async function signInPage(
+  deps: Deps,
+  request: Request,
+  view: { next: string; appName?: string; username?: string; error?: string; status?: number; formTargets?: string[] },
+): Promise<Response> {
+  const pre = preSession(deps, request);
+  const csrf = await csrfToken(pre.value, SIGN_IN);
+  return page(renderSignIn({ ...view, csrf }), {
+    status: view.status,
+    cookies: pre.setCookie ? [pre.setCookie] : [],
+    formTargets: view.formTargets,
+  });
+}
+
+/** The CSRF token of the sign-out form for a signed-in browser. */
+export function signOutCsrf(sessionCookie: string): Promise<string> {
+  return csrfToken(sessionCookie, SIGN_OUT);
+}
+
+// A well-formed hash that matches nothing: unknown users cost one PBKDF2 run like real ones, so the response time
+// does not reveal which usernames exist.
+function dummyHash(iterations: number): string {
+  return `pbkdf2-sha256$${iterations}$${"A".repeat(22)}$${"A".repeat(43)}`;
+}
+
+async function checkCredentials(deps: Deps, username: string, password: string): Promise<User | undefined> {
+  const user = username ? await deps.store.users.findByUsername(username) : undefined;
+  // Integration users and disabled users cannot sign in; they take the same path as unknown ones.
+  const usable = user && user.kind === "person" && !user.disabled && user.passwordHash !== null ? user : undefined;
+  const ok = await verifyPassword(password, usable?.passwordHash ?? dummyHash(deps.config.pbkdf2Iterations));
+  if (!ok || !usable) return undefined;
+  if (passwordIterations(usable.passwordHash!) < deps.config.pbkdf2Iterations) {
+    // The stored hash predates a stronger setting: upgrade it now that we hold the plaintext.
+    const upgraded = await hashPassword(password, { iterations: deps.config.pbkdf2Iterations, random: deps.random });
+    await deps.store.users.updatePasswordHash(usable.id, upgraded);
+  }
+  return usable;
+}
+
+async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+  const form = await readParams(request, deps.config.maxBodyBytes);
+  if (!(await verifyCsrf(readPreSession(deps, request), form.csrf, { purpose: SIGN_IN }))) {
+    throw invalidRequest("The sign-in form has expired; reload the page and try again", { status: 403 });
+  }
+  const username = (form.username ?? "").trim();
+  const next = safeNext(form.next);
+  const keys = [`signin:user:${username.toLowerCase()}`, `signin:ip:${ctx.clientIp}`];
+  const now = nowSeconds(deps.clock);
+  const wait = deps.throttle.retryAfter(keys, now);
+  if (wait > 0) {
+    await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
+    throw tooManyRequests(wait);
+  }
+  const user = await checkCredentials(deps, username, form.password ?? "");
+  if (!user) {
+    deps.throttle.fail(keys, now);
+    await audit(deps, "sign_in_failed", { ip: ctx.clientIp });
+    const more = await continuation(deps, next);
+    return signInPage(deps, request, { next, username, error: GENERIC_FAILURE, status: 400, ...more });
+  }
+  // Only the username key: resetting the address key would let one valid account launder a spraying attack.
+  deps.throttle.reset([keys[0]!]);
+  const session = await startSession(deps, request, user.id);
+  await audit(deps, "sign_in_succeeded", { userId: user.id, ip: ctx.clientIp });
+  const response = redirect(next, 303);
+  response.headers.append("set-cookie", session);
+  response.headers.append("set-cookie", clearPreSession(deps));
+  return response;
+}
+
+async function signOutEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+  const form = await readParams(request, deps.config.maxBodyBytes);
+  const signedIn = await readSession(deps, request);
+  if (signedIn) {
+    if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: SIGN_OUT }))) {
+      throw invalidRequest("The sign-out form has expired; reload the page and try again", { status: 403 });
+    }
+    await audit(deps, "signed_out", { userId: signedIn.user.id, ip: ctx.clientIp });
+  }
+  const response = redirect("/", 303);
+  response.headers.append("set-cookie", await endSession(deps, request));
+  return response;
+}
+
+async function signInForm(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+  const next = safeNext(ctx.url.searchParams.get("next") ?? undefined);
+  if (await readSession(deps, request)) return redirect(next, 303);
+  return signInPage(deps, request, { next, ...(await continuation(deps, next)) });
+}
+
+/** Routes of sign-in and sign-out. */
+export function authRoutes(deps: Deps): Route[] {
+  return [
+    { method: "GET", path: "/signin", surface: "html", handler: (req, ctx) => signInForm(deps, req, ctx) },
+    { method: "POST", path: "/signin", surface: "html", handler: (req, ctx) => signInEndpoint(deps, req, ctx) },
+    { method: "POST", path: "/signout", surface: "html", handler: (req, ctx) => signOutEndpoint(deps, req, ctx) },
+  ];
+}

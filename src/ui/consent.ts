@@ -1,0 +1,50 @@
+// The consent page: names the application and each scope in plain words, with Approve and Deny buttons.
+import { KNOWN_SCOPES } from "../config.ts";
+import { html } from "./html.ts";
+import { layout } from "./layout.ts";
+
+export interface ConsentView {
+  appName: string;
+  /** Host the browser returns to, shown so the user sees where the answer goes. */
+  redirectHost: string;
+  username: string;
+  scope: string;
+  /** Hidden fields repeating the exact request being approved; the CSRF token is bound to them. */
+  fields: Record<string, string | undefined>;
+  csrf: string;
+  signOutCsrf: string;
+}
+
+/** Plain-words description of a scope; unknown scopes are shown by name. */
+export function describeScope(scope: string): string {
+  return (KNOWN_SCOPES as Record<string, string>)[scope] ?? scope;
+}
+
+/** Renders the consent page; every value is escaped. */
+export function renderConsent(view: ConsentView): string {
+  const scopes = view.scope.split(" ").filter(Boolean).map((s) => html`<li><strong>${describeScope(s)}</strong> <span class="muted">(${s})</span></li>`);
+  const hidden = Object.entries(view.fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
+  return layout(
+    "Authorize application",
+    html`<h1>Allow <span class="app">${view.appName}</span> to access your account?</h1>
+<div class="card">
+<p>Signed in as <strong>${view.username}</strong>.</p>
+<p><strong>${view.appName}</strong> is asking to:</p>
+<ul class="scopes">${scopes}</ul>
+<p class="muted">It will not see your password. You can withdraw access at any time on your <a href="/account">account page</a>.
+After you decide you will be sent back to <strong>${view.redirectHost}</strong>.</p>
+<form method="post" action="/oauth/authorize" class="actions">
+<input type="hidden" name="csrf" value="${view.csrf}">
+${hidden}
+<button type="submit" name="decision" value="approve" class="primary">Approve</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form>
+</div>
+<form method="post" action="/signout" class="inline">
+<input type="hidden" name="csrf" value="${view.signOutCsrf}">
+<span class="muted">Not ${view.username}?</span> <button type="submit" class="link">Sign out</button>
+</form>`,
+  );
+}
