@@ -1,0 +1,99 @@
+// Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { App } from "../app.ts";
+import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
+import { openStore } from "../store/store.ts";
+import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
+import { toNodeListener } from "./node_listener.ts";
+
+/** How long shutdown waits for in-flight requests before cutting the remaining connections. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+function closeGracefully(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    // close() stops accepting and resolves once every connection has ended; idle keep-alive sockets are
+    // closed now, busy ones after their response. A stuck client cannot hold shutdown up forever.
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+  });
+}
+
+/** Serves `app` with node:http on host:port (0 = any free port). */
+export async function listenNode(app: App, options: { port: number; host: string }): Promise<Listener> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  server.on("request", toNodeListener(app, url));
+  return { url, close: () => closeGracefully(server) };
+}
+
+/** Resolves at the first SIGTERM or SIGINT; a second one gets Node's default behaviour (exit at once). */
+export function nodeShutdownSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off("SIGTERM", on);
+      process.off("SIGINT", on);
+      resolve(signal);
+    };
+    process.on("SIGTERM", on);
+    process.on("SIGINT", on);
+  });
+}
+
+async function readText(path: string | URL): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+/** The CLI's runtime services on Node; `overrides` lets tests swap e.g. the shutdown signal or the log. */
+export function createNodeDeps(env: Record<string, string | undefined>, overrides: Partial<CliDeps> = {}): CliDeps {
+  return {
+    env,
+    clock: systemClock,
+    random: cryptoRandom,
+    log: jsonLog,
+    async openStore(path, options) {
+      if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
+      return openStore(path, options);
+    },
+    readTextFile: readText,
+    async writePrivateFile(path, text) {
+      await writeFile(path, text, { mode: 0o600 });
+      // mode only applies when the file is created; an existing file keeps its old mode otherwise.
+      await chmod(path, 0o600);
+    },
+    listen: listenNode,
+    shutdownSignal: nodeShutdownSignal,
+    ...overrides,
+  };
+}
+
+/** process.stdout/stderr/stdin as the CLI's io. */
+export function nodeIo(): CliIo {
+  return {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    async readStdin() {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString("utf8");
+    },
+    isTTY: Boolean(process.stderr.isTTY),
+  };
+}

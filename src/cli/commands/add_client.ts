@@ -1,0 +1,64 @@
+// `clients add`: registers an authorization_code or client_credentials client; the secret is printed this once.
+import { optionalFlag, requireFlag } from "../args.ts";
+import { createClient, describeClient, validateRedirectUri, validateScope } from "../registration.ts";
+import { UsageError, type Command, type ParsedArgs } from "../types.ts";
+
+function checkArgs(args: ParsedArgs): void {
+  const name = requireFlag(args, "name");
+  if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
+  const grant = requireFlag(args, "grant");
+  validateScope(requireFlag(args, "scope"));
+  const redirectUri = optionalFlag(args, "redirect-uri");
+  const integrationUser = optionalFlag(args, "integration-user");
+  if (grant === "authorization_code") {
+    if (redirectUri === undefined) throw new UsageError("--redirect-uri is required for --grant authorization_code");
+    if (integrationUser !== undefined) throw new UsageError("--integration-user only applies to --grant client_credentials");
+    validateRedirectUri(redirectUri);
+  } else if (grant === "client_credentials") {
+    if (integrationUser === undefined) throw new UsageError("--integration-user is required for --grant client_credentials");
+    // Spec §1: a client_credentials client acts as its integration user and never sees a browser.
+    if (redirectUri !== undefined) throw new UsageError("--redirect-uri only applies to --grant authorization_code");
+  } else {
+    throw new UsageError(`--grant must be authorization_code or client_credentials, got "${grant}"`);
+  }
+}
+
+export const addClient: Command = {
+  name: "clients add",
+  summary: "register a client; prints its client_id and client_secret once",
+  positionals: [],
+  flags: {
+    name: { type: "string", value: "N", description: "application name shown on the consent page" },
+    grant: { type: "string", value: "GRANT", description: "authorization_code or client_credentials" },
+    "redirect-uri": { type: "string", value: "URI", description: "exact callback URI (authorization_code): https, or http on loopback" },
+    scope: { type: "string", value: "SCOPE", description: 'space-separated scopes, e.g. "fields:read"' },
+    "integration-user": { type: "string", value: "U", description: "integration user the client acts as (client_credentials)" },
+  },
+  validate: checkArgs,
+  async run({ args, deps, store, now }) {
+    const grantType = requireFlag(args, "grant") === "client_credentials" ? "client_credentials" : "authorization_code";
+    let integrationUserId: number | null = null;
+    const username = optionalFlag(args, "integration-user");
+    if (username !== undefined) {
+      const user = await store.users.findByUsername(username);
+      if (!user || user.kind !== "integration") {
+        throw new UsageError(`--integration-user "${username}" is not an integration user (create one with users add --integration)`);
+      }
+      integrationUserId = user.id;
+    }
+    const { client, clientSecret } = await createClient(store, {
+      name: requireFlag(args, "name"),
+      grantType,
+      redirectUri: grantType === "authorization_code" ? requireFlag(args, "redirect-uri") : null,
+      scope: validateScope(requireFlag(args, "scope")),
+      integrationUserId,
+    }, { random: deps.random, now });
+    return {
+      json: { ...describeClient(client, username), client_secret: clientSecret },
+      text: `Registered client "${client.name}" (${client.grantType}).\n` +
+        `  client_id:     ${client.clientId}\n` +
+        `  client_secret: ${clientSecret}\n` +
+        "The secret is shown only now; keep it in a secrets store, never in source control or logs.\n",
+    };
+  },
+};

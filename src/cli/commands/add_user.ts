@@ -1,0 +1,53 @@
+// `users add`: a platform user (password from stdin only) or an integration user, member of --org.
+import { hashPassword } from "../../crypto/hash.ts";
+import { optionalFlag, requireFlag } from "../args.ts";
+import { createUser, validateOrgSlug, validatePassword, validateUsername } from "../registration.ts";
+import { UsageError, type Command, type ParsedArgs } from "../types.ts";
+
+function checkArgs(args: ParsedArgs): void {
+  validateUsername(requireFlag(args, "username"));
+  validateOrgSlug(requireFlag(args, "org"));
+  const stdin = args.flags["password-stdin"] === true;
+  const integration = args.flags.integration === true;
+  // Passwords on argv end up in shell history and `ps`; stdin is the only way in.
+  if (stdin === integration) throw new UsageError("give exactly one of --password-stdin or --integration");
+  const name = optionalFlag(args, "name");
+  if (name !== undefined && (name.length === 0 || name.length > 200)) throw new UsageError("--name must be 1 to 200 characters");
+}
+
+/** Removes the one line ending `echo` or a here-string adds; other whitespace is part of the password. */
+function stripNewline(text: string): string {
+  return text.replace(/\r?\n$/, "");
+}
+
+export const addUser: Command = {
+  name: "users add",
+  summary: "create a user in an organization (created if missing)",
+  positionals: [],
+  flags: {
+    username: { type: "string", value: "U", description: "sign-in name, e.g. an e-mail address" },
+    "password-stdin": { type: "boolean", description: "read the password from stdin (at least 10 characters)" },
+    integration: { type: "boolean", description: "an integration user for client_credentials clients; cannot sign in" },
+    org: { type: "string", value: "ORG", description: "organization slug; created if missing" },
+    name: { type: "string", value: "NAME", description: "display name" },
+  },
+  validate: checkArgs,
+  async run({ args, config, io, deps, store, now }) {
+    let passwordHash: string | null = null;
+    if (args.flags["password-stdin"] === true) {
+      const password = validatePassword(stripNewline(await io.readStdin()));
+      passwordHash = await hashPassword(password, { iterations: config.pbkdf2Iterations, random: deps.random });
+    }
+    const user = await createUser(store, {
+      username: requireFlag(args, "username"),
+      name: optionalFlag(args, "name") ?? null,
+      org: requireFlag(args, "org"),
+      passwordHash,
+      now,
+    });
+    return {
+      json: { id: user.id, username: user.username, kind: user.kind },
+      text: `Created ${user.kind === "integration" ? "integration user" : "user"} ${user.username} (id ${user.id}).\n`,
+    };
+  },
+};

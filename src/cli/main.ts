@@ -1,0 +1,108 @@
+// runCli(args, io, deps): finds the command in the table, validates everything, then runs it; returns an exit code.
+import { loadConfig } from "../config.ts";
+import { nowSeconds } from "../deps.ts";
+import { StoreConflictError } from "../store/errors.ts";
+import { GLOBAL_FLAGS, optionalFlag, parseArgs } from "./args.ts";
+import { addClient } from "./commands/add_client.ts";
+import { addUser } from "./commands/add_user.ts";
+import { disableClient } from "./commands/disable_client.ts";
+import { importFields } from "./commands/import_fields.ts";
+import { listAudit } from "./commands/list_audit.ts";
+import { listClients, showClient } from "./commands/list_clients.ts";
+import { listUsers } from "./commands/list_users.ts";
+import { purge } from "./commands/purge.ts";
+import { rotateSecret } from "./commands/rotate_secret.ts";
+import { serve } from "./commands/serve.ts";
+import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "./types.ts";
+import { commandHelp, overview } from "./help.ts";
+
+/** Every command, like the route table: the first one or two words of argv pick one. */
+export const COMMANDS: readonly Command[] = [
+  serve, addUser, listUsers, addClient, listClients, showClient, disableClient, rotateSecret, importFields, purge, listAudit,
+];
+
+/** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+function findCommand(args: readonly string[]): { command: Command; rest: string[] } | undefined {
+  const two = `${args[0]} ${args[1]}`;
+  const command = COMMANDS.find((c) => c.name === two) ?? COMMANDS.find((c) => c.name === args[0]);
+  if (!command) return undefined;
+  return { command, rest: args.slice(command.name.split(" ").length) };
+}
+
+// Command-line flags override the environment by becoming environment entries, so loadConfig stays the one reader.
+function effectiveEnv(args: ParsedArgs, env: CliDeps["env"]): Record<string, string | undefined> {
+  const overrides: Record<string, string | undefined> = {
+    FIELDGATE_DB: optionalFlag(args, "db"),
+    PORT: optionalFlag(args, "port"),
+    HOST: optionalFlag(args, "host"),
+    FIELDGATE_BASE_URL: optionalFlag(args, "base-url"),
+  };
+  const merged = { ...env };
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) merged[key] = value;
+  return merged;
+}
+
+function checkPositionals(command: Command, args: ParsedArgs): void {
+  if (args.positionals.length === command.positionals.length) return;
+  const expected = command.positionals.length ? command.positionals.join(" ") : "no positional arguments";
+  throw new UsageError(`${command.name} takes ${expected}, got ${args.positionals.length ? args.positionals.join(" ") : "none"}`);
+}
+
+function loadValidConfig(env: Record<string, string | undefined>) {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    // Bad settings are TypeError/RangeError naming the variable (config.ts); here they are bad arguments.
+    if (error instanceof TypeError || error instanceof RangeError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+async function execute(command: Command, rest: string[], io: CliIo, deps: CliDeps): Promise<number> {
+  const args = parseArgs(rest, command.flags);
+  if (args.flags.help === true) {
+    io.stdout(commandHelp(command, GLOBAL_FLAGS));
+    return EXIT.ok;
+  }
+  checkPositionals(command, args);
+  command.validate?.(args);
+  const env = effectiveEnv(args, deps.env);
+  const config = loadValidConfig(env);
+  const store = await deps.openStore(config.dbPath, command.storeOptions);
+  try {
+    const result = await command.run({ args, config, env, io, deps, store, now: nowSeconds(deps.clock) });
+    if (typeof result === "number") return result;
+    io.stdout(args.flags.json === true ? JSON.stringify(result.json) + "\n" : result.text);
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Runs one admin command; writes only through `io` and never exits the process. */
+export async function runCli(args: readonly string[], io: CliIo, deps: CliDeps): Promise<number> {
+  if (args.length === 0 || args[0] === "--help" || args[0] === "help") {
+    (args.length === 0 ? io.stderr : io.stdout)(overview(COMMANDS));
+    return args.length === 0 ? EXIT.usage : EXIT.ok;
+  }
+  const found = findCommand(args);
+  if (!found) {
+    io.stderr(`fieldgate: unknown command "${args.slice(0, 2).join(" ")}"\n\n${overview(COMMANDS)}`);
+    return EXIT.usage;
+  }
+  try {
+    return await execute(found.command, found.rest, io, deps);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`fieldgate ${found.command.name}: ${error.message}\nTry: fieldgate ${found.command.name} --help\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof CommandError || error instanceof StoreConflictError) {
+      io.stderr(`fieldgate ${found.command.name}: ${error.message}\n`);
+      return EXIT.failed;
+    }
+    throw error;
+  }
+}

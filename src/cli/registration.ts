@@ -1,0 +1,119 @@
+// Out-of-band registration (spec §1): validating and creating users and clients; shared by the CLI and the demo seed.
+import { KNOWN_SCOPES } from "../config.ts";
+import type { Random } from "../deps.ts";
+import { sha256Hex } from "../crypto/hash.ts";
+import { randomId, randomToken } from "../crypto/random.ts";
+import type { Client, ClientGrantType } from "../store/clients.ts";
+import type { Store } from "../store/store.ts";
+import type { User } from "../store/users.ts";
+import { CommandError, UsageError } from "./types.ts";
+
+/** Shorter passwords are refused: NIST SP 800-63B §5.1.1.2 asks for at least 8; we ask a little more. */
+export const MIN_PASSWORD_LENGTH = 10;
+const MAX_PASSWORD_LENGTH = 1024;
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
+
+/**
+ * Checks a redirect URI for registration: absolute, no fragment (RFC 6749 §3.1.2), https except on loopback hosts
+ * (RFC 8252 §7.3), no wildcard and no userinfo, since it is compared by exact string match later.
+ */
+export function validateRedirectUri(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--redirect-uri must be an absolute URL, got "${raw}"`);
+  }
+  if (raw.includes("#")) throw new UsageError("--redirect-uri must not contain a fragment");
+  if (raw.includes("*")) throw new UsageError("--redirect-uri must not contain a wildcard");
+  if (url.username || url.password) throw new UsageError("--redirect-uri must not contain user information");
+  if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname)) {
+    throw new UsageError("--redirect-uri must use https (http is allowed only for 127.0.0.1, [::1] and localhost)");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--redirect-uri must use https");
+  if (raw.length > 2000) throw new UsageError("--redirect-uri is longer than 2000 characters");
+  return raw;
+}
+
+/** Normalises a space-separated scope, refusing scopes the service does not know (RFC 6749 §3.3). */
+export function validateScope(raw: string): string {
+  const scopes = [...new Set(raw.split(" ").filter(Boolean))];
+  if (scopes.length === 0) throw new UsageError("--scope must name at least one scope");
+  const unknown = scopes.filter((s) => !Object.hasOwn(KNOWN_SCOPES, s));
+  if (unknown.length > 0) {
+    throw new UsageError(`unknown scope ${unknown.join(", ")}; known scopes: ${Object.keys(KNOWN_SCOPES).join(", ")}`);
+  }
+  return scopes.join(" ");
+}
+
+/** Usernames are sign-in names: printable, no spaces, at most 254 characters (an e-mail address fits). */
+export function validateUsername(raw: string): string {
+  if (!/^[^\s\p{Cc}]{1,254}$/u.test(raw)) throw new UsageError("--username must be 1 to 254 printable characters without spaces");
+  return raw;
+}
+
+/** Checks a password's length; the text itself is never echoed. */
+export function validatePassword(password: string): string {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+  if (password.length > MAX_PASSWORD_LENGTH) throw new UsageError(`the password must be at most ${MAX_PASSWORD_LENGTH} characters`);
+  return password;
+}
+
+/** Organization slugs: lowercase letters, digits and dashes, as used in --org. */
+export function validateOrgSlug(raw: string): string {
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(raw)) throw new UsageError("--org must be lowercase letters, digits and dashes (at most 63)");
+  return raw;
+}
+
+/** Creates a user and its membership in `org` (created if missing); refuses a taken username before writing. */
+export async function createUser(
+  store: Store,
+  input: { username: string; name: string | null; org: string; passwordHash: string | null; now: number },
+): Promise<User> {
+  if (await store.users.findByUsername(input.username)) {
+    throw new CommandError(`username "${input.username}" is already taken`);
+  }
+  const organization = await store.organizations.ensure(input.org, { now: input.now });
+  const user = await store.users.insert({
+    username: input.username,
+    name: input.name,
+    kind: input.passwordHash === null ? "integration" : "person",
+    passwordHash: input.passwordHash,
+    now: input.now,
+  });
+  await store.organizations.addMember(organization.id, user.id, { now: input.now });
+  return user;
+}
+
+/** Registers a client with a fresh id and secret; only the secret's SHA-256 is stored, the secret is returned once. */
+export async function createClient(
+  store: Store,
+  input: { name: string; grantType: ClientGrantType; redirectUri: string | null; scope: string; integrationUserId: number | null },
+  options: { random: Random; now: number },
+): Promise<{ client: Client; clientSecret: string }> {
+  const clientSecret = randomToken(options.random, "clientSecret");
+  const client = await store.clients.insert({
+    clientId: randomId(options.random),
+    secretHash: await sha256Hex(clientSecret),
+    ...input,
+    now: options.now,
+  });
+  return { client, clientSecret };
+}
+
+/** A client as shown by list/show: every registration fact, never the secret digest. */
+export function describeClient(client: Client, integrationUsername?: string): Record<string, unknown> {
+  return {
+    client_id: client.clientId,
+    name: client.name,
+    grant_type: client.grantType,
+    redirect_uri: client.redirectUri,
+    scope: client.scope,
+    integration_user: integrationUsername ?? null,
+    disabled: client.disabled,
+    created_at: client.createdAt,
+    secret_rotated_at: client.secretRotatedAt,
+  };
+}

@@ -1,0 +1,104 @@
+// Contracts between the CLI core and the runtime adapters: the io streams, the runtime services, the command shape.
+import type { App } from "../app.ts";
+import type { Config } from "../config.ts";
+import type { Clock, Log, Random } from "../deps.ts";
+import type { OpenOptions } from "../store/sqlite.ts";
+import type { Store } from "../store/store.ts";
+
+/** The terminal: adapters bind it to process.std* (Node) or Deno.std* (Deno); tests pass a recorder. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Everything on stdin as text (only read when a command asks for it, e.g. --password-stdin). */
+  readStdin(): Promise<string>;
+  /** True when stderr is a terminal: progress output is only worth drawing there. */
+  isTTY: boolean;
+}
+
+/** A running HTTP listener. */
+export interface Listener {
+  /** The URL it actually listens on (port 0 resolved). */
+  url: string;
+  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  close(): Promise<void>;
+}
+
+/** Runtime services the CLI needs; each adapter implements them once. */
+export interface CliDeps {
+  env: Record<string, string | undefined>;
+  clock: Clock;
+  random: Random;
+  log: Log;
+  /** Opens (and migrates) the store, creating the parent directory of a file path first. */
+  openStore(path: string, options?: OpenOptions): Promise<Store>;
+  /** Text of a file, or undefined when it does not exist. */
+  readTextFile(path: string | URL): Promise<string | undefined>;
+  /** Writes a file readable by its owner only (mode 0600): for credentials. */
+  writePrivateFile(path: string, text: string): Promise<void>;
+  /** Serves `app` on host:port until close(). */
+  listen(app: App, options: { port: number; host: string }): Promise<Listener>;
+  /** Resolves with the signal name at the first SIGTERM or SIGINT. */
+  shutdownSignal(): Promise<string>;
+}
+
+/** What a command returns: one JSON object for --json, and the human-readable text otherwise. */
+export interface CommandResult {
+  json: Record<string, unknown>;
+  text: string;
+}
+
+export interface FlagSpec {
+  type: "string" | "boolean";
+  description: string;
+  /** Shown in usage as --flag VALUE. */
+  value?: string;
+}
+
+/** Arguments after parsing: flags by name (without dashes) and positionals in order. */
+export interface ParsedArgs {
+  flags: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+export interface CommandContext {
+  args: ParsedArgs;
+  config: Readonly<Config>;
+  io: CliIo;
+  deps: CliDeps;
+  /** The environment with command-line overrides applied (what `config` was loaded from). */
+  env: Record<string, string | undefined>;
+  /** Opened by main after validation, so a bad argument never creates or touches a database; closed by main. */
+  store: Store;
+  /** Epoch seconds when the command started. */
+  now: number;
+}
+
+export interface Command {
+  /** "clients add", "purge", … */
+  name: string;
+  summary: string;
+  /** Positional arguments in usage order, e.g. ["CLIENT_ID"]. */
+  positionals: string[];
+  flags: Record<string, FlagSpec>;
+  /** Checks arguments that need no database; throws UsageError. Runs before the store is opened. */
+  validate?(args: ParsedArgs): void;
+  /** Options for opening the store (serve turns automatic checkpoints off). */
+  storeOptions?: OpenOptions;
+  run(ctx: CommandContext): Promise<CommandResult | number>;
+}
+
+/** A bad argument: main prints the message and exits 2 without writing anything. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** A well-formed request that cannot be carried out (a taken username): exit 1, nothing written. */
+export class CommandError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CommandError";
+  }
+}
