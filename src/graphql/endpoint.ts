@@ -1,5 +1,108 @@
-// POST/GET /graphql: GraphQL over HTTP behind bearer tokens.
-import type { RouteFactory } from "../http/router.ts";
+// GET/POST /graphql: GraphQL over HTTP behind bearer tokens, with CORS when configured.
+import { getOperationAST, type GraphQLError, type GraphQLFormattedError } from "graphql";
+import type { Deps } from "../deps.ts";
+import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
+import { authenticateBearer, requireScope } from "../oauth/bearer_auth.ts";
+import { OAuthError, isOAuthError } from "../oauth/errors.ts";
+import { createContext } from "./context.ts";
+import { corsHeaders, preflightResponse } from "./cors.ts";
+import { requestError } from "./errors.ts";
+import { createExecutor, type Executor, type RunResult } from "./execute.ts";
+import { buildFieldSchema } from "./schema.ts";
+import {
+  GRAPHQL_RESPONSE,
+  negotiate,
+  notAcceptable,
+  paramsFromBody,
+  paramsFromUrl,
+  type ResponseMedia,
+} from "./request.ts";
 
-/** Routes of the GraphQL endpoint. */
-export const graphqlRoutes: RouteFactory = () => [];
+/** The scope every query needs; the only data scope the service knows. */
+export const FIELDS_SCOPE = "fields:read";
+
+function respond(media: ResponseMedia, body: RunResult, status: number, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    // Results are per-user data: never cached by browsers or shared caches.
+    headers: { "content-type": `${media}; charset=utf-8`, "cache-control": "no-store", ...headers },
+  });
+}
+
+/**
+ * Status for a result that failed before execution (parse, validation, limits, variable coercion): the
+ * application/json media type keeps 200 for legacy clients, application/graphql-response+json uses 400
+ * (GraphQL over HTTP, "Response" sections for each media type).
+ */
+function failedStatus(media: ResponseMedia): number {
+  return media === GRAPHQL_RESPONSE ? 400 : 200;
+}
+
+function errorsBody(errors: readonly GraphQLFormattedError[]): RunResult {
+  return { errors: [...errors] };
+}
+
+async function serve(deps: Deps, executor: Executor, request: Request, ctx: RequestContext): Promise<Response> {
+  const access = await authenticateBearer(deps, request, ctx.url);
+  requireScope(access, FIELDS_SCOPE);
+  const media = negotiate(request.headers.get("accept"));
+  if (!media) throw notAcceptable();
+  const isGet = request.method === "GET" || request.method === "HEAD";
+  const params = isGet ? paramsFromUrl(ctx.url) : await paramsFromBody(request, deps.config.maxBodyBytes);
+  if ("failure" in params) return respond(media, errorsBody([requestError("BAD_REQUEST", params.failure)]), 400);
+  const prepared = executor.prepare(params.query);
+  const operation = prepared.document && getOperationAST(prepared.document, params.operationName);
+  if (isGet && operation && operation.operation !== "query") {
+    // GET must be safe: mutations (and subscriptions) only over POST (GraphQL over HTTP, "GET").
+    const error = requestError("METHOD_NOT_ALLOWED", `Only query operations are allowed over GET; use POST for ${operation.operation}`);
+    return respond(media, errorsBody([error]), 405, { allow: "POST" });
+  }
+  if (prepared.errors || !prepared.document) return respond(media, errorsBody(prepared.errors ?? []), failedStatus(media));
+  const report = (error: GraphQLError) =>
+    deps.log("graphql_error", {
+      request_id: ctx.requestId,
+      path: error.path?.join("."),
+      error: error.originalError ? `${error.originalError.name}: ${error.originalError.message}` : error.message,
+      stack: error.originalError?.stack,
+    });
+  const result = await executor.run({
+    document: prepared.document,
+    operationName: params.operationName,
+    variables: params.variables,
+    context: createContext(deps, access),
+    report,
+  });
+  return respond(media, result, "data" in result ? 200 : failedStatus(media));
+}
+
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
+
+/** Routes of the GraphQL endpoint; the schema and the document cache are built once per app. */
+export const graphqlRoutes: RouteFactory = (deps) => {
+  const executor = createExecutor(buildFieldSchema(), deps.config.graphql);
+  const handler = async (request: Request, ctx: RequestContext): Promise<Response> => {
+    const cors = corsHeaders(deps.config, request);
+    try {
+      return withHeaders(await serve(deps, executor, request, ctx), cors);
+    } catch (error) {
+      // Known refusals (401, 403, 413, 415, 406) still need the CORS headers, or a browser cannot read them.
+      if (!isOAuthError(error) || Object.keys(cors).length === 0) throw error;
+      throw new OAuthError(error.code, error.description, {
+        status: error.status,
+        headers: { ...error.headers, ...cors },
+        cause: error,
+      });
+    }
+  };
+  const routes: Route[] = [
+    { method: "POST", path: "/graphql", handler },
+    { method: "GET", path: "/graphql", handler },
+  ];
+  if (deps.config.corsOrigins.length > 0) {
+    routes.push({ method: "OPTIONS", path: "/graphql", handler: async (request) => preflightResponse(deps.config, request) });
+  }
+  return routes;
+};

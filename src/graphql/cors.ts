@@ -1,0 +1,29 @@
+// CORS for /graphql only, off unless origins are configured (Fetch standard CORS protocol; no credentials).
+import type { Config } from "../config.ts";
+
+const ALLOWED_METHODS = "GET, POST, OPTIONS";
+const ALLOWED_HEADERS = "authorization, content-type, accept";
+const EXPOSED_HEADERS = "www-authenticate, x-request-id";
+
+/**
+ * Headers an actual (non-preflight) response carries. Empty when CORS is off. Credentials (cookies) are never
+ * allowed: the API authenticates with bearer tokens only, so a browser origin gains nothing it could not send.
+ */
+export function corsHeaders(config: Config, request: Request): Record<string, string> {
+  if (config.corsOrigins.length === 0) return {};
+  const origin = request.headers.get("origin");
+  // Vary on every response, allowed or not, so a shared cache never serves one origin's answer to another.
+  if (origin === null || !config.corsOrigins.includes(origin)) return { vary: "Origin" };
+  return { vary: "Origin", "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS };
+}
+
+/** The answer to a preflight OPTIONS request; a disallowed origin gets no CORS headers, so the browser stops. */
+export function preflightResponse(config: Config, request: Request): Response {
+  const headers = corsHeaders(config, request);
+  if (headers["access-control-allow-origin"]) {
+    headers["access-control-allow-methods"] = ALLOWED_METHODS;
+    headers["access-control-allow-headers"] = ALLOWED_HEADERS;
+    headers["access-control-max-age"] = "600";
+  }
+  return new Response(null, { status: 204, headers });
+}

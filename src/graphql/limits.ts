@@ -1,0 +1,137 @@
+// Static limits on a validated document: selection depth, estimated cost and aliases (tokens are capped in parse).
+import {
+  getNamedType,
+  getNullableType,
+  isListType,
+  isObjectType,
+  isInterfaceType,
+  Kind,
+  visit,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from "graphql";
+import type { GraphqlLimits } from "../config.ts";
+import { requestError } from "./errors.ts";
+import type { GraphQLFormattedError } from "graphql";
+
+/** Assumed length of a list whose size no argument bounds (organizations, introspection lists). */
+const DEFAULT_LIST_SIZE = 10;
+/** Page size assumed for a connection when `first` is omitted (the schema's default). */
+const DEFAULT_PAGE_SIZE = 50;
+
+interface Walk {
+  schema: GraphQLSchema;
+  limits: GraphqlLimits;
+  fragments: Map<string, FragmentDefinitionNode>;
+  // Memo per fragment so a document that spreads fragments exponentially still costs linear time to measure.
+  depthMemo: Map<string, number>;
+  costMemo: Map<string, number>;
+}
+
+/** Page size a `first` argument implies: a literal (capped), the max for a variable, the default when absent. */
+function pageSizeOf(field: FieldNode, limits: GraphqlLimits): number | undefined {
+  const first = field.arguments?.find((arg) => arg.name.value === "first");
+  if (!first) return field.name.value === "fields" ? DEFAULT_PAGE_SIZE : undefined;
+  if (first.value.kind === Kind.INT) return Math.min(Math.max(Number(first.value.value), 0), limits.maxPageSize);
+  return limits.maxPageSize;
+}
+
+function childFieldType(parent: GraphQLNamedType | undefined, name: string) {
+  if (!parent || !(isObjectType(parent) || isInterfaceType(parent))) return undefined;
+  return parent.getFields()[name]?.type;
+}
+
+function depthOf(walk: Walk, set: SelectionSetNode): number {
+  let max = 0;
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FIELD) {
+      // ofType chains follow a type's wrappers, which the schema bounds; counting them would refuse standard
+      // introspection queries for no safety gain.
+      const own = selection.name.value === "ofType" ? 0 : 1;
+      max = Math.max(max, own + (selection.selectionSet ? depthOf(walk, selection.selectionSet) : 0));
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      max = Math.max(max, depthOf(walk, selection.selectionSet));
+    } else {
+      const name = selection.name.value;
+      let depth = walk.depthMemo.get(name);
+      if (depth === undefined) {
+        const fragment = walk.fragments.get(name);
+        depth = fragment ? depthOf(walk, fragment.selectionSet) : 0;
+        walk.depthMemo.set(name, depth);
+      }
+      max = Math.max(max, depth);
+    }
+  }
+  return max;
+}
+
+/** Cost of one selection set per parent object: every field 1, lists multiply what is selected below them. */
+function costOf(walk: Walk, set: SelectionSetNode, parent: GraphQLNamedType | undefined, pending?: number): number {
+  let total = 0;
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FIELD) {
+      total += fieldCost(walk, selection, parent, pending);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      const type = selection.typeCondition ? walk.schema.getType(selection.typeCondition.name.value) : parent;
+      total += costOf(walk, selection.selectionSet, type ?? parent, pending);
+    } else {
+      const key = `${selection.name.value}|${pending ?? ""}`;
+      let cost = walk.costMemo.get(key);
+      if (cost === undefined) {
+        const fragment = walk.fragments.get(selection.name.value);
+        const type = fragment && walk.schema.getType(fragment.typeCondition.name.value);
+        cost = fragment ? costOf(walk, fragment.selectionSet, type ?? parent, pending) : 0;
+        walk.costMemo.set(key, cost);
+      }
+      total += cost;
+    }
+  }
+  return total;
+}
+
+function fieldCost(walk: Walk, field: FieldNode, parent: GraphQLNamedType | undefined, pending?: number): number {
+  // Introspection is priced flat: its size is bounded by the (small) schema, and graphql-js's own
+  // MaxIntrospectionDepthRule (in the standard rules) already refuses recursive __Type nesting.
+  if (!field.selectionSet || field.name.value.startsWith("__")) return 1;
+  const type = childFieldType(parent, field.name.value);
+  const nullable = type && getNullableType(type);
+  const size = pageSizeOf(field, walk.limits);
+  const multiplier = nullable && isListType(nullable) ? (pending ?? DEFAULT_LIST_SIZE) : 1;
+  // A connection's page size applies to the lists directly below it (nodes, edges), not to the connection.
+  const below = size ?? (nullable && isListType(nullable) ? undefined : pending);
+  return 1 + multiplier * costOf(walk, field.selectionSet, type && getNamedType(type), size ?? below);
+}
+
+function countAliases(document: DocumentNode): number {
+  let aliases = 0;
+  visit(document, { Field: (node) => void (node.alias && aliases++) });
+  return aliases;
+}
+
+/** Measures a validated document; returns the first limit it breaks as a GraphQL error, or undefined. */
+export function checkLimits(schema: GraphQLSchema, document: DocumentNode, limits: GraphqlLimits): GraphQLFormattedError | undefined {
+  const aliases = countAliases(document);
+  if (aliases > limits.maxAliases) {
+    return requestError("ALIAS_LIMIT_EXCEEDED", `Query uses ${aliases} aliases; at most ${limits.maxAliases} are allowed`);
+  }
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  const walk: Walk = { schema, limits, fragments, depthMemo: new Map(), costMemo: new Map() };
+  for (const def of document.definitions) {
+    if (def.kind !== Kind.OPERATION_DEFINITION) continue;
+    const depth = depthOf(walk, def.selectionSet);
+    if (depth > limits.maxDepth) {
+      return requestError("DEPTH_LIMIT_EXCEEDED", `Query depth ${depth} exceeds the limit of ${limits.maxDepth}`);
+    }
+    const root = schema.getRootType(def.operation) ?? undefined;
+    const cost = costOf(walk, def.selectionSet, root);
+    if (cost > limits.maxCost) {
+      return requestError("COST_LIMIT_EXCEEDED", `Query cost ${cost} exceeds the limit of ${limits.maxCost}`);
+    }
+  }
+  return undefined;
+}
