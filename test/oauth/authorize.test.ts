@@ -1,0 +1,295 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { authorizePath, formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
+import { sha256Base64Url, sha256Hex } from "../../src/crypto/hash.ts";
+
+const CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"; // RFC 7636 appendix B
+
+interface Ready {
+  t: TestApp;
+  browser: TestBrowser;
+  clientId: string;
+  userId: number;
+}
+
+async function signedIn(env: Record<string, string> = {}): Promise<Ready> {
+  const t = buildTestApp(env);
+  const { clientId } = await t.seed.client();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  const res = await signIn(browser, user);
+  assert.equal(res.status, 303);
+  return { t, browser, clientId, userId: user.id };
+}
+
+function assertPageHeaders(res: Response): void {
+  assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+  assert.match(res.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/);
+  assert.equal(res.headers.get("x-frame-options"), "DENY");
+  assert.equal(res.headers.get("referrer-policy"), "no-referrer");
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  assert.equal(res.headers.get("access-control-allow-origin"), null);
+}
+
+function location(res: Response): URL {
+  const value = res.headers.get("location");
+  assert.ok(value, "expected a Location header");
+  return new URL(value);
+}
+
+async function consentForm(r: Ready, overrides: Record<string, string | undefined> = {}): Promise<Record<string, string>> {
+  const res = await r.browser.get(authorizePath(r.clientId, overrides));
+  assert.equal(res.status, 200);
+  return formFields(await res.text(), "/oauth/authorize");
+}
+
+// Client or redirect_uri not trusted: HTML error page, 400, never a redirect (RFC 6749 §4.1.2.1).
+const untrusted: Array<{ name: string; params: (clientId: string) => Record<string, string | undefined> }> = [
+  { name: "missing client_id", params: () => ({ client_id: undefined }) },
+  { name: "unknown client_id", params: () => ({ client_id: "no-such-client" }) },
+  { name: "missing redirect_uri", params: () => ({ redirect_uri: undefined }) },
+  { name: "redirect_uri on another host", params: () => ({ redirect_uri: "https://evil.example/cb" }) },
+  { name: "redirect_uri with a trailing slash", params: () => ({ redirect_uri: "https://client.example/cb/" }) },
+  { name: "redirect_uri with an extra query", params: () => ({ redirect_uri: "https://client.example/cb?x=1" }) },
+  { name: "redirect_uri differing in case", params: () => ({ redirect_uri: "https://CLIENT.example/cb" }) },
+  { name: "redirect_uri over http", params: () => ({ redirect_uri: "http://client.example/cb" }) },
+];
+
+for (const row of untrusted) {
+  test(`authorize shows a 400 error page and does not redirect for ${row.name}`, async () => {
+    const t = buildTestApp();
+    const { clientId } = await t.seed.client();
+    const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, row.params(clientId))}`));
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get("location"), null);
+    assertPageHeaders(res);
+    assert.match(await res.text(), /Request refused/);
+  });
+}
+
+test("authorize refuses a repeated client_id with an error page", async () => {
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client();
+  const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId)}&client_id=${clientId}`));
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.get("location"), null);
+});
+
+for (const kind of ["disabled", "client-credentials-only"] as const) {
+  test(`authorize refuses a ${kind} client with an error page`, async () => {
+    const t = buildTestApp();
+    const seeded = kind === "disabled" ? await t.seed.client() : await t.seed.client({ grant: "client_credentials" });
+    if (kind === "disabled") await t.store.clients.setDisabled(seeded.clientId, true);
+    const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(seeded.clientId)}`));
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get("location"), null);
+  });
+}
+
+// Client and redirect_uri trusted: errors go back to the client with state and iss (RFC 6749 §4.1.2.1, RFC 9207).
+const redirected: Array<{ name: string; params: Record<string, string | undefined>; error: string; env?: Record<string, string> }> = [
+  { name: "missing response_type", params: { response_type: undefined }, error: "invalid_request" },
+  { name: "response_type=token", params: { response_type: "token" }, error: "unsupported_response_type" },
+  { name: "missing scope", params: { scope: undefined }, error: "invalid_scope" },
+  { name: "an unregistered scope", params: { scope: "fields:write" }, error: "invalid_scope" },
+  { name: "an extra scope", params: { scope: "fields:read admin" }, error: "invalid_scope" },
+  { name: "PKCE method plain", params: { code_challenge: CHALLENGE, code_challenge_method: "plain" }, error: "invalid_request" },
+  { name: "a challenge without method (plain by default)", params: { code_challenge: CHALLENGE }, error: "invalid_request" },
+  { name: "a method without challenge", params: { code_challenge_method: "S256" }, error: "invalid_request" },
+  { name: "a malformed challenge", params: { code_challenge: "short", code_challenge_method: "S256" }, error: "invalid_request" },
+  { name: "no challenge when PKCE is required", params: {}, error: "invalid_request", env: { FIELDGATE_REQUIRE_PKCE: "true" } },
+];
+
+for (const row of redirected) {
+  test(`authorize redirects with ${row.error} for ${row.name}`, async () => {
+    const t = buildTestApp(row.env);
+    const { clientId } = await t.seed.client();
+    const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, row.params)}`));
+    assert.equal(res.status, 302);
+    const url = location(res);
+    assert.equal(url.origin + url.pathname, "https://client.example/cb");
+    assert.equal(url.searchParams.get("error"), row.error);
+    assert.equal(url.searchParams.get("state"), "xyz-state");
+    assert.equal(url.searchParams.get("iss"), "http://fieldgate.test");
+    assert.ok(url.searchParams.get("error_description"));
+    assert.equal(url.searchParams.get("code"), null);
+  });
+}
+
+test("authorize accepts the registered scopes in any order", async () => {
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client({ scope: "fields:read" });
+  const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { scope: " fields:read " })}`));
+  assert.equal(res.status, 200);
+});
+
+test("authorize shows the sign-in page, naming the application, when not signed in", async () => {
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client({ name: "Crop <Planner>" });
+  const browser = testBrowser(t.app);
+  const res = await browser.get(authorizePath(clientId));
+  assert.equal(res.status, 200);
+  assertPageHeaders(res);
+  assert.match(res.headers.get("content-security-policy") ?? "", /form-action 'self' https:\/\/client\.example/);
+  const body = await res.text();
+  assert.match(body, /Crop &lt;Planner&gt;/);
+  assert.equal(formFields(body, "/signin").next, authorizePath(clientId));
+  assert.equal(browser.cookies.has("fieldgate_presession"), true);
+});
+
+test("authorize shows the consent page with the application and each scope in plain words", async () => {
+  const r = await signedIn();
+  const res = await r.browser.get(authorizePath(r.clientId));
+  assert.equal(res.status, 200);
+  assertPageHeaders(res);
+  assert.match(res.headers.get("content-security-policy") ?? "", /form-action 'self' https:\/\/client\.example/);
+  const body = await res.text();
+  assert.match(body, /Field notes app/);
+  assert.match(body, /Read your organizations&#39; fields/);
+  assert.match(body, /value="approve"/);
+  assert.match(body, /value="deny"/);
+});
+
+test("approve issues a single code and redirects 303 with code, state and iss", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r, { code_challenge: CHALLENGE, code_challenge_method: "S256" });
+  const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
+  assert.equal(res.status, 303);
+  const url = location(res);
+  assert.equal(url.origin + url.pathname, "https://client.example/cb");
+  assert.equal(url.searchParams.get("state"), "xyz-state");
+  assert.equal(url.searchParams.get("iss"), "http://fieldgate.test");
+  const code = url.searchParams.get("code") ?? "";
+  assert.match(code, /^fgac_[A-Za-z0-9_-]{43}$/);
+  const consumed = await r.t.store.codes.consume(await sha256Hex(code), r.t.clock.nowSeconds());
+  assert.equal(consumed.status, "ok");
+  if (consumed.status !== "ok") return;
+  assert.equal(consumed.code.userId, r.userId);
+  assert.equal(consumed.code.redirectUri, "https://client.example/cb");
+  assert.equal(consumed.code.scope, "fields:read");
+  assert.equal(consumed.code.codeChallenge, CHALLENGE);
+  assert.equal(consumed.code.expiresAt - consumed.code.issuedAt, r.t.config.codeTtlSeconds);
+  assert.ok(r.t.log.some((l) => l.event === "audit.consent_granted"));
+  assert.ok(!JSON.stringify(r.t.log).includes(code), "the code must not be logged");
+});
+
+test("the code issued on approval verifies against the PKCE verifier it was made from", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r, { code_challenge: await sha256Base64Url("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), code_challenge_method: "S256" });
+  const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
+  const code = location(res).searchParams.get("code") ?? "";
+  const consumed = await r.t.store.codes.consume(await sha256Hex(code), r.t.clock.nowSeconds());
+  assert.equal(consumed.status === "ok" && consumed.code.codeChallenge, CHALLENGE);
+});
+
+test("deny redirects 303 with access_denied and state, and issues no code", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r);
+  const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "deny" });
+  assert.equal(res.status, 303);
+  const url = location(res);
+  assert.equal(url.searchParams.get("error"), "access_denied");
+  assert.equal(url.searchParams.get("state"), "xyz-state");
+  assert.equal(url.searchParams.get("iss"), "http://fieldgate.test");
+  assert.equal(url.searchParams.get("code"), null);
+  assert.equal(await r.t.store.consents.find(r.userId, (await r.t.store.clients.findByClientId(r.clientId))!.id), undefined);
+  assert.ok(r.t.log.some((l) => l.event === "audit.consent_denied"));
+});
+
+test("a remembered consent skips the consent page and redirects with a fresh code", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r);
+  const first = location(await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" }));
+  const res = await r.browser.get(authorizePath(r.clientId, { state: "second" }));
+  assert.equal(res.status, 302);
+  const url = location(res);
+  assert.equal(url.searchParams.get("state"), "second");
+  assert.match(url.searchParams.get("code") ?? "", /^fgac_/);
+  assert.notEqual(url.searchParams.get("code"), first.searchParams.get("code"));
+});
+
+test("a consent for a different scope is not remembered", async () => {
+  const r = await signedIn();
+  const client = (await r.t.store.clients.findByClientId(r.clientId))!;
+  await r.t.store.consents.grant(r.userId, client.id, { scope: "something:else", now: r.t.clock.nowSeconds() });
+  const res = await r.browser.get(authorizePath(r.clientId));
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /value="approve"/);
+});
+
+test("state with reserved characters round-trips encoded, with no header injection", async () => {
+  const r = await signedIn();
+  const state = "a&b=c#d e\r\nSet-Cookie: x=1";
+  const fields = await consentForm(r, { state });
+  const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
+  assert.equal(res.status, 303);
+  assert.equal(location(res).searchParams.get("state"), state);
+  assert.equal(res.headers.getSetCookie().some((c) => c.startsWith("x=")), false);
+  assert.doesNotMatch(res.headers.get("location") ?? "", /[\r\n ]/);
+});
+
+// A forged or altered consent POST cannot mint a code: the CSRF token binds the session and the exact request.
+const tampered: Array<{ name: string; change: (f: Record<string, string>) => Record<string, string>; status: number }> = [
+  { name: "no CSRF token", change: ({ csrf: _, ...f }) => f, status: 403 },
+  { name: "a garbage CSRF token", change: (f) => ({ ...f, csrf: "A".repeat(43) }), status: 403 },
+  { name: "an altered state", change: (f) => ({ ...f, state: "other" }), status: 403 },
+  { name: "a removed state", change: ({ state: _, ...f }) => f, status: 403 },
+  { name: "an added code_challenge", change: (f) => ({ ...f, code_challenge: CHALLENGE, code_challenge_method: "S256" }), status: 403 },
+  { name: "an altered redirect_uri", change: (f) => ({ ...f, redirect_uri: "https://evil.example/cb" }), status: 400 },
+  { name: "an unknown decision", change: (f) => ({ ...f, decision: "maybe" }), status: 400 },
+];
+
+for (const row of tampered) {
+  test(`consent POST with ${row.name} is refused without a code`, async () => {
+    const r = await signedIn();
+    const fields = { ...(await consentForm(r)), decision: "approve" };
+    const res = await r.browser.post("/oauth/authorize", row.change(fields));
+    assert.equal(res.status, row.status);
+    assert.equal(res.headers.get("location"), null);
+    assertPageHeaders(res);
+  });
+}
+
+test("a consent form from one session cannot be replayed by another session", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r);
+  const other = testBrowser(r.t.app);
+  const user = await r.t.seed.user();
+  await signIn(other, user);
+  const res = await other.post("/oauth/authorize", { ...fields, decision: "approve" });
+  assert.equal(res.status, 403);
+  assert.equal(res.headers.get("location"), null);
+});
+
+test("consent POST without a session is refused with an error page", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r);
+  const anonymous = testBrowser(r.t.app);
+  const res = await anonymous.post("/oauth/authorize", { ...fields, decision: "approve" });
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.get("location"), null);
+});
+
+test("an expired session shows the sign-in page again", async () => {
+  const r = await signedIn();
+  r.t.clock.advance(r.t.config.sessionTtlSeconds + 1);
+  const body = await (await r.browser.get(authorizePath(r.clientId))).text();
+  assert.match(body, /action="\/signin"/);
+});
+
+test("a disabled user's session no longer counts", async () => {
+  const r = await signedIn();
+  await r.t.store.users.setDisabled(r.userId, true);
+  const body = await (await r.browser.get(authorizePath(r.clientId))).text();
+  assert.match(body, /action="\/signin"/);
+});
+
+test("a client disabled between consent page and approval cannot receive a code", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r);
+  await r.t.store.clients.setDisabled(r.clientId, true);
+  const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.get("location"), null);
+});
