@@ -69,6 +69,21 @@ export function revokeFamilyRows(db: Db, familyId: string, now: number, reason: 
   );
 }
 
+/**
+ * Marks a code used with one conditional UPDATE … RETURNING; a code used before revokes its family. Must run
+ * inside a transaction; shared with the token store's exchange, which issues tokens in the same transaction.
+ */
+export function consumeCodeRow(db: Db, codeHash: string, now: number): ConsumeResult {
+  const won = db.prepare("UPDATE authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL RETURNING *")
+    .get(now, codeHash) as Row | undefined;
+  if (won) return { status: "ok", code: toCode(won) };
+  const used = db.prepare("SELECT * FROM authorization_codes WHERE code_hash = ?").get(codeHash) as Row | undefined;
+  if (!used) return { status: "missing" };
+  const code = toCode(used);
+  revokeFamilyRows(db, code.familyId, now, "code_reused");
+  return { status: "reused", code };
+}
+
 export function createCodeStore(db: Db): CodeStore {
   return {
     async issue(c) {
@@ -82,16 +97,7 @@ export function createCodeStore(db: Db): CodeStore {
       });
     },
     async consume(codeHash, now) {
-      return db.transaction((): ConsumeResult => {
-        const won = db.prepare("UPDATE authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL RETURNING *")
-          .get(now, codeHash) as Row | undefined;
-        if (won) return { status: "ok", code: toCode(won) };
-        const used = db.prepare("SELECT * FROM authorization_codes WHERE code_hash = ?").get(codeHash) as Row | undefined;
-        if (!used) return { status: "missing" };
-        const code = toCode(used);
-        revokeFamilyRows(db, code.familyId, now, "code_reused");
-        return { status: "reused", code };
-      });
+      return db.transaction(() => consumeCodeRow(db, codeHash, now));
     },
   };
 }

@@ -1,6 +1,6 @@
 // tokens table: access and refresh token digests, their lifetimes, revocation and refresh rotation.
 import type { Db, Row } from "./sqlite.ts";
-import { revokeFamilyRows } from "./codes.ts";
+import { consumeCodeRow, revokeFamilyRows, type AuthorizationCode, type ConsumeResult } from "./codes.ts";
 
 export type TokenKind = "access" | "refresh";
 export type TokenGrantType = "authorization_code" | "refresh_token" | "client_credentials";
@@ -68,6 +68,16 @@ export type RotateResult =
   /** Unknown, another client's, expired, revoked, or refused by `next`. */
   | { status: "invalid" };
 
+export type ExchangeResult =
+  /** `issued` is false when `decide` refused or the approval's family had been revoked. */
+  | { status: "ok"; code: AuthorizationCode; issued: boolean }
+  | Exclude<ConsumeResult, { status: "ok" }>;
+
+/** What the code exchange learns inside its transaction, for checks that need the database. */
+export interface ExchangeFacts {
+  userDisabled: boolean;
+}
+
 export type RevokeResult = { status: "revoked" | "unknown"; kind?: TokenKind } | { status: "other_client" };
 
 export interface TokenStore {
@@ -76,6 +86,16 @@ export interface TokenStore {
    * meanwhile, e.g. by a replay of the code racing the first exchange.
    */
   issue(input: IssueInput): Promise<boolean>;
+  /**
+   * Consumes an authorization code and inserts the tokens `decide` returns for it, in one transaction: of two
+   * concurrent exchanges exactly one is issued tokens, and a replay revokes them (RFC 6749 §4.1.2). The code is
+   * used up even when `decide` refuses (returns undefined).
+   */
+  exchangeCode(
+    codeHash: string,
+    now: number,
+    decide: (code: AuthorizationCode, facts: ExchangeFacts) => NewToken[] | undefined,
+  ): Promise<ExchangeResult>;
   /** Any token by digest, live or not, with its client and user. */
   findByHash(tokenHash: string): Promise<TokenDetails | undefined>;
   /** The access token if it is unexpired, unrevoked, and its client and user are enabled; the bearer check. */
@@ -152,6 +172,19 @@ export function createTokenStore(db: Db): TokenStore {
         if (input.familyId !== null && familyRevoked(input.familyId)) return false;
         for (const t of input.tokens) insertToken({ ...input, parentId: null }, t);
         return true;
+      });
+    },
+    async exchangeCode(codeHash, now, decide) {
+      return db.transaction((): ExchangeResult => {
+        const consumed = consumeCodeRow(db, codeHash, now);
+        if (consumed.status !== "ok") return consumed;
+        const { code } = consumed;
+        const user = db.prepare("SELECT disabled FROM users WHERE id = ?").get(code.userId) as Row | undefined;
+        const tokens = decide(code, { userDisabled: user?.disabled !== 0 });
+        if (!tokens || familyRevoked(code.familyId)) return { status: "ok", code, issued: false };
+        const owner = { clientId: code.clientId, userId: code.userId, familyId: code.familyId, parentId: null };
+        for (const t of tokens) insertToken(owner, t);
+        return { status: "ok", code, issued: true };
       });
     },
     async findByHash(tokenHash) {

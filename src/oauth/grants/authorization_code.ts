@@ -4,10 +4,11 @@ import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
 import type { Client } from "../../store/clients.ts";
 import type { AuthorizationCode } from "../../store/codes.ts";
+import type { ExchangeFacts } from "../../store/tokens.ts";
 import { sha256Base64Url } from "../../crypto/hash.ts";
 import { constantTimeEqual } from "../../crypto/compare.ts";
 import { audit } from "../audit.ts";
-import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
+import { invalidGrant, invalidRequest, unauthorizedClient, type OAuthError } from "../errors.ts";
 import { mintTokens, type GrantResult } from "../issue_tokens.ts";
 
 
@@ -21,32 +22,36 @@ function requireParam(params: Params, name: string): string {
 }
 
 /** PKCE check: a challenge needs its verifier; a verifier without a challenge is a downgrade attempt. */
-async function checkPkce(code: AuthorizationCode, verifier: string | undefined): Promise<void> {
+function pkceError(code: AuthorizationCode, verifierHash: string | undefined): OAuthError | undefined {
   if (code.codeChallenge === null) {
     // RFC 9700 §2.1.1: refuse a verifier for a code issued without a challenge, or PKCE could be stripped.
-    if (verifier !== undefined) throw invalidGrant("code_verifier sent for a code issued without a code_challenge");
-    return;
+    return verifierHash === undefined ? undefined : invalidGrant("code_verifier sent for a code issued without a code_challenge");
   }
-  if (verifier === undefined) throw invalidGrant("code_verifier is required for this code");
-  if (!constantTimeEqual(await sha256Base64Url(verifier), code.codeChallenge)) {
-    throw invalidGrant("code_verifier does not match the code_challenge");
-  }
+  if (verifierHash === undefined) return invalidGrant("code_verifier is required for this code");
+  if (!constantTimeEqual(verifierHash, code.codeChallenge)) return invalidGrant("code_verifier does not match the code_challenge");
+  return undefined;
 }
 
-/** Every rule a consumed code must pass before tokens are issued (RFC 6749 §4.1.3). */
-async function checkCode(deps: Deps, code: AuthorizationCode, options: { client: Client; params: Params; now: number }) {
-  const { client, params, now } = options;
-  if (code.clientId !== client.id) throw invalidGrant("The code was issued to another client");
-  if (code.expiresAt <= now) throw invalidGrant("The code has expired");
-  if (params.redirect_uri !== code.redirectUri) throw invalidGrant("redirect_uri does not match the authorization request");
-  await checkPkce(code, params.code_verifier);
-  const user = await deps.store.users.findById(code.userId);
-  if (!user || user.disabled) throw invalidGrant("The user who approved this code is disabled");
+interface Presented {
+  client: Client;
+  redirectUri: string;
+  verifierHash: string | undefined;
+  now: number;
+}
+
+/** The first rule a consumed code breaks (RFC 6749 §4.1.3), or undefined when tokens may be issued. */
+function codeError(code: AuthorizationCode, facts: ExchangeFacts, p: Presented): OAuthError | undefined {
+  if (code.clientId !== p.client.id) return invalidGrant("The code was issued to another client");
+  if (code.expiresAt <= p.now) return invalidGrant("The code has expired");
+  if (p.redirectUri !== code.redirectUri) return invalidGrant("redirect_uri does not match the authorization request");
+  if (facts.userDisabled) return invalidGrant("The user who approved this code is disabled");
+  return pkceError(code, p.verifierHash);
 }
 
 /**
- * Exchanges an authorization code for an access and refresh token. The code is marked used before any other
- * check, so a failed attempt burns it too; a replay revokes every token of the approval (RFC 6749 §4.1.2).
+ * Exchanges an authorization code for an access and refresh token. Consuming the code and storing the tokens is
+ * one transaction; a failed check still uses the code up, and a replay revokes every token of the approval
+ * (RFC 6749 §4.1.2).
  * @throws OAuthError invalid_request, unauthorized_client, invalid_grant
  */
 export async function exchangeAuthorizationCode(deps: Deps, options: { client: Client; params: Params; ip: string }): Promise<GrantResult> {
@@ -55,34 +60,29 @@ export async function exchangeAuthorizationCode(deps: Deps, options: { client: C
     throw unauthorizedClient("This client is not registered for the authorization_code grant");
   }
   const codeValue = requireParam(params, "code");
-  requireParam(params, "redirect_uri");
+  const redirectUri = requireParam(params, "redirect_uri");
   const verifier = params.code_verifier;
   if (verifier !== undefined && !CODE_VERIFIER.test(verifier)) {
     throw invalidRequest("code_verifier must be 43 to 128 unreserved characters (RFC 7636)");
   }
   const now = nowSeconds(deps.clock);
-  const consumed = await deps.store.codes.consume(await deps.digest(codeValue), now);
-  if (consumed.status === "missing") throw invalidGrant("The code is invalid");
-  if (consumed.status === "reused") {
-    await audit(deps, "code_reuse_detected", {
-      clientId: client.clientId,
-      userId: consumed.code.userId,
-      ip,
-      detail: { family: consumed.code.familyId },
-    });
+  const presented = { client, redirectUri, now, verifierHash: verifier === undefined ? undefined : await sha256Base64Url(verifier) };
+  // Minted up front (digests are async) so the store can insert them in the consuming transaction.
+  const minted = await mintTokens(deps, { grantType: "authorization_code", scope: "", now, withRefresh: true });
+  let refusal: OAuthError | undefined;
+  const result = await deps.store.tokens.exchangeCode(await deps.digest(codeValue), now, (code, facts) => {
+    refusal = codeError(code, facts, presented);
+    return refusal ? undefined : minted.rows.map((row) => ({ ...row, scope: code.scope }));
+  });
+  if (result.status === "missing") throw invalidGrant("The code is invalid");
+  if (result.status === "reused") {
+    await audit(deps, "code_reuse_detected", { clientId: client.clientId, userId: result.code.userId, ip, detail: { family: result.code.familyId } });
     throw invalidGrant("The code has already been used");
   }
-  const code = consumed.code;
-  await checkCode(deps, code, { client, params, now });
-  const minted = await mintTokens(deps, { grantType: "authorization_code", scope: code.scope, now, withRefresh: true });
-  const stored = await deps.store.tokens.issue({ clientId: client.id, userId: code.userId, familyId: code.familyId, tokens: minted.rows });
-  // A replay of the code revoked the family between consume and issue: nothing may be handed out.
-  if (!stored) throw invalidGrant("The code has already been used");
-  await audit(deps, "token_issued", {
-    clientId: client.clientId,
-    userId: code.userId,
-    ip,
-    detail: { grant_type: "authorization_code", scope: code.scope },
-  });
+  if (refusal) throw refusal;
+  // The approval was revoked (e.g. the user withdrew access) after the code was issued.
+  if (!result.issued) throw invalidGrant("The authorization behind this code has been revoked");
+  const { code } = result;
+  await audit(deps, "token_issued", { clientId: client.clientId, userId: code.userId, ip, detail: { grant_type: "authorization_code", scope: code.scope } });
   return { minted, scope: code.scope };
 }

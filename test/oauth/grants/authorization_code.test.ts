@@ -1,0 +1,141 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp } from "../../helpers/test_app.ts";
+import { postJson } from "../../helpers/requests.ts";
+import { codeBody, issueCode, makeVerifier, tokenInfo } from "../../helpers/codes.ts";
+
+async function exchange(t: ReturnType<typeof buildTestApp>, body: Record<string, string>) {
+  const res = await t.app.fetch(postJson("/oauth/token", body));
+  return { res, body: await res.json() };
+}
+
+test("authorization_code issues tokens acting as the approving user with the code's scope", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const user = await t.seed.user();
+  const issued = await issueCode(t, client, { userId: user.id });
+  const { res, body } = await exchange(t, codeBody(client, issued));
+  assert.equal(res.status, 200);
+  const info = await (await tokenInfo(t, body.access_token)).json();
+  assert.equal(info.resource_owner_id, user.id);
+  assert.deepEqual(info.scope, ["fields:read"]);
+});
+
+test("authorization_code accepts the right S256 code_verifier", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const verifier = makeVerifier();
+  const issued = await issueCode(t, client, { verifier });
+  const { res } = await exchange(t, codeBody(client, issued, { code_verifier: verifier }));
+  assert.equal(res.status, 200);
+});
+
+const PKCE_ROWS = [
+  { name: "a missing code_verifier", verifier: undefined },
+  { name: "a wrong code_verifier", verifier: "b".repeat(43) },
+];
+
+for (const row of PKCE_ROWS) {
+  test(`authorization_code refuses ${row.name} for a PKCE code and burns the code`, async () => {
+    const t = buildTestApp();
+    const client = await t.seed.client();
+    const verifier = makeVerifier();
+    const issued = await issueCode(t, client, { verifier });
+    const extra: Record<string, string> = row.verifier === undefined ? {} : { code_verifier: row.verifier };
+    const { res, body } = await exchange(t, codeBody(client, issued, extra));
+    assert.equal(res.status, 400);
+    assert.equal(body.error, "invalid_grant");
+    // The failed attempt consumed the code: the right verifier now meets a used code.
+    const retry = await exchange(t, codeBody(client, issued, { code_verifier: verifier }));
+    assert.equal(retry.body.error, "invalid_grant");
+  });
+}
+
+test("authorization_code: a code is valid one second before its expiry and invalid at it", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const early = await issueCode(t, client);
+  const late = await issueCode(t, client);
+  t.clock.advance(t.config.codeTtlSeconds - 1);
+  assert.equal((await exchange(t, codeBody(client, early))).res.status, 200);
+  t.clock.advance(1);
+  const { res, body } = await exchange(t, codeBody(client, late));
+  assert.equal(res.status, 400);
+  assert.equal(body.error, "invalid_grant");
+});
+
+test("authorization_code honours a configured code lifetime", async () => {
+  const t = buildTestApp({ FIELDGATE_CODE_TTL: "600" });
+  const client = await t.seed.client();
+  const issued = await issueCode(t, client);
+  t.clock.advance(599);
+  assert.equal((await exchange(t, codeBody(client, issued))).res.status, 200);
+});
+
+test("authorization_code: a replayed code is invalid_grant and revokes every token issued from it", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const issued = await issueCode(t, client);
+  const first = await exchange(t, codeBody(client, issued));
+  assert.equal(first.res.status, 200);
+  assert.equal((await tokenInfo(t, first.body.access_token)).status, 200);
+  const replay = await exchange(t, codeBody(client, issued));
+  assert.equal(replay.res.status, 400);
+  assert.equal(replay.body.error, "invalid_grant");
+  assert.equal((await tokenInfo(t, first.body.access_token)).status, 401);
+  const refresh = await t.app.fetch(postJson("/oauth/token", {
+    grant_type: "refresh_token",
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    refresh_token: first.body.refresh_token,
+  }));
+  assert.equal((await refresh.json()).error, "invalid_grant");
+  const events = await t.store.audit.list({});
+  assert.ok(events.some((e) => e.event === "code_reuse_detected" && e.clientId === client.clientId));
+});
+
+test("authorization_code: a replay leaves other approvals of the same user alone", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const user = await t.seed.user();
+  const a = await issueCode(t, client, { userId: user.id });
+  const b = await issueCode(t, client, { userId: user.id });
+  const tokensB = (await exchange(t, codeBody(client, b))).body;
+  await exchange(t, codeBody(client, a));
+  await exchange(t, codeBody(client, a));
+  assert.equal((await tokenInfo(t, tokensB.access_token)).status, 200);
+});
+
+test("authorization_code: two concurrent exchanges of one code give exactly one 200", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const issued = await issueCode(t, client);
+  const results = await Promise.all([1, 2].map(() => t.app.fetch(postJson("/oauth/token", codeBody(client, issued)))));
+  const statuses = results.map((r) => r.status).sort();
+  assert.deepEqual(statuses, [200, 400]);
+  // The loser replayed the code, so the winner's tokens are revoked too (RFC 6749 §4.1.2 SHOULD).
+  const winner = await results.find((r) => r.status === 200)!.json();
+  assert.equal((await tokenInfo(t, winner.access_token)).status, 401);
+});
+
+test("authorization_code: a code of a since-disabled user is invalid_grant", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const user = await t.seed.user();
+  const issued = await issueCode(t, client, { userId: user.id });
+  await t.store.users.setDisabled(user.id, true);
+  const { res, body } = await exchange(t, codeBody(client, issued));
+  assert.equal(res.status, 400);
+  assert.equal(body.error, "invalid_grant");
+});
+
+test("authorization_code: a family revoked between consume and issue yields invalid_grant", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const issued = await issueCode(t, client);
+  // Simulate a racing replay: the user revokes access (the family) after the code was issued.
+  await t.store.tokens.revokeUserClient(issued.userId, client.client.id, t.clock.nowSeconds());
+  const { res, body } = await exchange(t, codeBody(client, issued));
+  assert.equal(res.status, 400);
+  assert.equal(body.error, "invalid_grant");
+});
