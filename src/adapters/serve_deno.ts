@@ -1,0 +1,119 @@
+// Deno runtime services for the CLI and server: Deno.serve, signal listeners, files, stdio.
+import type { App } from "../app.ts";
+import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
+import { openStore } from "../store/store.ts";
+import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
+
+// The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
+interface DenoServer {
+  addr: { hostname: string; port: number };
+  shutdown(): Promise<void>;
+  finished: Promise<void>;
+}
+interface DenoApi {
+  serve(
+    options: { port: number; hostname: string; onListen?: (addr: { hostname: string; port: number }) => void },
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
+  ): DenoServer;
+  addSignalListener(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
+  removeSignalListener(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
+  mkdir(path: string, options: { recursive: boolean }): Promise<void>;
+  readTextFile(path: string | URL): Promise<string>;
+  writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
+  chmod(path: string, mode: number): Promise<void>;
+  errors: { NotFound: new (...args: never[]) => Error };
+  env: { toObject(): Record<string, string> };
+  args: string[];
+  exitCode: number;
+  stdin: { readable: ReadableStream<Uint8Array> };
+  stdout: { writeSync(bytes: Uint8Array): number };
+  stderr: { writeSync(bytes: Uint8Array): number; isTerminal(): boolean };
+}
+
+/** The Deno namespace, reached through globalThis so this module also loads (and type-checks) outside Deno. */
+export const Deno = (globalThis as unknown as { Deno: DenoApi }).Deno;
+
+/** Serves `app` with Deno.serve on host:port (0 = any free port). */
+export function listenDeno(app: App, options: { port: number; host: string }): Promise<Listener> {
+  return new Promise((resolve) => {
+    const server = Deno.serve(
+      {
+        port: options.port,
+        hostname: options.host,
+        // onListen runs inside Deno.serve, before `server` is assigned: use its argument, not server.addr.
+        onListen: ({ hostname, port }) => {
+          const url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+          // shutdown() stops accepting and waits for in-flight requests to complete.
+          resolve({ url, close: () => server.shutdown() });
+        },
+      },
+      (request, info) => app.fetch(request, { remoteAddress: info.remoteAddr.hostname }),
+    );
+  });
+}
+
+/** Resolves at the first SIGTERM or SIGINT. */
+export function denoShutdownSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const handlers = {
+      SIGTERM: () => done("SIGTERM"),
+      SIGINT: () => done("SIGINT"),
+    };
+    const done = (signal: "SIGTERM" | "SIGINT") => {
+      Deno.removeSignalListener("SIGTERM", handlers.SIGTERM);
+      Deno.removeSignalListener("SIGINT", handlers.SIGINT);
+      resolve(signal);
+    };
+    Deno.addSignalListener("SIGTERM", handlers.SIGTERM);
+    Deno.addSignalListener("SIGINT", handlers.SIGINT);
+  });
+}
+
+function parentDir(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash <= 0 ? (slash === 0 ? "/" : ".") : path.slice(0, slash);
+}
+
+/** The CLI's runtime services on Deno. */
+export function createDenoDeps(env: Record<string, string | undefined>, overrides: Partial<CliDeps> = {}): CliDeps {
+  return {
+    env,
+    clock: systemClock,
+    random: cryptoRandom,
+    log: jsonLog,
+    async openStore(path, options) {
+      if (path !== ":memory:") await Deno.mkdir(parentDir(path), { recursive: true });
+      return openStore(path, options);
+    },
+    async readTextFile(path) {
+      try {
+        return await Deno.readTextFile(path);
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return undefined;
+        throw error;
+      }
+    },
+    async writePrivateFile(path, text) {
+      await Deno.writeTextFile(path, text, { mode: 0o600 });
+      await Deno.chmod(path, 0o600);
+    },
+    listen: listenDeno,
+    shutdownSignal: denoShutdownSignal,
+    ...overrides,
+  };
+}
+
+function writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: string): void {
+  let bytes = new TextEncoder().encode(text);
+  while (bytes.length > 0) bytes = bytes.subarray(stream.writeSync(bytes));
+}
+
+/** Deno.stdout/stderr/stdin as the CLI's io. */
+export function denoIo(): CliIo {
+  return {
+    stdout: (text) => writeAll(Deno.stdout, text),
+    stderr: (text) => writeAll(Deno.stderr, text),
+    readStdin: () => new Response(Deno.stdin.readable).text(),
+    isTTY: Deno.stderr.isTerminal(),
+  };
+}
