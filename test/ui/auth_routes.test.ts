@@ -1,0 +1,226 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp } from "../helpers/test_app.ts";
+import { formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
+import { hashPassword, passwordIterations, sha256Hex } from "../../src/crypto/hash.ts";
+import { safeNext } from "../../src/ui/auth_routes.ts";
+
+async function signInForm(browser: ReturnType<typeof testBrowser>, next = "/account") {
+  const res = await browser.get(`/signin?next=${encodeURIComponent(next)}`);
+  assert.equal(res.status, 200);
+  return formFields(await res.text(), "/signin");
+}
+
+test("sign-in sets an HttpOnly SameSite=Lax session cookie and redirects 303 to next", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  const res = await signIn(browser, user, "/account");
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/account");
+  const cookie = res.headers.getSetCookie().find((c) => c.startsWith("fieldgate_session="));
+  assert.ok(cookie);
+  assert.match(cookie, /; HttpOnly/);
+  assert.match(cookie, /; SameSite=Lax/);
+  assert.match(cookie, /; Path=\//);
+  assert.match(cookie, new RegExp(`; Max-Age=${t.config.sessionTtlSeconds}`));
+  assert.doesNotMatch(cookie, /Secure/);
+  assert.equal(browser.cookies.has("fieldgate_presession"), false, "the pre-session cookie is cleared");
+  assert.ok(t.log.some((l) => l.event === "audit.sign_in_succeeded"));
+});
+
+test("on https the session cookie is Secure and __Host- prefixed", async () => {
+  const t = buildTestApp({ FIELDGATE_BASE_URL: "https://fieldgate.test" });
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  const res = await signIn(browser, user);
+  assert.equal(res.status, 303);
+  const cookie = res.headers.getSetCookie().find((c) => c.startsWith("__Host-fieldgate_session="));
+  assert.ok(cookie);
+  assert.match(cookie, /; Secure/);
+  assert.match(cookie, /; Path=\//);
+  assert.doesNotMatch(cookie, /Domain=/i);
+});
+
+test("the session is stored only as a digest of the cookie value", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  const value = browser.cookies.get("fieldgate_session")!;
+  assert.match(value, /^fgss_/);
+  assert.ok(await t.store.sessions.findActive(await sha256Hex(value), t.clock.nowSeconds()));
+  assert.equal(await t.store.sessions.findActive(value, t.clock.nowSeconds()), undefined);
+});
+
+test("sign-in rotates the session id: a session cookie planted before sign-in stops working", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const planter = testBrowser(t.app);
+  await signIn(planter, user);
+  const planted = planter.cookies.get("fieldgate_session")!;
+  const victim = testBrowser(t.app);
+  const fields = await signInForm(victim);
+  victim.cookies.set("fieldgate_session", planted);
+  const res = await victim.post("/signin", { ...fields, username: user.username, password: user.password });
+  assert.equal(res.status, 303);
+  const after = victim.cookies.get("fieldgate_session")!;
+  assert.notEqual(after, planted);
+  assert.equal(await t.store.sessions.findActive(await sha256Hex(planted), t.clock.nowSeconds()), undefined);
+  assert.ok(await t.store.sessions.findActive(await sha256Hex(after), t.clock.nowSeconds()));
+});
+
+// Every failure gives the same generic message and status, without redirect (no account enumeration).
+const failures: Array<{ name: string; setup: (t: ReturnType<typeof buildTestApp>) => Promise<{ username: string; password: string }> }> = [
+  { name: "an unknown user", setup: async () => ({ username: "nobody@example.com", password: "whatever" }) },
+  { name: "a wrong password", setup: async (t) => ({ username: (await t.seed.user()).username, password: "wrong" }) },
+  { name: "an empty password", setup: async (t) => ({ username: (await t.seed.user()).username, password: "" }) },
+  { name: "an empty username", setup: async () => ({ username: "", password: "x" }) },
+  { name: "an integration user", setup: async (t) => ({ username: (await t.seed.integrationUser()).username, password: "" }) },
+  {
+    name: "a disabled user with the right password",
+    setup: async (t) => {
+      const user = await t.seed.user();
+      await t.store.users.setDisabled(user.id, true);
+      return user;
+    },
+  },
+];
+
+for (const row of failures) {
+  test(`sign-in with ${row.name} shows the generic error with no session`, async () => {
+    const t = buildTestApp();
+    const credentials = await row.setup(t);
+    const browser = testBrowser(t.app);
+    const res = await signIn(browser, credentials);
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get("location"), null);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+    const body = await res.text();
+    assert.match(body, /Incorrect username or password/);
+    assert.equal(browser.cookies.has("fieldgate_session"), false);
+    assert.ok(t.log.some((l) => l.event === "audit.sign_in_failed"));
+  });
+}
+
+test("sign-in failures are throttled per username with 429 and Retry-After", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3", FIELDGATE_THROTTLE_WINDOW: "60" });
+  const user = await t.seed.user({ username: "Alice@example.com" });
+  for (let i = 0; i < 3; i++) {
+    const browser = testBrowser(t.app, { clientIp: `198.51.100.${i}` });
+    assert.equal((await signIn(browser, { username: "alice@EXAMPLE.com", password: "wrong" })).status, 400);
+  }
+  const browser = testBrowser(t.app, { clientIp: "198.51.100.99" });
+  const blocked = await signIn(browser, user);
+  assert.equal(blocked.status, 429);
+  assert.ok(Number(blocked.headers.get("retry-after")) > 0);
+  assert.match(blocked.headers.get("content-type") ?? "", /^text\/html/);
+  t.clock.advance(61);
+  assert.equal((await signIn(browser, user)).status, 303);
+});
+
+test("sign-in failures are throttled per address across usernames", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app, { clientIp: "203.0.113.7" });
+  for (let i = 0; i < 3; i++) await signIn(browser, { username: `guess${i}@example.com`, password: "x" });
+  assert.equal((await signIn(browser, user)).status, 429);
+  assert.equal((await signIn(testBrowser(t.app, { clientIp: "203.0.113.8" }), user)).status, 303);
+});
+
+test("sign-in upgrades a password hash made with fewer iterations than configured", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const weak = await hashPassword(user.password, { iterations: 10, random: t.app.deps.random });
+  await t.store.users.updatePasswordHash(user.id, weak);
+  assert.equal((await signIn(testBrowser(t.app), user)).status, 303);
+  const stored = (await t.store.users.findById(user.id))!.passwordHash!;
+  assert.equal(passwordIterations(stored), t.config.pbkdf2Iterations);
+  assert.equal((await signIn(testBrowser(t.app), user)).status, 303, "the upgraded hash still verifies");
+});
+
+// The sign-in form's CSRF token is bound to the pre-session cookie (double submit, HMAC keyed by the cookie).
+const csrfRows: Array<{ name: string; tamper: (f: Record<string, string>, b: ReturnType<typeof testBrowser>) => Record<string, string> }> = [
+  { name: "no CSRF token", tamper: ({ csrf: _, ...f }) => f },
+  { name: "a wrong CSRF token", tamper: (f) => ({ ...f, csrf: "A".repeat(43) }) },
+  { name: "no pre-session cookie", tamper: (f, b) => (b.cookies.clear(), f) },
+];
+
+for (const row of csrfRows) {
+  test(`sign-in POST with ${row.name} is refused with 403 and no session`, async () => {
+    const t = buildTestApp();
+    const user = await t.seed.user();
+    const browser = testBrowser(t.app);
+    const fields = await signInForm(browser);
+    const res = await browser.post("/signin", { ...row.tamper(fields, browser), username: user.username, password: user.password });
+    assert.equal(res.status, 403);
+    assert.equal(browser.cookies.has("fieldgate_session"), false);
+  });
+}
+
+test("a sign-in token from one browser does not work with another browser's cookie", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const first = await signInForm(testBrowser(t.app));
+  const other = testBrowser(t.app);
+  await signInForm(other);
+  const res = await other.post("/signin", { ...first, username: user.username, password: user.password });
+  assert.equal(res.status, 403);
+});
+
+const nextRows: Array<[string | undefined, string]> = [
+  ["/oauth/authorize?client_id=x", "/oauth/authorize?client_id=x"],
+  ["/account", "/account"],
+  [undefined, "/account"],
+  ["https://evil.example/", "/account"],
+  ["//evil.example/", "/account"],
+  ["/\\evil.example/", "/account"],
+  ["/ok\r\nSet-Cookie: x", "/account"],
+  ["javascript:alert(1)", "/account"],
+];
+
+for (const [next, expected] of nextRows) {
+  test(`the post-sign-in target ${JSON.stringify(next)} becomes ${expected}`, () => {
+    assert.equal(safeNext(next), expected);
+  });
+}
+
+test("sign-out needs the CSRF token, then deletes the session and clears the cookie", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  const value = browser.cookies.get("fieldgate_session")!;
+  const page = await (await browser.get("/account")).text();
+  const refused = await browser.post("/signout", { csrf: "forged" });
+  assert.equal(refused.status, 403);
+  assert.ok(await t.store.sessions.findActive(await sha256Hex(value), t.clock.nowSeconds()));
+  const res = await browser.post("/signout", formFields(page, "/signout"));
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/");
+  assert.equal(browser.cookies.has("fieldgate_session"), false);
+  assert.equal(await t.store.sessions.findActive(await sha256Hex(value), t.clock.nowSeconds()), undefined);
+  assert.ok(t.log.some((l) => l.event === "audit.signed_out"));
+});
+
+test("GET /signin while signed in goes straight to next", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  const res = await browser.get("/signin?next=%2Faccount");
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/account");
+});
+
+test("the sign-in page escapes a reflected username and carries the page security headers", async () => {
+  const t = buildTestApp();
+  const browser = testBrowser(t.app);
+  const fields = await signInForm(browser);
+  const res = await browser.post("/signin", { ...fields, username: '"><script>alert(1)</script>', password: "x" });
+  const body = await res.text();
+  assert.doesNotMatch(body, /<script>/);
+  assert.match(body, /&lt;script&gt;/);
+  assert.match(res.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/);
+  assert.equal(res.headers.get("cache-control"), "no-store");
+});
