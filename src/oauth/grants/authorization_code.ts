@@ -11,7 +11,6 @@ import { audit } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient, type OAuthError } from "../errors.ts";
 import { mintTokens, type GrantResult } from "../issue_tokens.ts";
 
-
 // RFC 7636 §4.1: code-verifier = 43*128unreserved.
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 

@@ -1,0 +1,171 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp, type TestApp } from "../../helpers/test_app.ts";
+import { basicAuth, postForm, postJson } from "../../helpers/requests.ts";
+import { authCodeTokens, refreshBody, tokenInfo } from "../../helpers/codes.ts";
+import type { SeededClient } from "../../helpers/test_app.ts";
+
+async function refresh(t: TestApp, client: SeededClient, token: string, extra: Record<string, string> = {}) {
+  const res = await t.app.fetch(postJson("/oauth/token", refreshBody(client, token, extra)));
+  return { res, body: await res.json() };
+}
+
+test("refresh rotates: a new access and refresh token, the old refresh token stops working", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  t.clock.advance(100);
+  const { res, body } = await refresh(t, client, tokens.refresh_token);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  assert.equal(body.expires_in, 28_800);
+  assert.equal(body.token_type, "Bearer");
+  assert.equal(body.scope, "fields:read");
+  assert.equal(body.created_at, t.clock.nowSeconds());
+  assert.notEqual(body.access_token, tokens.access_token);
+  assert.notEqual(body.refresh_token, tokens.refresh_token);
+  assert.equal((await tokenInfo(t, body.access_token)).status, 200);
+  // The previous access token keeps its own lifetime (RFC 6749 §6 leaves it to the server).
+  assert.equal((await tokenInfo(t, tokens.access_token)).status, 200);
+  const events = await t.store.audit.list({});
+  assert.ok(events.some((e) => e.event === "token_refreshed"));
+});
+
+test("refresh works without redirect_uri, as standard libraries send it (form body, Basic)", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  const res = await t.app.fetch(postForm("/oauth/token", { grant_type: "refresh_token", refresh_token: tokens.refresh_token }, {
+    authorization: basicAuth(client.clientId, client.clientSecret),
+  }));
+  assert.equal(res.status, 200);
+});
+
+test("refresh requires redirect_uri when the operator switches it on", async () => {
+  const t = buildTestApp({ FIELDGATE_REFRESH_REQUIRE_REDIRECT_URI: "true" });
+  const { client, tokens } = await authCodeTokens(t);
+  const { redirect_uri: _r, ...body } = refreshBody(client, tokens.refresh_token);
+  const res = await t.app.fetch(postJson("/oauth/token", body));
+  assert.equal(res.status, 400);
+  assert.equal((await res.json()).error, "invalid_request");
+  assert.equal((await refresh(t, client, tokens.refresh_token)).res.status, 200);
+});
+
+test("refresh: the new access token lives 28800 s: valid one second before, invalid at expiry", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  const { body } = await refresh(t, client, tokens.refresh_token);
+  t.clock.advance(28_799);
+  const before = await tokenInfo(t, body.access_token);
+  assert.equal(before.status, 200);
+  assert.equal((await before.json()).expires_in, 1);
+  t.clock.advance(1);
+  const at = await tokenInfo(t, body.access_token);
+  assert.equal(at.status, 401);
+  assert.match(at.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+});
+
+test("refresh works after the access token expired, and fails once the refresh token expired", async () => {
+  const t = buildTestApp({ FIELDGATE_REFRESH_TTL: "86400" });
+  const { client, tokens } = await authCodeTokens(t);
+  t.clock.advance(28_800);
+  const { res, body } = await refresh(t, client, tokens.refresh_token);
+  assert.equal(res.status, 200);
+  t.clock.advance(86_400);
+  const late = await refresh(t, client, body.refresh_token);
+  assert.equal(late.res.status, 400);
+  assert.equal(late.body.error, "invalid_grant");
+});
+
+test("refresh: reusing a rotated refresh token revokes the whole family", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  const second = (await refresh(t, client, tokens.refresh_token)).body;
+  t.clock.advance(1);
+  const reuse = await refresh(t, client, tokens.refresh_token);
+  assert.equal(reuse.res.status, 400);
+  assert.equal(reuse.body.error, "invalid_grant");
+  for (const access of [tokens.access_token, second.access_token]) {
+    assert.equal((await tokenInfo(t, access)).status, 401);
+  }
+  assert.equal((await refresh(t, client, second.refresh_token)).body.error, "invalid_grant");
+  const events = await t.store.audit.list({});
+  assert.ok(events.some((e) => e.event === "refresh_reuse_detected" && e.clientId === client.clientId));
+});
+
+test("refresh: reuse revokes only its own family, not the user's other approvals", async () => {
+  const t = buildTestApp();
+  const a = await authCodeTokens(t);
+  const b = await authCodeTokens(t);
+  await refresh(t, a.client, a.tokens.refresh_token);
+  await refresh(t, a.client, a.tokens.refresh_token);
+  assert.equal((await tokenInfo(t, b.tokens.access_token)).status, 200);
+});
+
+test("refresh: within the grace period a retry gets a fresh pair and the lost pair dies", async () => {
+  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "5" });
+  const { client, tokens } = await authCodeTokens(t);
+  const lost = (await refresh(t, client, tokens.refresh_token)).body;
+  t.clock.advance(5);
+  const retry = await refresh(t, client, tokens.refresh_token);
+  assert.equal(retry.res.status, 200);
+  assert.equal((await tokenInfo(t, lost.access_token)).status, 401);
+  assert.equal((await refresh(t, client, lost.refresh_token)).res.status, 400);
+  assert.equal((await tokenInfo(t, retry.body.access_token)).status, 200);
+  assert.equal((await refresh(t, client, retry.body.refresh_token)).res.status, 200);
+});
+
+test("refresh: after the grace period a retry is reuse and revokes the family", async () => {
+  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "5" });
+  const { client, tokens } = await authCodeTokens(t);
+  const second = (await refresh(t, client, tokens.refresh_token)).body;
+  t.clock.advance(6);
+  const late = await refresh(t, client, tokens.refresh_token);
+  assert.equal(late.body.error, "invalid_grant");
+  assert.equal((await tokenInfo(t, second.access_token)).status, 401);
+});
+
+test("refresh: within the grace period, a token whose successor was already used is reuse", async () => {
+  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
+  const { client, tokens } = await authCodeTokens(t);
+  const second = (await refresh(t, client, tokens.refresh_token)).body;
+  const third = (await refresh(t, client, second.refresh_token)).body;
+  const replay = await refresh(t, client, tokens.refresh_token);
+  assert.equal(replay.body.error, "invalid_grant");
+  assert.equal((await tokenInfo(t, third.access_token)).status, 401);
+});
+
+test("refresh: two concurrent refreshes of one token give exactly one 200 (grace 0)", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  const results = await Promise.all([1, 2].map(() => t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))));
+  assert.deepEqual(results.map((r) => r.status).sort(), [200, 400]);
+});
+
+test("refresh: a narrower scope narrows the access token, the refresh token keeps the original", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t, { scope: "fields:read fields:write" });
+  const narrow = await refresh(t, client, tokens.refresh_token, { scope: "fields:read" });
+  assert.equal(narrow.res.status, 200);
+  assert.equal(narrow.body.scope, "fields:read");
+  assert.deepEqual((await (await tokenInfo(t, narrow.body.access_token)).json()).scope, ["fields:read"]);
+  const wide = await refresh(t, client, narrow.body.refresh_token);
+  assert.equal(wide.body.scope, "fields:read fields:write");
+});
+
+test("refresh: a revoked refresh token is invalid_grant without raising the reuse alarm", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  await t.app.fetch(postJson("/oauth/revoke", { token: tokens.refresh_token, client_id: client.clientId, client_secret: client.clientSecret }));
+  const res = await refresh(t, client, tokens.refresh_token);
+  assert.equal(res.body.error, "invalid_grant");
+  const events = await t.store.audit.list({});
+  assert.ok(!events.some((e) => e.event === "refresh_reuse_detected"));
+});
+
+test("refresh: a disabled user's refresh token is invalid_grant", async () => {
+  const t = buildTestApp();
+  const { client, tokens, issued } = await authCodeTokens(t);
+  await t.store.users.setDisabled(issued.userId, true);
+  const res = await refresh(t, client, tokens.refresh_token);
+  assert.equal(res.res.status, 400);
+  assert.equal(res.body.error, "invalid_grant");
+});
