@@ -20,8 +20,8 @@ import { cursorOf, fieldConnection, resolveFieldOrganization, type FieldConnecti
 
 const nonNull = <T extends GraphQLNullableType>(type: T) => new GraphQLNonNull(type);
 
-/** Arguments shared by every `fields` connection. */
-export const connectionArgs: GraphQLFieldConfigArgumentMap = {
+/** Paging arguments of every `fields` connection. */
+export const pageArgs: GraphQLFieldConfigArgumentMap = {
   first: {
     type: GraphQLInt,
     defaultValue: 50,
@@ -31,6 +31,10 @@ export const connectionArgs: GraphQLFieldConfigArgumentMap = {
     type: GraphQLString,
     description: "Return fields after this cursor (an `end_cursor` or edge `cursor` from a previous page).",
   },
+};
+
+/** Filter arguments of every `fields` connection. */
+export const filterArgs: GraphQLFieldConfigArgumentMap = {
   crop: { type: GraphQLString, description: "Only fields with exactly this crop, e.g. \"wheat\"." },
   season: { type: GraphQLString, description: "Only fields of exactly this season, e.g. \"2026\"." },
 };
@@ -54,7 +58,7 @@ export const OrganizationType: GraphQLObjectType<Organization, GraphqlContext> =
     fields: {
       type: nonNull(FieldConnectionType),
       description: "The organization's fields in a stable order, one page at a time.",
-      args: connectionArgs,
+      args: { ...pageArgs, ...filterArgs },
       resolve: (o, args: FieldsArgs, ctx) => fieldConnection(ctx, [o.id], args),
     },
   }),

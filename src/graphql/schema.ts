@@ -3,7 +3,7 @@ import { GraphQLBoolean, GraphQLID, GraphQLList, GraphQLNonNull, GraphQLObjectTy
 import type { TokenDetails } from "../store/tokens.ts";
 import type { GraphqlContext } from "./context.ts";
 import { globalId } from "./cursor.ts";
-import { connectionArgs, FieldConnectionType, FieldType, OrganizationType } from "./field_types.ts";
+import { filterArgs, pageArgs, FieldConnectionType, FieldType, OrganizationType } from "./field_types.ts";
 import { resolveField, resolveFields, resolveOrganizations, type FieldsArgs } from "./resolvers.ts";
 
 const ApplicationType = new GraphQLObjectType<TokenDetails>({
@@ -54,11 +54,12 @@ const QueryType = new GraphQLObjectType<unknown, GraphqlContext>({
       type: new GraphQLNonNull(FieldConnectionType),
       description: "Fields of the acting user's organizations, oldest first, one page at a time.",
       args: {
-        ...connectionArgs,
+        ...pageArgs,
         organization_id: {
           type: GraphQLID,
           description: "Only this organization's fields; an organization the user does not belong to gives an empty result.",
         },
+        ...filterArgs,
       },
       resolve: (_root, args: FieldsArgs, ctx) => resolveFields(ctx, args),
     },
