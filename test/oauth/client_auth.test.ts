@@ -1,0 +1,118 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp } from "../helpers/test_app.ts";
+import { basicAuth, postForm, postJson } from "../helpers/requests.ts";
+import { refuseQueryCredentials } from "../../src/oauth/client_auth.ts";
+import { isOAuthError } from "../../src/oauth/errors.ts";
+
+const MAX = 3;
+
+function cc(clientId: string, secret: string) {
+  return postJson("/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: secret });
+}
+
+function throttledApp() {
+  return buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: String(MAX), FIELDGATE_THROTTLE_WINDOW: "60" });
+}
+
+test("client auth throttles repeated failures with 429, Retry-After and an RFC 6749 JSON error", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "203.0.113.7" };
+  for (let i = 0; i < MAX; i++) assert.equal((await t.app.fetch(cc(client.clientId, "wrong"), ip)).status, 401);
+  const blocked = await t.app.fetch(cc(client.clientId, "wrong"), ip);
+  assert.equal(blocked.status, 429);
+  assert.equal(blocked.headers.get("retry-after"), "60");
+  assert.equal(blocked.headers.get("cache-control"), "no-store");
+  const body = await blocked.json();
+  assert.equal(typeof body.error, "string");
+  assert.equal(typeof body.error_description, "string");
+  // Even the right secret is refused from that address while throttled: no oracle for a lucky guess.
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 429);
+  const events = await t.store.audit.list({});
+  assert.equal(events.filter((e) => e.event === "client_auth_failed").length, MAX);
+  assert.ok(events.some((e) => e.event === "throttled"));
+  assert.ok(!JSON.stringify(events).includes(client.clientSecret));
+});
+
+test("client auth throttle: the legitimate client from another address is never slowed", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const attacker = { remoteAddress: "203.0.113.7" };
+  for (let i = 0; i < MAX + 5; i++) await t.app.fetch(cc(client.clientId, "wrong"), attacker);
+  const legit = await t.app.fetch(cc(client.clientId, client.clientSecret), { remoteAddress: "198.51.100.20" });
+  assert.equal(legit.status, 200);
+});
+
+test("client auth throttle: spraying many client_ids from one address is throttled by address", async () => {
+  const t = throttledApp();
+  const ip = { remoteAddress: "203.0.113.9" };
+  for (let i = 0; i < MAX; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
+  const res = await t.app.fetch(cc("guess-new", "wrong"), ip);
+  assert.equal(res.status, 429);
+});
+
+test("client auth throttle: the window ends and a success resets the client's count", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "203.0.113.7" };
+  for (let i = 0; i < MAX; i++) await t.app.fetch(cc(client.clientId, "wrong"), ip);
+  t.clock.advance(59);
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 429);
+  t.clock.advance(1);
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 200);
+  // After the success the pair starts from zero: MAX - 1 failures do not throttle.
+  for (let i = 0; i < MAX - 1; i++) await t.app.fetch(cc(client.clientId, "wrong"), ip);
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 200);
+});
+
+test("client auth throttle also guards revocation and introspection", async () => {
+  for (const path of ["/oauth/revoke", "/oauth/introspect"]) {
+    const t = throttledApp();
+    const client = await t.seed.client();
+    const ip = { remoteAddress: "203.0.113.7" };
+    const req = () => postJson(path, { token: "x", client_id: client.clientId, client_secret: "wrong" });
+    for (let i = 0; i < MAX; i++) assert.equal((await t.app.fetch(req(), ip)).status, 401);
+    assert.equal((await t.app.fetch(req(), ip)).status, 429, path);
+  }
+});
+
+test("client auth decodes RFC 6749 form-encoded Basic credentials", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  // basicAuth form-encodes; a raw "+" in the secret would otherwise decode as a space.
+  const res = await t.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: basicAuth(client.clientId, client.clientSecret) }));
+  assert.equal(res.status, 200);
+  const plus = await t.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, {
+    authorization: "Basic " + btoa(`${client.clientId}:${client.clientSecret}+`),
+  }));
+  assert.equal(plus.status, 401);
+  assert.equal(plus.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
+});
+
+test("client auth: Basic with an empty user is invalid_client", async () => {
+  const t = buildTestApp();
+  const res = await t.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: "Basic " + btoa(":secret") }));
+  assert.equal(res.status, 401);
+  assert.equal((await res.json()).error, "invalid_client");
+});
+
+test("client auth: an unknown client and a wrong secret answer identically", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const unknown = await t.app.fetch(cc("no-such-client", client.clientSecret));
+  const wrong = await t.app.fetch(cc(client.clientId, "wrong"));
+  assert.equal(unknown.status, wrong.status);
+  assert.deepEqual(await unknown.json(), await wrong.json());
+});
+
+const QUERY_ROWS = ["client_id", "client_secret", "code", "code_verifier", "refresh_token", "token", "access_token"];
+for (const name of QUERY_ROWS) {
+  test(`refuseQueryCredentials refuses ${name} in the URL`, () => {
+    assert.throws(() => refuseQueryCredentials(new URL(`http://x/oauth/token?${name}=v`)), (e) => isOAuthError(e) && e.code === "invalid_request");
+  });
+}
+
+test("refuseQueryCredentials allows unrelated query parameters", () => {
+  refuseQueryCredentials(new URL("http://x/oauth/token?trace=1"));
+});
