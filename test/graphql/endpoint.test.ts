@@ -1,0 +1,105 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildWorld, graphqlRequest } from "../helpers/graphql.ts";
+import { BASE } from "../helpers/requests.ts";
+
+const GQL = "application/graphql-response+json";
+
+function getRequest(token: string, params: Record<string, string>, headers: Record<string, string> = {}): Request {
+  return new Request(`${BASE}/graphql?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+}
+
+interface Row {
+  name: string;
+  request: (token: string) => Request;
+  status: number;
+  type?: RegExp;
+  code?: string;
+  /** Expected top-level OAuth error (for HTTP-level refusals rendered by the app). */
+  error?: string;
+}
+
+const rows: Row[] = [
+  { name: "parse error with application/json is 200", request: (k) => graphqlRequest(k, { query: "{" }), status: 200, type: /^application\/json/, code: "GRAPHQL_PARSE_FAILED" },
+  { name: "parse error with graphql-response+json is 400", request: (k) => graphqlRequest(k, { query: "{" }, { accept: GQL }), status: 400, type: /^application\/graphql-response\+json/, code: "GRAPHQL_PARSE_FAILED" },
+  { name: "validation error with application/json is 200", request: (k) => graphqlRequest(k, { query: "{ nope }" }), status: 200, code: "GRAPHQL_VALIDATION_FAILED" },
+  { name: "validation error with graphql-response+json is 400", request: (k) => graphqlRequest(k, { query: "{ nope }" }, { accept: GQL }), status: 400, code: "GRAPHQL_VALIDATION_FAILED" },
+  { name: "unknown operationName with graphql-response+json is 400", request: (k) => graphqlRequest(k, { query: "query A { __typename }", operationName: "B" }, { accept: GQL }), status: 400 },
+  { name: "variables that are not an object", request: (k) => graphqlRequest(k, { query: "{ __typename }", variables: [1] }), status: 400, code: "BAD_REQUEST" },
+  { name: "operationName that is not a string", request: (k) => graphqlRequest(k, { query: "{ __typename }", operationName: 1 }), status: 400, code: "BAD_REQUEST" },
+  { name: "a missing query", request: (k) => graphqlRequest(k, { variables: {} }), status: 400, code: "BAD_REQUEST" },
+  { name: "a body that is not a JSON object", request: (k) => graphqlRequest(k, "just a string"), status: 400, code: "BAD_REQUEST" },
+  { name: "GET variables that are not JSON", request: (k) => getRequest(k, { query: "{ __typename }", variables: "{" }), status: 400, code: "BAD_REQUEST" },
+  { name: "a mutation over GET is 405", request: (k) => getRequest(k, { query: "mutation { __typename }" }), status: 405, code: "METHOD_NOT_ALLOWED" },
+  { name: "a named mutation over GET is 405 even when another operation is a query", request: (k) => getRequest(k, { query: "query Q { __typename } mutation M { __typename }", operationName: "M" }), status: 405, code: "METHOD_NOT_ALLOWED" },
+  { name: "form bodies are 415", request: (k) => new Request(`${BASE}/graphql`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/x-www-form-urlencoded" }, body: "query=%7B__typename%7D" }), status: 415, error: "unsupported_media_type" },
+  { name: "a non-UTF-8 charset is 415", request: (k) => graphqlRequest(k, { query: "{ __typename }" }, { "content-type": "application/json; charset=latin1" }), status: 415, error: "unsupported_media_type" },
+  { name: "an unacceptable Accept is 406", request: (k) => graphqlRequest(k, { query: "{ __typename }" }, { accept: "text/html" }), status: 406, error: "invalid_request" },
+  { name: "a body over the size limit is 413", request: (k) => graphqlRequest(k, { query: `{ __typename }${" ".repeat(70_000)}` }), status: 413, error: "payload_too_large" },
+];
+
+for (const row of rows) {
+  test(`graphql over http: ${row.name}`, async () => {
+    const { t, acmeToken } = await buildWorld();
+    const res = await t.app.fetch(row.request(acmeToken));
+    assert.equal(res.status, row.status);
+    if (row.type) assert.match(res.headers.get("content-type") ?? "", row.type);
+    const body = await res.json();
+    if (row.error) {
+      assert.equal(body.error, row.error);
+      return;
+    }
+    assert.ok(Array.isArray(body.errors) && body.errors.length > 0);
+    assert.ok(!("data" in body), "request errors carry no data entry");
+    if (row.code) assert.equal(body.errors[0].extensions.code, row.code);
+  });
+}
+
+test("a mutation over GET names POST in Allow", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const res = await t.app.fetch(getRequest(acmeToken, { query: "mutation { __typename }" }));
+  assert.equal(res.headers.get("allow"), "POST");
+});
+
+test("GET runs queries with variables and operationName from the URL", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const res = await t.app.fetch(getRequest(acmeToken, {
+    query: "query Other { __typename } query Count($crop: String) { fields(crop: $crop) { total_count } }",
+    operationName: "Count",
+    variables: JSON.stringify({ crop: "wheat" }),
+  }));
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { data: { fields: { total_count: 7 } } });
+});
+
+const acceptRows = [
+  { accept: undefined, type: "application/json" },
+  { accept: "*/*", type: "application/json" },
+  { accept: "application/*", type: "application/json" },
+  { accept: GQL, type: GQL },
+  { accept: `${GQL}, application/json;q=0.9`, type: GQL },
+  { accept: `application/json, ${GQL}`, type: GQL },
+  { accept: `${GQL};q=0.5, application/json`, type: "application/json" },
+];
+
+for (const row of acceptRows) {
+  test(`Accept ${row.accept ?? "(none)"} answers ${row.type}`, async () => {
+    const { t, acmeToken } = await buildWorld();
+    const res = await t.app.fetch(graphqlRequest(acmeToken, { query: "{ __typename }" }, row.accept ? { accept: row.accept } : {}));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), `${row.type}; charset=utf-8`);
+  });
+}
+
+test("graphql responses are never cached", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const res = await t.app.fetch(graphqlRequest(acmeToken, { query: "{ fields { total_count } }" }));
+  assert.equal(res.headers.get("cache-control"), "no-store");
+});
+
+test("PUT /graphql is 405 with Allow", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const res = await t.app.fetch(new Request(`${BASE}/graphql`, { method: "PUT", headers: { authorization: `Bearer ${acmeToken}` } }));
+  assert.equal(res.status, 405);
+  assert.match(res.headers.get("allow") ?? "", /POST/);
+});

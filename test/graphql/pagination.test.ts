@@ -1,0 +1,88 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildWorld, gql } from "../helpers/graphql.ts";
+import { buildTestApp } from "../helpers/test_app.ts";
+import { mintAccessToken } from "../helpers/tokens.ts";
+
+const PAGE = `query($after: String) { fields(first: 3, after: $after) {
+  total_count nodes { id } edges { cursor node { id } } page_info { has_next_page end_cursor } } }`;
+
+test("walking fields page by page visits every field once with a stable total", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const seen: string[] = [];
+  let after: string | null = null;
+  let pages = 0;
+  for (;;) {
+    const res = await gql(t, acmeToken, PAGE, { after });
+    const conn = res.body.data!.fields;
+    assert.equal(conn.total_count, 7);
+    assert.deepEqual(conn.edges.map((e: { node: { id: string } }) => e.node.id), conn.nodes.map((n: { id: string }) => n.id));
+    seen.push(...conn.nodes.map((n: { id: string }) => n.id));
+    pages++;
+    if (!conn.page_info.has_next_page) break;
+    assert.equal(conn.page_info.end_cursor, conn.edges.at(-1).cursor);
+    after = conn.page_info.end_cursor;
+  }
+  assert.equal(pages, 3);
+  assert.equal(seen.length, 7);
+  assert.equal(new Set(seen).size, 7);
+});
+
+test("cursors are stable: the same page twice gives the same cursors", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const a = await gql(t, acmeToken, PAGE, { after: null });
+  const b = await gql(t, acmeToken, PAGE, { after: null });
+  assert.deepEqual(a.body.data, b.body.data);
+});
+
+test("first defaults to 50 and is capped at the maximum page size", async () => {
+  const t = buildTestApp();
+  await t.seed.fields(120);
+  const { client } = await t.seed.client({ grant: "client_credentials" });
+  const token = await mintAccessToken(t, { client });
+  const byDefault = await gql(t, token, "{ fields { total_count nodes { id } page_info { has_next_page } } }");
+  assert.equal(byDefault.body.data!.fields.nodes.length, 50);
+  assert.equal(byDefault.body.data!.fields.total_count, 120);
+  const capped = await gql(t, token, "{ fields(first: 1000) { nodes { id } page_info { has_next_page } } }");
+  assert.equal(capped.body.data!.fields.nodes.length, t.config.graphql.maxPageSize);
+  assert.equal(capped.body.data!.fields.page_info.has_next_page, true);
+});
+
+test("first: 0 returns no nodes but still says whether fields follow", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const res = await gql(t, acmeToken, "{ fields(first: 0) { total_count nodes { id } page_info { has_next_page end_cursor } } }");
+  assert.deepEqual(res.body.data!.fields, { total_count: 7, nodes: [], page_info: { has_next_page: true, end_cursor: null } });
+});
+
+const badArgs = [
+  { name: "a negative first", args: "first: -1" },
+  { name: "a cursor that is not base64url", args: 'after: "%%%"' },
+  { name: "a cursor of another kind", args: 'after: "RmllbGQ6MQ"' },
+  { name: "a non-canonical cursor", args: 'after: "Y3Vyc29yOnYxOjE="' },
+  { name: "a cursor with a zero-padded id", args: 'after: "Y3Vyc29yOnYxOjAx"' },
+];
+
+for (const row of badArgs) {
+  test(`fields refuses ${row.name} with BAD_USER_INPUT`, async () => {
+    const { t, acmeToken } = await buildWorld();
+    const res = await gql(t, acmeToken, `{ fields(${row.args}) { total_count } }`);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data, null);
+    assert.equal(res.body.errors![0]!.extensions!.code, "BAD_USER_INPUT");
+  });
+}
+
+test("selecting only total_count runs one COUNT and fetches no page", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const calls: string[] = [];
+  const fields = t.store.fields;
+  const count = fields.count.bind(fields);
+  const page = fields.page.bind(fields);
+  fields.count = (filter) => (calls.push("count"), count(filter));
+  fields.page = (filter, options) => (calls.push("page"), page(filter, options));
+  await gql(t, acmeToken, "{ fields { total_count } }");
+  assert.deepEqual(calls, ["count"]);
+  calls.length = 0;
+  await gql(t, acmeToken, "{ fields { nodes { id } edges { cursor } page_info { has_next_page } } }");
+  assert.deepEqual(calls, ["page"]);
+});
