@@ -1,0 +1,132 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
+import { createApp, type App } from "../../src/app.ts";
+
+const FULL_TOKEN = /fg[ar]t_[A-Za-z0-9_-]{43}/;
+
+interface Demo {
+  t: TestApp;
+  app: App;
+  browser: TestBrowser;
+  user: { username: string; password: string };
+}
+
+/** A demo-mode app with the demo client registered as the seed registers it, and three fields. */
+async function demoApp(): Promise<Demo> {
+  const t = buildTestApp({ FIELDGATE_DEMO: "true" });
+  const { clientId, clientSecret } = await t.seed.client({
+    name: "Demo field notes app",
+    redirectUri: `${t.config.baseUrl}/demo/callback`,
+    scope: "fields:read",
+  });
+  const user = await t.seed.user();
+  await t.seed.fields(3);
+  const app = createApp({
+    config: t.config,
+    store: t.store,
+    clock: t.app.deps.clock,
+    random: t.app.deps.random,
+    log: (event, fields = {}) => t.log.push({ event, fields }),
+    demo: { clientId, clientSecret },
+  });
+  return { t, app, browser: testBrowser(app), user };
+}
+
+/** Start → sign in → consent; returns the consent POST response for `decision`. */
+async function throughConsent(d: Demo, decision: "approve" | "deny"): Promise<Response> {
+  const start = await d.browser.get("/demo/start");
+  assert.equal(start.status, 302);
+  const authorize = start.headers.get("location")!;
+  assert.match(authorize, /^\/oauth\/authorize\?/);
+  assert.match(authorize, /code_challenge_method=S256/);
+  await signIn(d.browser, d.user, authorize);
+  const consent = await (await d.browser.get(authorize)).text();
+  return d.browser.post("/oauth/authorize", { ...formFields(consent, "/oauth/authorize"), decision });
+}
+
+async function approvedDemoPage(d: Demo): Promise<string> {
+  const approved = await throughConsent(d, "approve");
+  const callback = new URL(approved.headers.get("location")!);
+  assert.equal(callback.pathname, "/demo/callback");
+  const done = await d.browser.get(callback.pathname + callback.search);
+  assert.equal(done.status, 303);
+  assert.equal(done.headers.get("location"), "/demo");
+  return (await d.browser.get("/demo")).text();
+}
+
+test("the demo walks through code exchange and shows the token response and total_count", async () => {
+  const d = await demoApp();
+  const page = await approvedDemoPage(d);
+  assert.match(page, /POST \/oauth\/token \(authorization_code\) <span class="status">HTTP 200/);
+  assert.match(page, /&quot;token_type&quot;: &quot;Bearer&quot;/);
+  assert.match(page, /&quot;total_count&quot;: 3/);
+  assert.doesNotMatch(page, FULL_TOKEN, "tokens are never rendered in full");
+  assert.ok(!page.includes((d.app.deps.demo!).clientSecret), "the client secret is never rendered");
+});
+
+test("the demo refreshes the tokens and queries again", async () => {
+  const d = await demoApp();
+  const page = await approvedDemoPage(d);
+  const res = await d.browser.post("/demo/refresh", formFields(page, "/demo/refresh"));
+  assert.equal(res.status, 303);
+  const after = await (await d.browser.get("/demo")).text();
+  assert.match(after, /POST \/oauth\/token \(refresh_token\) <span class="status">HTTP 200/);
+  assert.doesNotMatch(after, FULL_TOKEN);
+});
+
+test("the demo revokes the tokens, after which GraphQL refuses the access token", async () => {
+  const d = await demoApp();
+  const page = await approvedDemoPage(d);
+  const res = await d.browser.post("/demo/revoke", formFields(page, "/demo/revoke"));
+  assert.equal(res.status, 303);
+  const after = await (await d.browser.get("/demo")).text();
+  assert.match(after, /POST \/oauth\/revoke \(refresh_token\) <span class="status">HTTP 200/);
+  assert.match(after, /POST \/graphql [^<]*<span class="status">HTTP 401/);
+  assert.doesNotMatch(after, /action="\/demo\/refresh"/);
+});
+
+test("a denied demo shows access_denied and holds no tokens", async () => {
+  const d = await demoApp();
+  const denied = await throughConsent(d, "deny");
+  const callback = new URL(denied.headers.get("location")!);
+  await d.browser.get(callback.pathname + callback.search);
+  const page = await (await d.browser.get("/demo")).text();
+  assert.match(page, /access_denied/);
+  assert.doesNotMatch(page, /action="\/demo\/refresh"/);
+});
+
+const badCallbacks: Array<{ name: string; change: (u: URL, b: TestBrowser) => void }> = [
+  { name: "a wrong state", change: (u) => u.searchParams.set("state", "forged") },
+  { name: "a wrong iss (mix-up)", change: (u) => u.searchParams.set("iss", "https://other.example") },
+  { name: "no demo cookie", change: (_, b) => b.cookies.delete("fieldgate_demo") },
+];
+
+for (const row of badCallbacks) {
+  test(`the demo callback with ${row.name} is refused without exchanging the code`, async () => {
+    const d = await demoApp();
+    const approved = await throughConsent(d, "approve");
+    const callback = new URL(approved.headers.get("location")!);
+    row.change(callback, d.browser);
+    const res = await d.browser.get(callback.pathname + callback.search);
+    assert.equal(res.status, 400);
+    assert.equal(d.t.log.some((l) => l.event === "audit.token_issued"), false);
+  });
+}
+
+test("demo refresh and revoke refuse a forged CSRF token", async () => {
+  const d = await demoApp();
+  await approvedDemoPage(d);
+  for (const path of ["/demo/refresh", "/demo/revoke"]) {
+    const res = await d.browser.post(path, { csrf: "A".repeat(43) });
+    assert.equal(res.status, 403, path);
+  }
+});
+
+test("a demo from one browser cannot be driven by another", async () => {
+  const d = await demoApp();
+  const page = await approvedDemoPage(d);
+  const res = await testBrowser(d.app).post("/demo/refresh", formFields(page, "/demo/refresh"));
+  assert.equal(res.status, 403);
+});
