@@ -1,0 +1,121 @@
+// Drives one scenario with autocannon: a warm-up, then a timed run whose every response time is recorded here.
+import autocannon from "autocannon";
+import type { AutocannonClient, AutocannonRequest, AutocannonResult } from "autocannon";
+import { createRecorder, summarise, type LatencySummary } from "./stats.ts";
+
+export interface LoadScenario {
+  /** Base URL of the server, e.g. http://127.0.0.1:8123. */
+  origin: string;
+  method: "GET" | "POST";
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** A fresh body per request (refresh rotation needs a new refresh token each time); undefined when exhausted. */
+  nextBody?: () => string | undefined;
+  /** A 2xx body that fails this check counts as a failure too (GraphQL reports errors with status 200). */
+  verifyBody?: (body: string) => boolean;
+}
+
+export interface LoadOptions {
+  connections: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  requestsPerSecond: number;
+  /** Responses with a status outside 200–299. */
+  non2xx: number;
+  /** 2xx responses whose body failed `verifyBody`. */
+  mismatches: number;
+  /** Connection errors and timeouts reported by autocannon. */
+  errors: number;
+  statusCodes: Record<string, number>;
+  /** True when `nextBody` ran dry before the time was up (the run stopped early). */
+  exhausted: boolean;
+  latency: LatencySummary;
+}
+
+interface Phase {
+  result: AutocannonResult;
+  seconds: number;
+  exhausted: boolean;
+}
+
+/** Warm-up (discarded) then the measured run; latencies are the per-response times autocannon observes. */
+export async function runLoad(scenario: LoadScenario, options: LoadOptions): Promise<LoadResult> {
+  if (options.warmupSeconds > 0) {
+    await phase(scenario, options.connections, options.warmupSeconds, () => {});
+  }
+  const times = createRecorder();
+  const statusCodes: Record<string, number> = {};
+  let non2xx = 0;
+  const measured = await phase(scenario, options.connections, options.durationSeconds, (status, ms) => {
+    times.record(ms);
+    statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+    if (status < 200 || status > 299) non2xx++;
+  });
+  const requests = times.length;
+  return {
+    requests,
+    seconds: round(measured.seconds, 3),
+    requestsPerSecond: Math.round(requests / measured.seconds),
+    non2xx,
+    mismatches: measured.result.mismatches,
+    errors: measured.result.errors + measured.result.timeouts,
+    statusCodes,
+    exhausted: measured.exhausted,
+    latency: summarise(times.values()),
+  };
+}
+
+function phase(
+  scenario: LoadScenario,
+  connections: number,
+  seconds: number,
+  onResponse: (status: number, ms: number) => void,
+): Promise<Phase> {
+  return new Promise((resolve, reject) => {
+    let exhausted = false;
+    const request: AutocannonRequest = {
+      method: scenario.method,
+      path: scenario.path,
+      headers: scenario.headers,
+      body: scenario.body,
+    };
+    const next = scenario.nextBody;
+    if (next) {
+      request.setupRequest = (req) => {
+        const body = next();
+        if (body === undefined) {
+          exhausted = true;
+          instance.stop();
+          return req;
+        }
+        return { ...req, body };
+      };
+    }
+    const started = performance.now();
+    const instance = autocannon({
+      url: scenario.origin,
+      connections,
+      duration: seconds,
+      timeout: 10,
+      requests: [request],
+      setupClient: (client: AutocannonClient) => {
+        client.on("response", (status, _bytes, ms) => onResponse(status, ms));
+      },
+      verifyBody: scenario.verifyBody,
+    }, (error, result) => {
+      if (error) reject(error);
+      else resolve({ result, seconds: (performance.now() - started) / 1000, exhausted });
+    });
+  });
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}

@@ -1,0 +1,75 @@
+// Benchmark output: the figures as a JSON document and as a plain-text table beside the targets.
+import { ratio } from "./stats.ts";
+import type { LoadResult } from "./load.ts";
+
+export interface ScenarioResult extends LoadResult {
+  id: string;
+  title: string;
+  server: string;
+  /** Throughput as a fraction of the ceiling measured in the same run. */
+  ratio: number;
+  target?: { ratio?: number; p99?: number; relativeTo?: string };
+}
+
+export interface ServerResult {
+  name: string;
+  command: string;
+  firstResponseMs: number;
+  peakRssMiB: number;
+  profile?: string;
+}
+
+export interface Report {
+  date: string;
+  machine: { cpus: number; model: string; node: string; platform: string };
+  options: Record<string, unknown>;
+  ceiling: LoadResult;
+  scenarios: ScenarioResult[];
+  servers: ServerResult[];
+  seeding: Record<string, Record<string, number>>;
+  notes: string[];
+}
+
+/** Attaches the ceiling ratio to a scenario's load result. */
+export function withRatio(result: LoadResult, ceilingRps: number, meta: Omit<ScenarioResult, keyof LoadResult | "ratio">): ScenarioResult {
+  return { ...meta, ...result, ratio: ratio(result.requestsPerSecond, ceilingRps) };
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+
+/** The scenario table as printed to stdout. */
+export function formatTable(report: Report): string {
+  const rows: string[][] = [["scenario", "req/s", "p50 ms", "p99 ms", "non-2xx", "bad body", "errors", "ratio", "target"]];
+  const c = report.ceiling;
+  rows.push(["ceiling (bare node:http)", String(c.requestsPerSecond), fmt(c.latency.p50), fmt(c.latency.p99),
+    String(c.non2xx), String(c.mismatches), String(c.errors), "1.00", ""]);
+  for (const s of report.scenarios) {
+    rows.push([s.title, String(s.requestsPerSecond), fmt(s.latency.p50), fmt(s.latency.p99), String(s.non2xx),
+      String(s.mismatches), String(s.errors), fmt(s.ratio), describeTarget(s, report)]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
+  const out = [line(rows[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice(1).map(line)];
+  out.push("");
+  for (const server of report.servers) {
+    out.push(`server ${server.name}: first response ${server.firstResponseMs} ms after spawn, peak RSS ${fmt(server.peakRssMiB, 1)} MiB`);
+  }
+  for (const note of report.notes) out.push(`note: ${note}`);
+  return out.join("\n");
+}
+
+function describeTarget(s: ScenarioResult, report: Report): string {
+  const t = s.target;
+  if (!t) return "";
+  const parts: string[] = [];
+  if (t.ratio !== undefined) parts.push(`${s.ratio >= t.ratio ? "ok" : "MISS"} >=${t.ratio}`);
+  if (t.p99 !== undefined) parts.push(`${s.latency.p99 <= t.p99 ? "ok" : "MISS"} p99<=${t.p99}`);
+  if (t.relativeTo !== undefined) {
+    const base = report.scenarios.find((x) => x.id === t.relativeTo);
+    if (base) {
+      const change = s.requestsPerSecond / base.requestsPerSecond - 1;
+      parts.push(`${change >= -0.1 ? "ok" : "MISS"} ${change >= 0 ? "+" : ""}${(change * 100).toFixed(1)}% vs ${base.id}`);
+    }
+  }
+  return parts.join(", ");
+}

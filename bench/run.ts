@@ -1,0 +1,159 @@
+// `npm run bench`: seeds fresh databases, measures the ceiling and every scenario against a real server child
+// process on 127.0.0.1, prints a table and writes the figures to bench/results/<timestamp>.json.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { runLoad, type LoadOptions } from "./load.ts";
+import { seedDatabase, type Seeded } from "./seed.ts";
+import { startServer, type ServerProcess } from "./spawn.ts";
+import { formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
+import { SCENARIOS, mintAccessToken, type Scenario } from "./scenarios.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const CLI_ENTRY = join(ROOT, "src/adapters/node.ts");
+const LOCAL_ENTRY = join(ROOT, "bench/server.ts");
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: "string", default: "5" },
+    warmup: { type: "string", default: "1" },
+    connections: { type: "string", default: "10" },
+    only: { type: "string" },
+    "no-big": { type: "boolean", default: false },
+    "cpu-prof": { type: "boolean", default: false },
+    server: { type: "string", default: "auto" },
+    "refresh-pool": { type: "string", default: "80000" },
+    keep: { type: "boolean", default: false },
+  },
+});
+
+const load: LoadOptions = {
+  connections: Number(args.connections),
+  warmupSeconds: Number(args.warmup),
+  durationSeconds: Math.max(1, Number(args.duration)),
+};
+const only = args.only ? new Set(args.only.split(",")) : undefined;
+const wanted = (s: Scenario) => !only || only.has(s.id);
+const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+const resultsDir = join(ROOT, "bench/results");
+const work = mkdtempSync(join(tmpdir(), "fieldgate-bench-"));
+const notes: string[] = [];
+
+/** The real entry point once the CLI has `serve --db`; the bench-local server otherwise. */
+function serverCommand(db: string): { name: string; args: string[] } {
+  const cli = existsSync(CLI_ENTRY) && args.server !== "local";
+  if (cli) return { name: "serve", args: [CLI_ENTRY, "serve", "--port", "{port}", "--host", "127.0.0.1", "--db", db] };
+  return { name: "bench/server.ts", args: [LOCAL_ENTRY, "--port", "{port}", "--db", db] };
+}
+
+async function startApp(name: string, db: string): Promise<{ server: ServerProcess; info: ServerResult }> {
+  const command = serverCommand(db);
+  const profileDir = join(resultsDir, `${stamp}-profiles`);
+  const server = await startServer({
+    args: command.args,
+    nodeFlags: args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [],
+    env: { FIELDGATE_DEMO: "false" },
+    readyPath: "/healthz",
+    logFile: join(work, `${name}.log`),
+  });
+  const info: ServerResult = {
+    name,
+    command: command.name,
+    firstResponseMs: server.firstResponseMs,
+    peakRssMiB: Number.NaN,
+    profile: args["cpu-prof"] ? join(profileDir, `${name}.cpuprofile`) : undefined,
+  };
+  return { server, info };
+}
+
+async function measureServer(name: string, seeded: Seeded, scenarios: Scenario[], ceilingRps: number) {
+  const { server, info } = await startApp(name, seeded.path);
+  const results: ScenarioResult[] = [];
+  try {
+    const accessToken = await mintAccessToken(server.origin, seeded);
+    for (const scenario of scenarios) {
+      process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
+      const result = await runLoad(scenario.build(server.origin, seeded, accessToken), load);
+      if (result.exhausted) notes.push(`${scenario.id}: the refresh-token pool ran out; raise --refresh-pool`);
+      results.push(withRatio(result, ceilingRps, {
+        id: scenario.id, title: scenario.title, server: name, target: scenario.target,
+      }));
+    }
+    info.peakRssMiB = server.peakRssMiB();
+  } finally {
+    await server.stop();
+  }
+  return { results, info };
+}
+
+async function measureCeiling() {
+  const server = await startServer({
+    args: [join(ROOT, "bench/ceiling.ts"), "--port", "{port}"],
+    readyPath: "/",
+    logFile: join(work, "ceiling.log"),
+  });
+  try {
+    return await runLoad({ origin: server.origin, method: "GET", path: "/" }, load);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const small = SCENARIOS.filter((s) => s.database === "empty" && wanted(s));
+  const big = args["no-big"] ? [] : SCENARIOS.filter((s) => s.database === "big" && wanted(s));
+  process.stderr.write(`seeding databases in ${work}\n`);
+  const seeding: Report["seeding"] = {};
+  const emptyDb = await seedDatabase(join(work, "empty.db"), {
+    refreshPool: small.some((s) => s.id === "refresh") ? Number(args["refresh-pool"]) : 0,
+    fields: 500, fillerTokens: 0, fillerFields: 0, fillerOrganizations: 0,
+  });
+  seeding.empty = emptyDb.timings;
+  const bigDb = big.length === 0 ? undefined : await seedDatabase(join(work, "big.db"), {
+    refreshPool: 0, fields: 500, fillerTokens: 1_000_000, fillerFields: 100_000, fillerOrganizations: 1_000,
+  });
+  if (bigDb) seeding.big = bigDb.timings;
+
+  process.stderr.write("ceiling\n");
+  const ceiling = await measureCeiling();
+  const scenarios: ScenarioResult[] = [];
+  const servers: ServerResult[] = [];
+  if (small.length > 0) {
+    process.stderr.write("fresh database\n");
+    const run = await measureServer("empty", emptyDb, small, ceiling.requestsPerSecond);
+    scenarios.push(...run.results);
+    servers.push(run.info);
+  }
+  if (bigDb) {
+    process.stderr.write("database with 1,000,000 tokens and 100,000 fields\n");
+    const run = await measureServer("big", bigDb, big, ceiling.requestsPerSecond);
+    scenarios.push(...run.results);
+    servers.push(run.info);
+  }
+  if (!readFileSync(CLI_ENTRY, "utf8").includes("workers") && !existsSync(join(ROOT, "src/adapters/cluster.ts"))) {
+    notes.push("serve has no --workers option yet: every figure is one server process");
+  }
+  const report: Report = {
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version, platform: process.platform },
+    options: { ...load, server: serverCommand("DB").name, cpuProfile: args["cpu-prof"] },
+    ceiling,
+    scenarios,
+    servers,
+    seeding,
+    notes,
+  };
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `${stamp}.json`);
+  writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
+  console.log(formatTable(report));
+  console.log(`\nfigures written to ${file} (${Math.round((performance.now() - started) / 1000)} s)`);
+}
+
+try {
+  await main();
+} finally {
+  if (!args.keep) rmSync(work, { recursive: true, force: true });
+}
