@@ -1,0 +1,54 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp } from "../helpers/test_app.ts";
+
+const session = (userId: number, now: number, hash = "a".repeat(64)) => ({ sessionHash: hash, userId, createdAt: now, expiresAt: now + 100 });
+
+test("sessions: an inserted session is found until it expires", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const now = t.clock.nowSeconds();
+  await t.store.sessions.insert(session(user.id, now));
+  assert.equal((await t.store.sessions.findActive("a".repeat(64), now))?.userId, user.id);
+  assert.equal(await t.store.sessions.findActive("a".repeat(64), now + 100), undefined);
+});
+
+test("sessions: a disabled user's session is not active", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const now = t.clock.nowSeconds();
+  await t.store.sessions.insert(session(user.id, now));
+  await t.store.users.setDisabled(user.id, true);
+  assert.equal(await t.store.sessions.findActive("a".repeat(64), now), undefined);
+});
+
+test("sessions: replace deletes the old session and inserts the new one together", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const now = t.clock.nowSeconds();
+  await t.store.sessions.insert(session(user.id, now, "old".padEnd(64, "0")));
+  await t.store.sessions.replace("old".padEnd(64, "0"), session(user.id, now, "new".padEnd(64, "0")));
+  assert.equal(await t.store.sessions.findActive("old".padEnd(64, "0"), now), undefined);
+  assert.ok(await t.store.sessions.findActive("new".padEnd(64, "0"), now));
+});
+
+test("sessions: replace with a hash that collides with an existing one rolls back entirely", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const now = t.clock.nowSeconds();
+  await t.store.sessions.insert(session(user.id, now, "old".padEnd(64, "0")));
+  await t.store.sessions.insert(session(user.id, now, "dup".padEnd(64, "0")));
+  await assert.rejects(t.store.sessions.replace("old".padEnd(64, "0"), session(user.id, now, "dup".padEnd(64, "0"))));
+  assert.ok(await t.store.sessions.findActive("old".padEnd(64, "0"), now), "the old session survives the failed rotation");
+});
+
+test("sessions: delete ends a session and expired sessions are purged", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const now = t.clock.nowSeconds();
+  await t.store.sessions.insert(session(user.id, now, "x".repeat(64)));
+  await t.store.sessions.delete("x".repeat(64));
+  assert.equal(await t.store.sessions.findActive("x".repeat(64), now), undefined);
+  await t.store.sessions.insert(session(user.id, now, "y".repeat(64)));
+  assert.equal((await t.store.purge(now + 1000, 0)).sessions, 1);
+});
