@@ -67,12 +67,13 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
     return EXIT.ok;
   }
   checkPositionals(command, args);
-  command.validate?.(args);
+  const stdin = command.readsStdin?.(args) ? await io.readStdin() : undefined;
+  command.validate?.(args, stdin);
   const env = effectiveEnv(args, deps.env);
   const config = loadValidConfig(env);
   const store = await deps.openStore(config.dbPath, command.storeOptions);
   try {
-    const result = await command.run({ args, config, env, io, deps, store, now: nowSeconds(deps.clock) });
+    const result = await command.run({ args, config, env, io, deps, store, stdin, now: nowSeconds(deps.clock) });
     if (typeof result === "number") return result;
     io.stdout(args.flags.json === true ? JSON.stringify(result.json) + "\n" : result.text);
     return EXIT.ok;

@@ -69,6 +69,8 @@ export interface CommandContext {
   env: Record<string, string | undefined>;
   /** Opened by main after validation, so a bad argument never creates or touches a database; closed by main. */
   store: Store;
+  /** stdin's text when readsStdin said so. */
+  stdin: string | undefined;
   /** Epoch seconds when the command started. */
   now: number;
 }
@@ -80,8 +82,10 @@ export interface Command {
   /** Positional arguments in usage order, e.g. ["CLIENT_ID"]. */
   positionals: string[];
   flags: Record<string, FlagSpec>;
-  /** Checks arguments that need no database; throws UsageError. Runs before the store is opened. */
-  validate?(args: ParsedArgs): void;
+  /** True when the command needs stdin (read by main before validation, so it can be checked too). */
+  readsStdin?(args: ParsedArgs): boolean;
+  /** Checks arguments (and stdin) without a database; throws UsageError. Runs before the store is opened. */
+  validate?(args: ParsedArgs, stdin: string | undefined): void;
   /** Options for opening the store (serve turns automatic checkpoints off). */
   storeOptions?: OpenOptions;
   run(ctx: CommandContext): Promise<CommandResult | number>;

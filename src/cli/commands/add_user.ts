@@ -4,13 +4,14 @@ import { optionalFlag, requireFlag } from "../args.ts";
 import { createUser, validateOrgSlug, validatePassword, validateUsername } from "../registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 
-function checkArgs(args: ParsedArgs): void {
+function checkArgs(args: ParsedArgs, stdin: string | undefined): void {
   validateUsername(requireFlag(args, "username"));
   validateOrgSlug(requireFlag(args, "org"));
-  const stdin = args.flags["password-stdin"] === true;
+  const fromStdin = args.flags["password-stdin"] === true;
   const integration = args.flags.integration === true;
   // Passwords on argv end up in shell history and `ps`; stdin is the only way in.
-  if (stdin === integration) throw new UsageError("give exactly one of --password-stdin or --integration");
+  if (fromStdin === integration) throw new UsageError("give exactly one of --password-stdin or --integration");
+  if (fromStdin) validatePassword(stripNewline(stdin ?? ""));
   const name = optionalFlag(args, "name");
   if (name !== undefined && (name.length === 0 || name.length > 200)) throw new UsageError("--name must be 1 to 200 characters");
 }
@@ -31,11 +32,12 @@ export const addUser: Command = {
     org: { type: "string", value: "ORG", description: "organization slug; created if missing" },
     name: { type: "string", value: "NAME", description: "display name" },
   },
+  readsStdin: (args) => args.flags["password-stdin"] === true,
   validate: checkArgs,
-  async run({ args, config, io, deps, store, now }) {
+  async run({ args, config, deps, store, stdin, now }) {
     let passwordHash: string | null = null;
-    if (args.flags["password-stdin"] === true) {
-      const password = validatePassword(stripNewline(await io.readStdin()));
+    if (stdin !== undefined) {
+      const password = validatePassword(stripNewline(stdin));
       passwordHash = await hashPassword(password, { iterations: config.pbkdf2Iterations, random: deps.random });
     }
     const user = await createUser(store, {
