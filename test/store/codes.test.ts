@@ -1,0 +1,54 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { sha256Hex } from "../../src/crypto/hash.ts";
+import { issueCode } from "../helpers/codes.ts";
+
+async function setup(t: TestApp, options: { verifier?: string } = {}) {
+  const client = await t.seed.client();
+  const issued = await issueCode(t, client, options);
+  return { client, issued, hash: await sha256Hex(issued.code) };
+}
+
+test("codes.issue stores only the digest and opens a grant family", async () => {
+  const t = buildTestApp();
+  const { issued, hash, client } = await setup(t, { verifier: "v".repeat(43) });
+  const result = await t.store.codes.consume(hash, t.clock.nowSeconds());
+  assert.equal(result.status, "ok");
+  if (result.status !== "ok") return;
+  assert.equal(result.code.familyId, issued.familyId);
+  assert.equal(result.code.clientId, client.client.id);
+  assert.equal(result.code.codeChallengeMethod, "S256");
+  assert.equal(result.code.usedAt, t.clock.nowSeconds());
+  assert.equal((await t.store.codes.consume(issued.code, t.clock.nowSeconds())).status, "missing");
+});
+
+test("codes.consume: a second consume reports reused and revokes the family's tokens", async () => {
+  const t = buildTestApp();
+  const { issued, hash, client } = await setup(t);
+  const now = t.clock.nowSeconds();
+  assert.equal((await t.store.codes.consume(hash, now)).status, "ok");
+  assert.equal(await t.store.tokens.issue({
+    clientId: client.client.id,
+    userId: issued.userId,
+    familyId: issued.familyId,
+    tokens: [{ tokenHash: "a".repeat(64), kind: "access", grantType: "authorization_code", scope: "fields:read", issuedAt: now, expiresAt: now + 10 }],
+  }), true);
+  const second = await t.store.codes.consume(hash, now);
+  assert.equal(second.status, "reused");
+  assert.equal(await t.store.tokens.findActiveAccess("a".repeat(64), now), undefined);
+  // Nothing more can be issued into a revoked family.
+  assert.equal(await t.store.tokens.issue({ clientId: client.client.id, userId: issued.userId, familyId: issued.familyId, tokens: [] }), false);
+});
+
+test("codes.consume: of two concurrent consumes exactly one wins", async () => {
+  const t = buildTestApp();
+  const { hash } = await setup(t);
+  const results = await Promise.all([1, 2, 3].map(() => t.store.codes.consume(hash, t.clock.nowSeconds())));
+  assert.deepEqual(results.map((r) => r.status).sort(), ["ok", "reused", "reused"]);
+});
+
+test("codes.consume reports an unknown code as missing", async () => {
+  const t = buildTestApp();
+  assert.deepEqual(await t.store.codes.consume("f".repeat(64), 0), { status: "missing" });
+});
