@@ -25,11 +25,12 @@ export function requestError(code: GraphqlErrorCode, message: string): GraphQLFo
   return { message, extensions: { code } };
 }
 
-/** True when the error was raised on purpose (by us or by graphql-js itself) rather than by a bug. */
+/**
+ * True when the error was raised on purpose rather than by a bug: graphql-js and our resolvers raise
+ * GraphQLErrors with client-safe messages; anything else (a plain Error from the store, a TypeError) is a bug.
+ */
 function isExpected(error: GraphQLError): boolean {
-  // No originalError: graphql-js produced it (coercion, validation); ours carry a code in extensions.
-  if (error.originalError === undefined) return true;
-  return error.originalError instanceof GraphQLError && typeof error.originalError.extensions.code === "string";
+  return error.originalError === undefined || error.originalError instanceof GraphQLError;
 }
 
 /**
@@ -38,7 +39,8 @@ function isExpected(error: GraphQLError): boolean {
  */
 export function formatError(error: GraphQLError, report: (error: GraphQLError) => void): GraphQLFormattedError {
   if (isExpected(error)) {
-    const code = error.extensions.code ?? (error.originalError === undefined ? "BAD_USER_INPUT" : undefined);
+    // Without a path the error concerns the request's input (variables); with one, a value we failed to produce.
+    const code = error.extensions.code ?? (error.path ? "INTERNAL_SERVER_ERROR" : "BAD_USER_INPUT");
     return { ...error.toJSON(), extensions: { ...error.extensions, code } };
   }
   report(error);
