@@ -1,0 +1,119 @@
+// clients add / list / show / disable / rotate-secret through runCli.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { sha256Hex } from "../../src/crypto/hash.ts";
+import { openStore } from "../../src/store/store.ts";
+import { cliHarness, setupOrg, type CliHarness } from "./harness.ts";
+
+async function addWebClient(h: CliHarness, redirectUri = "https://app.example/cb") {
+  return h.json(["clients", "add", "--name", "Web", "--grant", "authorization_code", "--redirect-uri", redirectUri, "--scope", "fields:read"]);
+}
+
+async function addJobClient(h: CliHarness) {
+  return h.json(["clients", "add", "--name", "Job", "--grant", "client_credentials", "--integration-user", "robot@example.com", "--scope", "fields:read"]);
+}
+
+test("clients add authorization_code prints the id and secret once and stores only the secret's digest", async () => {
+  const h = cliHarness();
+  const out = await addWebClient(h);
+  assert.match(String(out.client_secret), /^fgcs_[A-Za-z0-9_-]{43}$/);
+  assert.equal(out.grant_type, "authorization_code");
+  assert.equal(out.redirect_uri, "https://app.example/cb");
+  const [row] = h.query("SELECT * FROM clients WHERE client_id = ?", String(out.client_id));
+  assert.equal(row!.secret_hash, await sha256Hex(String(out.client_secret)));
+  assert.ok(!h.snapshot().includes(String(out.client_secret)));
+  const shown = await h.json(["clients", "show", String(out.client_id)]);
+  assert.equal(shown.client_secret, undefined);
+});
+
+for (const uri of ["http://127.0.0.1:9/cb", "http://[::1]:8000/callback", "http://localhost/cb", "https://app.example/cb?tenant=1"]) {
+  test(`clients add accepts the redirect URI ${uri}`, async () => {
+    const h = cliHarness();
+    const out = await addWebClient(h, uri);
+    assert.equal(out.redirect_uri, uri);
+  });
+}
+
+test("clients add client_credentials links the integration user", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const out = await addJobClient(h);
+  assert.equal(out.integration_user, "robot@example.com");
+  assert.equal(out.redirect_uri, null);
+  const [row] = h.query("SELECT u.username FROM clients c JOIN users u ON u.id = c.integration_user_id WHERE c.client_id = ?", String(out.client_id));
+  assert.equal(row!.username, "robot@example.com");
+});
+
+test("clients add normalises a repeated scope", async () => {
+  const h = cliHarness();
+  const out = await h.json(["clients", "add", "--name", "W", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb", "--scope", "fields:read  fields:read"]);
+  assert.equal(out.scope, "fields:read");
+});
+
+test("clients add without --json shows the secret with a warning to keep it safe", async () => {
+  const h = cliHarness();
+  const result = await h.run(["clients", "add", "--name", "W", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb", "--scope", "fields:read"]);
+  assert.match(result.stdout, /client_secret: fgcs_/);
+  assert.match(result.stdout, /shown only now/);
+});
+
+test("clients rotate-secret replaces the digest at once and keeps tokens unless asked", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const created = await addJobClient(h);
+  const rotated = await h.json(["clients", "rotate-secret", String(created.client_id)]);
+  assert.equal(rotated.client_id, created.client_id);
+  assert.notEqual(rotated.client_secret, created.client_secret);
+  const [row] = h.query("SELECT secret_hash, secret_rotated_at FROM clients WHERE client_id = ?", String(created.client_id));
+  assert.equal(row!.secret_hash, await sha256Hex(String(rotated.client_secret)));
+  assert.equal(row!.secret_rotated_at, h.clock.nowSeconds());
+});
+
+test("clients rotate-secret --revoke-tokens revokes the client's live tokens", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const created = await addJobClient(h);
+  const store = openStore(h.dbPath);
+  const client = (await store.clients.findByClientId(String(created.client_id)))!;
+  const now = h.clock.nowSeconds();
+  await store.tokens.issue({
+    clientId: client.id,
+    userId: client.integrationUserId!,
+    familyId: null,
+    tokens: [{ tokenHash: await sha256Hex("t"), kind: "access", grantType: "client_credentials", scope: "fields:read", issuedAt: now, expiresAt: now + 1800 }],
+  });
+  await store.close();
+  await h.json(["clients", "rotate-secret", String(created.client_id), "--revoke-tokens"]);
+  assert.equal(h.query("SELECT revoked_at FROM tokens")[0]!.revoked_at, now);
+});
+
+test("clients list and show describe clients without secret digests", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const web = await addWebClient(h);
+  const job = await addJobClient(h);
+  const list = await h.json(["clients", "list"]);
+  const clients = list.clients as Record<string, unknown>[];
+  assert.deepEqual(clients.map((c) => c.client_id), [web.client_id, job.client_id]);
+  const digests = h.query("SELECT secret_hash FROM clients").map((r) => String(r.secret_hash));
+  const text = (await h.run(["clients", "list"])).stdout + (await h.run(["clients", "show", String(job.client_id)])).stdout;
+  for (const output of [JSON.stringify(list), text]) {
+    for (const digest of digests) assert.ok(!output.includes(digest));
+    assert.ok(!output.includes("secret_hash"));
+  }
+  assert.match(text, /integration_user\s+robot@example.com/);
+});
+
+test("clients disable marks the client disabled", async () => {
+  const h = cliHarness();
+  const web = await addWebClient(h);
+  const out = await h.json(["clients", "disable", String(web.client_id)]);
+  assert.deepEqual(out, { client_id: web.client_id, disabled: true });
+  assert.equal((await h.json(["clients", "show", String(web.client_id)])).disabled, true);
+  assert.match((await h.run(["clients", "list"])).stdout, /\(disabled\)/);
+});
+
+test("clients list on an empty database says so", async () => {
+  const h = cliHarness();
+  assert.equal((await h.run(["clients", "list"])).stdout, "No clients.\n");
+});

@@ -1,0 +1,89 @@
+// runCli itself: help, --json shape, config from env and flags, purge and audit.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { COMMANDS } from "../../src/cli/main.ts";
+import { openStore } from "../../src/store/store.ts";
+import { cliHarness } from "./harness.ts";
+
+test("--help alone lists every command on stdout with exit 0", async () => {
+  const h = cliHarness();
+  const result = await h.run(["--help"]);
+  assert.equal(result.code, 0);
+  for (const command of COMMANDS) assert.ok(result.stdout.includes(command.name), command.name);
+});
+
+for (const command of COMMANDS) {
+  test(`${command.name} --help shows its usage and opens no database`, async () => {
+    const h = cliHarness();
+    const result = await h.run([...command.name.split(" "), "--help"]);
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, new RegExp(`^Usage: fieldgate ${command.name}`));
+    assert.match(result.stdout, /--db PATH/);
+    assert.equal(h.snapshot(), "absent");
+  });
+}
+
+test("FIELDGATE_DB chooses the database when --db is absent, and --db wins over it", async () => {
+  const h = cliHarness();
+  const fromEnv = join(h.dir, "env.db");
+  await h.run(["users", "add", "--username", "r", "--integration", "--org", "acme"], { env: { FIELDGATE_DB: fromEnv } });
+  assert.ok(existsSync(fromEnv));
+  assert.equal(h.snapshot(), "absent");
+  await h.run(["users", "add", "--username", "s", "--integration", "--org", "acme", "--db", h.dbPath], { env: { FIELDGATE_DB: fromEnv } });
+  assert.equal(h.query("SELECT username FROM users")[0]!.username, "s");
+});
+
+test("a database path in a missing directory is created", async () => {
+  const h = cliHarness();
+  const nested = join(h.dir, "deep", "er", "fg.db");
+  const result = await h.run(["users", "list", "--db", nested]);
+  assert.equal(result.code, 0);
+  assert.ok(existsSync(nested));
+});
+
+test("purge reports what it deleted past the retention window", async () => {
+  const h = cliHarness();
+  const store = openStore(h.dbPath);
+  const now = h.clock.nowSeconds();
+  await store.audit.insert({ at: now - 30 * 86_400, event: "old", clientId: null, userId: null, ip: null, detail: null });
+  await store.audit.insert({ at: now, event: "fresh", clientId: null, userId: null, ip: null, detail: null });
+  await store.close();
+  const out = await h.json(["purge"]);
+  assert.deepEqual(Object.keys(out).sort(), ["auditEvents", "codes", "families", "sessions", "tokens"]);
+  assert.equal(out.auditEvents, 1);
+  assert.deepEqual(h.query("SELECT event FROM audit_events").map((r) => r.event), ["fresh"]);
+  assert.match((await h.run(["purge"])).stdout, /auditEvents\s+0/);
+});
+
+test("audit lists events and filters with --since as ISO date or epoch seconds", async () => {
+  const h = cliHarness();
+  const store = openStore(h.dbPath);
+  const now = h.clock.nowSeconds();
+  await store.audit.insert({ at: now - 86_400, event: "token_issued", clientId: "c1", userId: 1, ip: "127.0.0.1", detail: { grant_type: "client_credentials" } });
+  await store.audit.insert({ at: now, event: "refresh_reuse_detected", clientId: "c1", userId: 1, ip: null, detail: null });
+  await store.close();
+  const all = await h.json(["audit"]);
+  assert.deepEqual((all.events as { event: string }[]).map((e) => e.event), ["token_issued", "refresh_reuse_detected"]);
+  const iso = await h.json(["audit", "--since", new Date(now * 1000).toISOString()]);
+  assert.deepEqual((iso.events as { event: string }[]).map((e) => e.event), ["refresh_reuse_detected"]);
+  const epoch = await h.json(["audit", "--since", String(now - 10), "--limit", "5"]);
+  assert.equal((epoch.events as unknown[]).length, 1);
+  const text = await h.run(["audit"]);
+  assert.match(text.stdout, /token_issued\s+client=c1\s+user=1\s+ip=127\.0\.0\.1/);
+});
+
+test("--json prints exactly one JSON object followed by a newline", async () => {
+  const h = cliHarness();
+  const result = await h.run(["users", "list", "--json"]);
+  assert.equal(result.stdout.trimEnd().split("\n").length, 1);
+  assert.deepEqual(JSON.parse(result.stdout), { users: [] });
+});
+
+test("a database written by a newer fieldgate is refused", async () => {
+  const h = cliHarness();
+  await h.run(["users", "list"]);
+  h.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)");
+  await assert.rejects(h.run(["users", "list"]), /newer than this fieldgate/);
+});
