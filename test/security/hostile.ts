@@ -138,8 +138,11 @@ export async function assertOAuthJson(res: Response): Promise<void> {
   }
 }
 
-/** Where a browser-facing response may send the user: our own pages or the exact registered redirect URI. */
-export function assertSafeLocation(location: string, registered = REDIRECT_URI): void {
+/**
+ * Where a browser-facing response may send the user: our own pages, or the exact registered redirect URI when
+ * `registered` is given (undefined: no external target at all).
+ */
+export function assertSafeLocation(location: string, registered: string | undefined = REDIRECT_URI): void {
   assert.ok(!/[\r\n]/.test(location), "Location carries CR/LF");
   if (location.startsWith("/") && !location.startsWith("//") && !location.startsWith("/\\")) return;
   const url = new URL(location);
@@ -149,12 +152,12 @@ export function assertSafeLocation(location: string, registered = REDIRECT_URI):
 }
 
 /** An HTML page (error or form) or a safe redirect; never JSON, never a 5xx. */
-export async function assertHtmlOrSafeRedirect(res: Response): Promise<void> {
+export async function assertHtmlOrSafeRedirect(res: Response, registered: string | undefined = REDIRECT_URI): Promise<void> {
   assert.ok(res.status < 500, `5xx: ${res.status}`);
   const location = res.headers.get("location");
   if (res.status >= 300 && res.status < 400) {
     assert.ok(location, "redirect without Location");
-    assertSafeLocation(location);
+    assertSafeLocation(location, registered);
     return;
   }
   assert.equal(location, null, "Location on a non-redirect");
