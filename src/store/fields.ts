@@ -58,14 +58,24 @@ function toField(row: Row): Field {
 }
 
 // The organization list is passed as one JSON array parameter and expanded by json_each, so the SQL text
-// stays fixed (one prepared statement) whatever the number of memberships.
-const SCOPE = `organization_id IN (SELECT value FROM json_each(?))
-  AND (? IS NULL OR crop = ?) AND (? IS NULL OR season = ?)`;
+// stays fixed whatever the number of memberships. Each filter combination has its own fixed WHERE clause
+// (picked from this map, never assembled from input) so SQLite can pick the matching covering index: an
+// unfiltered COUNT reads only fields_by_organization, a crop COUNT only fields_by_organization_crop.
+const SCOPE = {
+  none: "organization_id IN (SELECT value FROM json_each(?))",
+  crop: "organization_id IN (SELECT value FROM json_each(?)) AND crop = ?",
+  season: "organization_id IN (SELECT value FROM json_each(?)) AND season = ?",
+  both: "organization_id IN (SELECT value FROM json_each(?)) AND crop = ? AND season = ?",
+} as const;
 
-function scopeParams(filter: FieldFilter): (string | null)[] {
-  const crop = filter.crop ?? null;
-  const season = filter.season ?? null;
-  return [JSON.stringify(filter.organizationIds), crop, crop, season, season];
+/** The WHERE clause and its parameters for a filter. */
+export function scopeOf(filter: FieldFilter): { where: string; params: string[] } {
+  const orgs = JSON.stringify(filter.organizationIds);
+  const { crop, season } = filter;
+  if (crop !== undefined && season !== undefined) return { where: SCOPE.both, params: [orgs, crop, season] };
+  if (crop !== undefined) return { where: SCOPE.crop, params: [orgs, crop] };
+  if (season !== undefined) return { where: SCOPE.season, params: [orgs, season] };
+  return { where: SCOPE.none, params: [orgs] };
 }
 
 export function createFieldStore(db: Db): FieldStore {
@@ -81,12 +91,14 @@ export function createFieldStore(db: Db): FieldStore {
       });
     },
     async count(filter) {
-      const row = db.prepare(`SELECT COUNT(*) AS n FROM fields WHERE ${SCOPE}`).get(...scopeParams(filter)) as Row;
+      const { where, params } = scopeOf(filter);
+      const row = db.prepare(`SELECT COUNT(*) AS n FROM fields WHERE ${where}`).get(...params) as Row;
       return Number(row.n);
     },
     async page(filter, { afterId, limit }) {
-      const rows = db.prepare(`SELECT * FROM fields WHERE ${SCOPE} AND id > ? ORDER BY id LIMIT ?`)
-        .all(...scopeParams(filter), afterId, limit) as Row[];
+      const { where, params } = scopeOf(filter);
+      const rows = db.prepare(`SELECT * FROM fields WHERE ${where} AND id > ? ORDER BY id LIMIT ?`)
+        .all(...params, afterId, limit) as Row[];
       return rows.map(toField);
     },
     async findById(id, organizationIds) {

@@ -1,0 +1,81 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openDatabase } from "../../src/store/sqlite.ts";
+import { createFieldStore, scopeOf, type FieldFilter, type NewField } from "../../src/store/fields.ts";
+import { createOrganizationStore } from "../../src/store/organizations.ts";
+
+function field(name: string, crop: string | null = "wheat", season: string | null = "2026"): NewField {
+  const ring = [[5, 52], [5.001, 52], [5.001, 52.001], [5, 52]];
+  return { name, areaHa: 1.5, crop, season, boundary: JSON.stringify({ type: "Polygon", coordinates: [ring] }), centroid: { lon: 5.0005, lat: 52.0005 } };
+}
+
+async function setup() {
+  const db = openDatabase(":memory:");
+  const orgs = createOrganizationStore(db);
+  const a = await orgs.ensure("a", { now: 1 });
+  const b = await orgs.ensure("b", { now: 1 });
+  const fields = createFieldStore(db);
+  await fields.insertMany(a.id, [field("A1"), field("A2", "maize"), field("A3", null, null)], 100);
+  await fields.insertMany(b.id, [field("B1"), field("B2")], 100);
+  return { db, fields, a: a.id, b: b.id };
+}
+
+test("count and page only see the given organizations", async () => {
+  const { fields, a, b } = await setup();
+  assert.equal(await fields.count({ organizationIds: [a] }), 3);
+  assert.equal(await fields.count({ organizationIds: [b] }), 2);
+  assert.equal(await fields.count({ organizationIds: [a, b] }), 5);
+  assert.equal(await fields.count({ organizationIds: [] }), 0);
+  const page = await fields.page({ organizationIds: [b] }, { afterId: 0, limit: 10 });
+  assert.deepEqual(page.map((f) => f.name), ["B1", "B2"]);
+  assert.ok(page.every((f) => f.organizationId === b));
+});
+
+test("crop and season filters narrow count and page", async () => {
+  const { fields, a } = await setup();
+  assert.equal(await fields.count({ organizationIds: [a], crop: "maize" }), 1);
+  assert.equal(await fields.count({ organizationIds: [a], season: "2026" }), 2);
+  const page = await fields.page({ organizationIds: [a], crop: "wheat" }, { afterId: 0, limit: 10 });
+  assert.deepEqual(page.map((f) => f.name), ["A1"]);
+});
+
+test("page continues strictly after the given id in id order", async () => {
+  const { fields, a, b } = await setup();
+  const first = await fields.page({ organizationIds: [a, b] }, { afterId: 0, limit: 2 });
+  const next = await fields.page({ organizationIds: [a, b] }, { afterId: first.at(-1)!.id, limit: 10 });
+  assert.deepEqual([...first, ...next].map((f) => f.name), ["A1", "A2", "A3", "B1", "B2"]);
+});
+
+test("findById refuses a field of an organization not in the list", async () => {
+  const { fields, a, b } = await setup();
+  const [b1] = await fields.page({ organizationIds: [b] }, { afterId: 0, limit: 1 });
+  assert.equal(await fields.findById(b1!.id, [a]), undefined);
+  assert.equal((await fields.findById(b1!.id, [b]))?.name, "B1");
+});
+
+test("rows become domain objects with parsed centroid and timestamps", async () => {
+  const { fields, a } = await setup();
+  const [a1] = await fields.page({ organizationIds: [a] }, { afterId: 0, limit: 1 });
+  assert.deepEqual(a1!.centroid, { lon: 5.0005, lat: 52.0005 });
+  assert.equal(a1!.createdAt, 100);
+  assert.equal(a1!.crop, "wheat");
+  assert.equal(JSON.parse(a1!.boundary).type, "Polygon");
+});
+
+const planRows: { name: string; filter: FieldFilter; index: RegExp }[] = [
+  { name: "no filter", filter: { organizationIds: [1] }, index: /USING COVERING INDEX fields_by_organization\b/ },
+  { name: "crop", filter: { organizationIds: [1], crop: "wheat" }, index: /USING COVERING INDEX fields_by_organization_crop/ },
+  { name: "season", filter: { organizationIds: [1], season: "2026" }, index: /USING COVERING INDEX fields_by_organization_season/ },
+  { name: "crop and season", filter: { organizationIds: [1], crop: "wheat", season: "2026" }, index: /USING INDEX fields_by_organization/ },
+];
+
+for (const row of planRows) {
+  test(`count with ${row.name} is a search on an index, not a table scan`, async () => {
+    const { db } = await setup();
+    const { where, params } = scopeOf(row.filter);
+    const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT COUNT(*) AS n FROM fields WHERE ${where}`).all(...params) as { detail: string }[];
+    const details = plan.map((line) => line.detail).join("\n");
+    assert.match(details, /SEARCH fields/);
+    assert.match(details, row.index);
+  });
+}
