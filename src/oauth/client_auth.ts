@@ -94,15 +94,16 @@ export async function authenticateClient(deps: Deps, request: Request, options: 
   const refuse = async (keys: readonly string[], reason: string, clientId?: string) => {
     deps.throttle.fail(keys, now);
     await audit(deps, "client_auth_failed", { clientId, ip: ctx.clientIp, detail: { reason, method: presented.method } });
+    // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
+    // flood of them cannot flood the audit table.
+    const lockout = deps.throttle.retryAfter(keys, now);
+    if (lockout > 0) await audit(deps, "throttled", { clientId, ip: ctx.clientIp, detail: { retry_after: lockout } });
     return invalidClient("Client authentication failed", { headers: challenge });
   };
   if (presented.clientId === undefined) throw await refuse([`ip:${ctx.clientIp}`], "missing_client_id");
   const keys = throttleKeys(presented.clientId, ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);
-  if (wait > 0) {
-    await audit(deps, "throttled", { clientId: auditId(presented.clientId), ip: ctx.clientIp, detail: { retry_after: wait } });
-    throw tooManyRequests(wait);
-  }
+  if (wait > 0) throw tooManyRequests(wait);
   if (presented.secret === undefined) throw await refuse(keys, "missing_secret", auditId(presented.clientId));
   const client = await deps.store.clients.findByClientId(presented.clientId);
   const digest = await deps.digest(presented.secret);
