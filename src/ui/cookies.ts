@@ -4,7 +4,8 @@ import type { Config } from "../config.ts";
 /** Cookie name/value pairs from the request; the first occurrence of a name wins (RFC 6265 §5.4 order). */
 export function readCookies(request: Request): Map<string, string> {
   const cookies = new Map<string, string>();
-  for (const part of (request.headers.get("cookie") ?? "").split(";")) {
+  for (const raw of (request.headers.get("cookie") ?? "").split(";")) {
+    const part = raw.trim();
     const eq = part.indexOf("=");
     if (eq < 1) continue;
     const name = part.slice(0, eq).trim();

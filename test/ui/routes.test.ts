@@ -4,6 +4,7 @@ import { buildTestApp } from "../helpers/test_app.ts";
 import { signIn, testBrowser } from "../helpers/browser_session.ts";
 import { get } from "../helpers/requests.ts";
 import { createApp } from "../../src/app.ts";
+import { silentLog } from "../../src/deps.ts";
 
 test("the landing page explains the service and lists its endpoints, without a demo button by default", async () => {
   const t = buildTestApp();
@@ -21,10 +22,10 @@ test("the landing page explains the service and lists its endpoints, without a d
 test("the landing page offers the demo only when demo credentials were passed in demo mode", async () => {
   const t = buildTestApp({ FIELDGATE_DEMO: "true" });
   const demo = { clientId: "demo-client", clientSecret: "s" };
-  const withDemo = createApp({ config: t.config, store: t.store, clock: t.app.deps.clock, random: t.app.deps.random, demo });
+  const withDemo = createApp({ config: t.config, store: t.store, clock: t.app.deps.clock, random: t.app.deps.random, log: silentLog, demo });
   assert.match(await (await withDemo.fetch(get("/"))).text(), /href="\/demo\/start"/);
   const off = buildTestApp({ FIELDGATE_DEMO: "false" });
-  const notDemo = createApp({ config: off.config, store: off.store, demo });
+  const notDemo = createApp({ config: off.config, store: off.store, log: silentLog, demo });
   assert.doesNotMatch(await (await notDemo.fetch(get("/"))).text(), /Try the demo/);
   assert.equal((await notDemo.fetch(get("/demo/start"))).status, 404);
 });

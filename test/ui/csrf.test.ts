@@ -1,0 +1,27 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { csrfToken, verifyCsrf } from "../../src/ui/csrf.ts";
+
+const KEY = "fgss_" + "k".repeat(43);
+
+test("csrf: a token verifies for the same cookie, purpose and binding", async () => {
+  const token = await csrfToken(KEY, "consent", "request-1");
+  assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+  assert.equal(await verifyCsrf(KEY, token, { purpose: "consent", binding: "request-1" }), true);
+});
+
+const mismatches: Array<{ name: string; key?: string; token?: string; purpose: string; binding?: string }> = [
+  { name: "another cookie", key: "fgss_" + "x".repeat(43), purpose: "consent", binding: "request-1" },
+  { name: "another purpose", purpose: "signout", binding: "request-1" },
+  { name: "another binding", purpose: "consent", binding: "request-2" },
+  { name: "no binding", purpose: "consent" },
+  { name: "no cookie", key: "", purpose: "consent", binding: "request-1" },
+  { name: "an empty token", token: "", purpose: "consent", binding: "request-1" },
+];
+
+for (const row of mismatches) {
+  test(`csrf: a token does not verify with ${row.name}`, async () => {
+    const token = row.token ?? await csrfToken(KEY, "consent", "request-1");
+    assert.equal(await verifyCsrf(row.key ?? KEY, token, { purpose: row.purpose, binding: row.binding }), false);
+  });
+}
