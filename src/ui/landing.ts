@@ -26,6 +26,8 @@ export function renderLanding(view: LandingView): string {
 <p>Walk through the whole authorization code flow as an application would: sign in as the demo user, approve access,
 then see the token response and the result of <code>{ fields { total_count } }</code>. From there you can refresh and
 revoke the tokens. The demo application's secret stays on the server.</p>
+<p>Sign in as <strong>demo</strong> with the password <code>npm start</code> printed in its terminal when it created
+the demo data.</p>
 <p><a class="button primary" href="/demo/start">Try the demo</a></p>
 </section>`
     : "";
