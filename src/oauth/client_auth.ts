@@ -77,8 +77,11 @@ function throttleKeys(clientId: string, ip: string): [string, string] {
   return [`client:${clientId}|ip:${ip}`, `ip:${ip}`];
 }
 
-/** A value safe to record in the audit log for an attacker-chosen client_id. */
-function auditId(clientId: string): string {
+/**
+ * An attacker-chosen client_id cut to a bounded length before it becomes a throttle key or an audit value, so a
+ * flood of 60 KB ids cannot fill memory; real ids are 22 characters.
+ */
+function boundedId(clientId: string): string {
   return clientId.slice(0, 100);
 }
 
@@ -101,14 +104,14 @@ export async function authenticateClient(deps: Deps, request: Request, options: 
     return invalidClient("Client authentication failed", { headers: challenge });
   };
   if (presented.clientId === undefined) throw await refuse([`ip:${ctx.clientIp}`], "missing_client_id");
-  const keys = throttleKeys(presented.clientId, ctx.clientIp);
+  const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);
-  if (presented.secret === undefined) throw await refuse(keys, "missing_secret", auditId(presented.clientId));
+  if (presented.secret === undefined) throw await refuse(keys, "missing_secret", boundedId(presented.clientId));
   const client = await deps.store.clients.findByClientId(presented.clientId);
   const digest = await deps.digest(presented.secret);
   const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
-  if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", auditId(presented.clientId));
+  if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", boundedId(presented.clientId));
   // Checked after the secret so a disabled client answers exactly like a wrong secret.
   if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
   deps.throttle.reset([keys[0]]);

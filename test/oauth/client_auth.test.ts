@@ -117,3 +117,13 @@ for (const name of QUERY_ROWS) {
 test("refuseQueryCredentials allows unrelated query parameters", () => {
   refuseQueryCredentials(new URL("http://x/oauth/token?trace=1"));
 });
+
+test("client auth throttle keys stay bounded for huge client_ids", async () => {
+  const t = throttledApp();
+  const huge = "x".repeat(20_000);
+  const res = await t.app.fetch(cc(huge, "wrong"), { remoteAddress: "203.0.113.7" });
+  assert.equal(res.status, 401);
+  const events = await t.store.audit.list({});
+  assert.ok(events.every((e) => (e.clientId ?? "").length <= 100));
+  assert.ok(t.app.deps.throttle.size() <= 2);
+});
