@@ -85,14 +85,15 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   const keys = [`signin:user:${username.toLowerCase()}`, `signin:ip:${ctx.clientIp}`];
   const now = nowSeconds(deps.clock);
   const wait = deps.throttle.retryAfter(keys, now);
-  if (wait > 0) {
-    await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
-    throw tooManyRequests(wait);
-  }
+  if (wait > 0) throw tooManyRequests(wait);
   const user = await checkCredentials(deps, username, form.password ?? "");
   if (!user) {
     deps.throttle.fail(keys, now);
     await audit(deps, "sign_in_failed", { ip: ctx.clientIp });
+    // Audit the lockout once, when it starts, so a flood of refused attempts cannot flood the audit table.
+    if (deps.throttle.retryAfter(keys, now) > 0) {
+      await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
+    }
     const more = await continuation(deps, next);
     return signInPage(deps, request, { next, username, error: GENERIC_FAILURE, status: 400, ...more });
   }

@@ -115,6 +115,8 @@ test("sign-in failures are throttled per username with 429 and Retry-After", asy
   assert.equal(blocked.status, 429);
   assert.ok(Number(blocked.headers.get("retry-after")) > 0);
   assert.match(blocked.headers.get("content-type") ?? "", /^text\/html/);
+  await signIn(browser, user);
+  assert.equal(t.log.filter((l) => l.event === "audit.throttled").length, 1, "the lockout is audited once");
   t.clock.advance(61);
   assert.equal((await signIn(browser, user)).status, 303);
 });
