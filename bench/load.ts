@@ -20,6 +20,8 @@ export interface LoadOptions {
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;
+  /** CPU seconds the server process has used so far; sampled around the measured phase. */
+  serverCpuSeconds?: () => number;
 }
 
 export interface LoadResult {
@@ -36,6 +38,11 @@ export interface LoadResult {
   /** True when `nextBody` ran dry before the time was up (the run stopped early). */
   exhausted: boolean;
   latency: LatencySummary;
+  /**
+   * Server CPU time (user + system) per response in microseconds: less sensitive than requests/s to other load on
+   * the machine, so it shows what an optimisation saved even when the machine is busy.
+   */
+  serverCpuUsPerRequest: number;
 }
 
 interface Phase {
@@ -52,12 +59,14 @@ export async function runLoad(scenario: LoadScenario, options: LoadOptions): Pro
   const times = createRecorder();
   const statusCodes: Record<string, number> = {};
   let non2xx = 0;
+  const cpuBefore = options.serverCpuSeconds?.() ?? Number.NaN;
   const measured = await phase(scenario, options.connections, options.durationSeconds, (status, ms) => {
     times.record(ms);
     statusCodes[status] = (statusCodes[status] ?? 0) + 1;
     if (status < 200 || status > 299) non2xx++;
   });
   const requests = times.length;
+  const cpuSeconds = (options.serverCpuSeconds?.() ?? Number.NaN) - cpuBefore;
   return {
     requests,
     seconds: round(measured.seconds, 3),
@@ -68,6 +77,7 @@ export async function runLoad(scenario: LoadScenario, options: LoadOptions): Pro
     statusCodes,
     exhausted: measured.exhausted,
     latency: summarise(times.values()),
+    serverCpuUsPerRequest: round((cpuSeconds * 1e6) / requests, 1),
   };
 }
 

@@ -39,13 +39,13 @@ const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) :
 
 /** The scenario table as printed to stdout. */
 export function formatTable(report: Report): string {
-  const rows: string[][] = [["scenario", "req/s", "p50 ms", "p99 ms", "non-2xx", "bad body", "errors", "ratio", "target"]];
+  const rows: string[][] = [["scenario", "req/s", "p50 ms", "p99 ms", "non-2xx", "bad body", "errors", "cpu µs/req", "ratio", "target"]];
   const c = report.ceiling;
   rows.push(["ceiling (bare node:http)", String(c.requestsPerSecond), fmt(c.latency.p50), fmt(c.latency.p99),
-    String(c.non2xx), String(c.mismatches), String(c.errors), "1.00", ""]);
+    String(c.non2xx), String(c.mismatches), String(c.errors), fmt(c.serverCpuUsPerRequest, 1), "1.00", ""]);
   for (const s of report.scenarios) {
     rows.push([s.title, String(s.requestsPerSecond), fmt(s.latency.p50), fmt(s.latency.p99), String(s.non2xx),
-      String(s.mismatches), String(s.errors), fmt(s.ratio), describeTarget(s, report)]);
+      String(s.mismatches), String(s.errors), fmt(s.serverCpuUsPerRequest, 1), fmt(s.ratio), describeTarget(s, report)]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");

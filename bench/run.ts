@@ -74,7 +74,7 @@ async function measureServer(name: string, seeded: Seeded, scenarios: Scenario[]
     const accessToken = await mintAccessToken(server.origin, seeded);
     for (const scenario of scenarios) {
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
-      const result = await runLoad(scenario.build(server.origin, seeded, accessToken), load);
+      const result = await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
       if (result.exhausted) notes.push(`${scenario.id}: the refresh-token pool ran out; raise --refresh-pool`);
       results.push(withRatio(result, ceilingRps, {
         id: scenario.id, title: scenario.title, server: name, target: scenario.target,
@@ -94,7 +94,7 @@ async function measureCeiling() {
     logFile: join(work, "ceiling.log"),
   });
   try {
-    return await runLoad({ origin: server.origin, method: "GET", path: "/" }, load);
+    return await runLoad({ origin: server.origin, method: "GET", path: "/" }, { ...load, serverCpuSeconds: server.cpuSeconds });
   } finally {
     await server.stop();
   }

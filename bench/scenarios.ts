@@ -62,6 +62,10 @@ function refreshRotation(origin: string, seeded: Seeded): LoadScenario {
 
 export const SCENARIOS: readonly Scenario[] = [
   {
+    id: "health", title: "0 GET /healthz (app overhead)", database: "empty",
+    build: (origin) => ({ origin, method: "GET", path: "/healthz", verifyBody: (body) => body.includes('"ok"') }),
+  },
+  {
     id: "token", title: "1 client_credentials token", database: "empty", target: { ratio: 0.25, p99: 2 },
     build: (origin, seeded) => clientCredentials(origin, seeded),
   },

@@ -11,6 +11,8 @@ export interface ServerProcess {
   firstResponseMs: number;
   /** Peak resident set size of the process so far (VmHWM), in MiB; NaN where /proc is unavailable. */
   peakRssMiB(): number;
+  /** User + system CPU seconds the process has used so far; NaN where /proc is unavailable. */
+  cpuSeconds(): number;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -67,6 +69,7 @@ export async function startServer(options: SpawnOptions): Promise<ServerProcess>
     origin,
     firstResponseMs: Math.round(firstResponseMs),
     peakRssMiB: () => peakRss(pid),
+    cpuSeconds: () => cpuSeconds(pid),
     async stop(graceMs = 5_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGTERM");
@@ -104,4 +107,16 @@ function peakRss(pid: number): number {
   if (!existsSync(file)) return Number.NaN;
   const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(file, "utf8"));
   return match ? Math.round(Number(match[1]) / 102.4) / 10 : Number.NaN;
+}
+
+// Clock ticks per second for /proc/<pid>/stat; 100 on every Linux configuration Node supports.
+const CLK_TCK = 100;
+
+function cpuSeconds(pid: number): number {
+  const file = `/proc/${pid}/stat`;
+  if (!existsSync(file)) return Number.NaN;
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of the whole line.
+  const line = readFileSync(file, "utf8");
+  const fields = line.slice(line.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }

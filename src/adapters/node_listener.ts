@@ -1,56 +1,95 @@
-// node:http <-> app.fetch: builds one standard Request per incoming message and streams the Response back.
+// node:http <-> app.fetch: builds one standard Request per incoming message and writes the Response back.
+// Lean on purpose (this is the hot path of every request): the body is buffered as bytes instead of being wrapped
+// in a web stream, headers are copied once, and the response is written with a single end() call.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import type { App } from "../app.ts";
+
+/** Used only when handed an app-like object without config (test doubles). */
+const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
 /** A node:http request listener that serves `app.fetch`; `origin` is used to build absolute request URLs. */
 export function toNodeListener(app: App, origin: string) {
+  // Bodies are buffered here, so the adapter enforces the same cap the app does: past it, it stops reading and
+  // hands over maxBodyBytes + 1 bytes, which the app refuses with 413 exactly as it would a streamed body.
+  const maxBodyBytes = app.deps?.config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let response: Response;
+    let body: Uint8Array | undefined;
     try {
-      response = await app.fetch(toRequest(req, origin), { remoteAddress: req.socket.remoteAddress });
+      body = hasBody(req) ? await readBody(req, maxBodyBytes) : undefined;
+      response = await app.fetch(toRequest(req, origin, body), { remoteAddress: req.socket.remoteAddress });
     } catch (error) {
-      // app.fetch has its own error boundary; reaching here means the request itself could not be built.
-      res.writeHead(400, { "content-type": "application/json; charset=utf-8" });
-      res.end(JSON.stringify({ error: "invalid_request", error_description: "Malformed HTTP request" }));
+      // app.fetch has its own error boundary; reaching here means the request itself could not be built or read.
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(400, { "content-type": "application/json; charset=utf-8", connection: "close" });
+        res.end(JSON.stringify({ error: "invalid_request", error_description: "Malformed HTTP request" }));
+      }
       void error;
       return;
     }
-    await writeResponse(response, res);
+    // An oversized upload was left unread: close the connection after answering instead of draining it.
+    await writeResponse(response, res, body !== undefined && body.byteLength > maxBodyBytes);
   };
 }
 
-function toRequest(req: IncomingMessage, origin: string): Request {
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  const method = req.method ?? "GET";
-  const hasBody = method !== "GET" && method !== "HEAD";
-  return new Request(origin + (req.url ?? "/"), {
-    method,
-    headers,
-    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
-    // Required by undici for streaming request bodies.
-    duplex: hasBody ? "half" : undefined,
-  } as RequestInit);
+function hasBody(req: IncomingMessage): boolean {
+  const method = req.method;
+  if (method === "GET" || method === "HEAD") return false;
+  // No Content-Length and no Transfer-Encoding means no body (RFC 9112 §6.3).
+  return req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
 }
 
-async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
-  const headers: Record<string, string | string[]> = {};
-  response.headers.forEach((value, key) => {
-    if (key === "set-cookie") return;
-    headers[key] = value;
+/** The whole body, or its first `maxBytes + 1` bytes when it is larger (the rest is not read into memory). */
+function readBody(req: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const done = () => {
+      req.off("data", onData);
+      req.off("end", done);
+      req.off("error", reject);
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, Math.min(total, maxBytes + 1)));
+    };
+    const onData = (chunk: Buffer) => {
+      const room = maxBytes + 1 - total;
+      chunks.push(chunk.byteLength > room ? chunk.subarray(0, room) : chunk);
+      total += Math.min(chunk.byteLength, room);
+      if (total > maxBytes) {
+        // Enough to know it is too large; stop buffering and drop the rest of the upload.
+        req.pause();
+        done();
+      }
+    };
+    req.on("data", onData);
+    req.once("end", done);
+    req.once("error", reject);
   });
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length > 0) headers["set-cookie"] = cookies;
+}
+
+function toRequest(req: IncomingMessage, origin: string, body: Uint8Array | undefined): Request {
+  const headers: [string, string][] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
+  return new Request(origin + (req.url ?? "/"), { method: req.method ?? "GET", headers, body: body as BodyInit | undefined });
+}
+
+async function writeResponse(response: Response, res: ServerResponse, close: boolean): Promise<void> {
+  const headers: string[] = close ? ["connection", "close"] : [];
+  let cookies: string[] | undefined;
+  response.headers.forEach((value, key) => {
+    // forEach joins repeated Set-Cookie values with ", ", which breaks cookies; they are sent one per line.
+    if (key === "set-cookie") cookies ??= response.headers.getSetCookie();
+    else headers.push(key, value);
+  });
+  for (const cookie of cookies ?? []) headers.push("set-cookie", cookie);
   if (!response.body) {
     res.writeHead(response.status, headers);
     res.end();
     return;
   }
-  // Most responses are small JSON: read whole and send with Content-Length in a single write.
+  // Responses are small JSON or HTML: read whole and send with Content-Length in a single write.
   const body = new Uint8Array(await response.arrayBuffer());
-  headers["content-length"] = String(body.byteLength);
+  headers.push("content-length", String(body.byteLength));
   res.writeHead(response.status, headers);
   res.end(body);
 }

@@ -1,0 +1,46 @@
+// In-process cost of one request through app.fetch (no sockets): `node bench/inproc.ts [token|count|page] [N] [--node-digest]`.
+// A quick, noise-resistant check of app-side changes; the real figures come from `npm run bench`.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { openStore } from "../src/store/store.ts";
+import { seedDatabase } from "./seed.ts";
+import { COUNT_QUERY, PAGE_QUERY } from "./scenarios.ts";
+
+const [which = "token", n = "20000"] = process.argv.slice(2);
+const nodeDigest = process.argv.includes("--node-digest");
+const dir = mkdtempSync(join(tmpdir(), "fieldgate-inproc-"));
+const seeded = await seedDatabase(join(dir, "db.sqlite"), { refreshPool: 0, fields: 500, fillerTokens: 0, fillerFields: 0, fillerOrganizations: 0 });
+const store = openStore(seeded.path, { autoCheckpointPages: 0 });
+const config = loadConfig({ FIELDGATE_DB: seeded.path });
+const app = createApp({
+  config, store, log: () => {},
+  digest: nodeDigest ? async (v) => createHash("sha256").update(v).digest("hex") : undefined,
+});
+const tokenBody = JSON.stringify({ grant_type: "client_credentials", client_id: seeded.ccClient.clientId, client_secret: seeded.ccClient.clientSecret });
+const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+  new Request("http://127.0.0.1" + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+const first = await app.fetch(post("/oauth/token", tokenBody));
+const accessToken = ((await first.json()) as { access_token: string }).access_token;
+const make = which === "token"
+  ? () => post("/oauth/token", tokenBody)
+  : () => post("/graphql", JSON.stringify({ query: which === "page" ? PAGE_QUERY : COUNT_QUERY }), { authorization: `Bearer ${accessToken}` });
+async function loop(count: number) {
+  for (let i = 0; i < count; i++) {
+    const response = await app.fetch(make());
+    if (!response.ok) throw new Error(`status ${response.status}: ${await response.text()}`);
+    await response.arrayBuffer();
+  }
+}
+await loop(2_000);
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+await loop(Number(n));
+const wall = ((performance.now() - t0) * 1000) / Number(n);
+const cpu = process.cpuUsage(cpu0);
+console.log(`${which}${nodeDigest ? " (node digest)" : ""}: ${wall.toFixed(1)} µs wall, ${((cpu.user + cpu.system) / Number(n)).toFixed(1)} µs CPU per request`);
+await store.close();
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,122 @@
+// toNodeListener on a real socket (127.0.0.1, port 0): what the app receives and what the client gets back.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { App } from "../../src/app.ts";
+import { toNodeListener } from "../../src/adapters/node_listener.ts";
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  remoteAddress?: string;
+}
+
+/** A listener over a fake app that records what it was handed and answers with `reply`. */
+async function serve(reply: (request: Request) => Response | Promise<Response>, maxBodyBytes = 1_024) {
+  const seen: Seen[] = [];
+  const app = {
+    deps: { config: { maxBodyBytes } },
+    async fetch(request: Request, info?: { remoteAddress?: string }) {
+      const body = await request.text();
+      seen.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body, remoteAddress: info?.remoteAddress });
+      return reply(request);
+    },
+  } as unknown as App;
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server.on("request", toNodeListener(app, origin));
+  return { origin, seen, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+}
+
+test("listener hands the app the method, absolute URL, headers, body and remote address", async () => {
+  const s = await serve(() => new Response("ok"));
+  try {
+    const res = await fetch(`${s.origin}/oauth/token?x=1`, { method: "POST", headers: { "content-type": "application/json", "x-extra": "a" }, body: '{"a":"b"}' });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "ok");
+    const [seen] = s.seen;
+    assert.equal(seen!.method, "POST");
+    assert.equal(seen!.url, `${s.origin}/oauth/token?x=1`);
+    assert.equal(seen!.headers["content-type"], "application/json");
+    assert.equal(seen!.headers["x-extra"], "a");
+    assert.equal(seen!.body, '{"a":"b"}');
+    assert.equal(seen!.remoteAddress, "127.0.0.1");
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener passes a chunked body through whole", async () => {
+  const s = await serve(() => new Response("ok"));
+  try {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${s.origin}/x`, { method: "POST", headers: { "transfer-encoding": "chunked" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.once("error", reject);
+      req.write("first-");
+      setTimeout(() => req.end("second"), 10);
+    });
+    assert.equal(status, 200);
+    assert.equal(s.seen[0]!.body, "first-second");
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener gives the app at most maxBodyBytes + 1 bytes of an oversized body and closes the connection", async () => {
+  const s = await serve((request) => new Response(null, { status: request.headers.get("x-big") ? 413 : 200 }), 100);
+  try {
+    const res = await fetch(`${s.origin}/x`, { method: "POST", headers: { "x-big": "1" }, body: "z".repeat(10_000) });
+    assert.equal(res.status, 413);
+    assert.equal(res.headers.get("connection"), "close");
+    assert.equal(s.seen[0]!.body.length, 101);
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener sends no body to the app for GET", async () => {
+  const s = await serve(() => new Response("ok"));
+  try {
+    await (await fetch(`${s.origin}/healthz`)).text();
+    assert.equal(s.seen[0]!.body, "");
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener writes status, headers, Content-Length and each Set-Cookie separately", async () => {
+  const s = await serve(() => {
+    const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
+    headers.append("set-cookie", "a=1; Path=/; HttpOnly");
+    headers.append("set-cookie", "b=2; Path=/, with comma");
+    return new Response('{"ok":true}', { status: 201, headers });
+  });
+  try {
+    const res = await fetch(`${s.origin}/x`);
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    assert.equal(res.headers.get("content-length"), "11");
+    assert.deepEqual(res.headers.getSetCookie(), ["a=1; Path=/; HttpOnly", "b=2; Path=/, with comma"]);
+    assert.deepEqual(await res.json(), { ok: true });
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener answers a body-less response (redirect) without Content-Length", async () => {
+  const s = await serve(() => new Response(null, { status: 302, headers: { location: "/next" } }));
+  try {
+    const res = await fetch(`${s.origin}/x`, { redirect: "manual" });
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get("location"), "/next");
+  } finally {
+    await s.close();
+  }
+});
