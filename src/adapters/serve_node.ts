@@ -8,6 +8,7 @@ import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
 import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
 import { toNodeListener } from "./node_listener.ts";
+import { nodeSha256Hex } from "./node_digest.ts";
 
 /** How long shutdown waits for in-flight requests before cutting the remaining connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -68,6 +69,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     clock: systemClock,
     random: cryptoRandom,
     log: jsonLog,
+    digest: nodeSha256Hex,
     async openStore(path, options) {
       if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
       return openStore(path, options);

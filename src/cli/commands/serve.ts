@@ -55,7 +55,7 @@ export const serve: Command = {
   async run({ config: initial, env, io, deps, store, now }) {
     await seedIfEmpty(store, initial, io, deps, now);
     const { config, demo } = await demoSettings(initial, env, deps);
-    const app = createApp({ config, store, clock: deps.clock, random: deps.random, log: deps.log, demo });
+    const app = createApp({ config, store, clock: deps.clock, random: deps.random, log: deps.log, digest: deps.digest, demo });
     const listener = await deps.listen(app, { port: config.port, host: config.host });
     deps.log("listening", { url: listener.url, base_url: config.baseUrl, demo: config.demo });
     const maintenance = startMaintenance({ store, config, clock: deps.clock, log: deps.log });
