@@ -20,6 +20,27 @@ function checkRedirectUri(deps: Deps, client: Client, redirectUri: string | unde
   if (redirectUri !== client.redirectUri) throw invalidGrant("redirect_uri does not match the registered one");
 }
 
+/** Mints the new pair and rotates in one store transaction; the scope is fixed once the presented token is known. */
+async function rotate(deps: Deps, options: { client: Client; refreshHash: string; requested: string | undefined; now: number }) {
+  const { client, refreshHash, requested, now } = options;
+  // Minted before the transaction because digests are async.
+  const minted = await mintTokens(deps, { grantType: "refresh_token", scope: "", now, withRefresh: true });
+  let scope = "";
+  const result = await deps.store.tokens.rotateRefresh({
+    refreshHash,
+    clientId: client.id,
+    now,
+    graceSeconds: deps.config.refreshGraceSeconds,
+    next: (presented) => {
+      // RFC 6749 §6: the access token may be narrowed, never widened; the new refresh token keeps the
+      // presented one's scope, so a later refresh can ask for the original scope again. Throwing rolls back.
+      scope = narrowScope(requested, presented.scope);
+      return { tokens: minted.rows.map((row) => ({ ...row, scope: row.kind === "access" ? scope : presented.scope })) };
+    },
+  });
+  return { result, minted, scope };
+}
+
 /**
  * Exchanges a refresh token for a new access and refresh token; the presented one stops working. Presenting an
  * already rotated token outside the grace period revokes its whole family.
@@ -37,37 +58,14 @@ export async function exchangeRefreshToken(deps: Deps, options: { client: Client
   const refreshHash = await deps.digest(presentedToken);
   const details = await deps.store.tokens.findByHash(refreshHash);
   if (details?.userDisabled) throw invalidGrant("The user who approved this grant is disabled");
-  // Minted before the transaction (digests are async); the scope is fixed inside it once the token is known.
-  const minted = await mintTokens(deps, { grantType: "refresh_token", scope: "", now, withRefresh: true });
-  let scope = "";
-  const result = await deps.store.tokens.rotateRefresh({
-    refreshHash,
-    clientId: client.id,
-    now,
-    graceSeconds: deps.config.refreshGraceSeconds,
-    next: (presented) => {
-      // RFC 6749 §6: the access token may be narrowed, never widened; the new refresh token keeps the
-      // presented one's scope, so a later refresh can ask for the original scope again. Throwing rolls back.
-      scope = narrowScope(params.scope, presented.scope);
-      const tokens = minted.rows.map((row) => ({ ...row, scope: row.kind === "access" ? scope : presented.scope }));
-      return { tokens };
-    },
-  });
+  const { result, minted, scope } = await rotate(deps, { client, refreshHash, requested: params.scope, now });
   if (result.status === "reused") {
-    await audit(deps, "refresh_reuse_detected", {
-      clientId: client.clientId,
-      userId: result.presented.userId,
-      ip,
-      detail: { family: result.presented.familyId },
-    });
+    const { userId, familyId } = result.presented;
+    await audit(deps, "refresh_reuse_detected", { clientId: client.clientId, userId, ip, detail: { family: familyId } });
     throw invalidGrant("The refresh token has already been used");
   }
   if (result.status === "invalid") throw invalidGrant("The refresh token is invalid, expired or revoked");
-  await audit(deps, "token_refreshed", {
-    clientId: client.clientId,
-    userId: result.presented.userId,
-    ip,
-    detail: { scope, grace_retry: result.retried },
-  });
+  const detail = { scope, grace_retry: result.retried };
+  await audit(deps, "token_refreshed", { clientId: client.clientId, userId: result.presented.userId, ip, detail });
   return { minted, scope };
 }
