@@ -3,7 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { geometryCentroid } from "../../src/geo/centroid.ts";
 
-const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+// 1e-7 degrees is about a centimetre; trig results differ in the last bits between runtimes.
+const close = (a: number, b: number) => Math.abs(a - b) < 1e-7;
 
 test("the centroid of a rectangle is its middle, whatever the ring orientation", () => {
   const ring = [[5, 52], [5.02, 52], [5.02, 52.01], [5, 52.01], [5, 52]];
@@ -30,5 +31,5 @@ test("a hole moves the centroid away from it", () => {
 test("a MultiPolygon of two equal squares has its centroid between them", () => {
   const sq = (x: number) => [[[x, 10], [x + 0.01, 10], [x + 0.01, 10.01], [x, 10.01], [x, 10]]];
   const c = geometryCentroid({ type: "MultiPolygon", coordinates: [sq(1), sq(1.02)] });
-  assert.ok(close(c.lon, 1.015) && Math.abs(c.lat - 10.005) < 1e-9, JSON.stringify(c));
+  assert.ok(close(c.lon, 1.015) && close(c.lat, 10.005), JSON.stringify(c));
 });

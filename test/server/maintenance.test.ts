@@ -1,0 +1,58 @@
+// Background checkpoints and purges run on their timers and stop when told.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadConfig } from "../../src/config.ts";
+import { CHECKPOINT_INTERVAL_MS, startMaintenance, type Timers } from "../../src/server/maintenance.ts";
+import { openStore } from "../../src/store/store.ts";
+import { fakeClock } from "../helpers/fake_clock.ts";
+
+function fakeTimers() {
+  const active = new Map<number, { fn: () => void; ms: number }>();
+  let next = 1;
+  const timers: Timers = {
+    setInterval: (fn, ms) => {
+      active.set(next, { fn, ms });
+      return next++;
+    },
+    clearInterval: (handle) => void active.delete(handle as number),
+  };
+  return { timers, active };
+}
+
+const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+test("maintenance checkpoints every second and purges every cleanup interval", async () => {
+  const store = openStore(":memory:");
+  const clock = fakeClock();
+  const log: string[] = [];
+  const config = loadConfig({ FIELDGATE_CLEANUP_INTERVAL: "60", FIELDGATE_RETENTION: "0" });
+  await store.audit.insert({ at: clock.nowSeconds() - 10, event: "old", clientId: null, userId: null, ip: null, detail: null });
+  const { timers, active } = fakeTimers();
+  const maintenance = startMaintenance({ store, config, clock: clock.clock, log: (event) => log.push(event) }, timers);
+  assert.deepEqual([...active.values()].map((t) => t.ms), [CHECKPOINT_INTERVAL_MS, 60_000]);
+  for (const { fn } of active.values()) fn();
+  await flush();
+  assert.deepEqual(log, ["purged"]);
+  assert.deepEqual(await store.audit.list({}), []);
+  maintenance.stop();
+  assert.equal(active.size, 0);
+});
+
+test("a cleanup interval of 0 turns purging off", () => {
+  const { timers, active } = fakeTimers();
+  const config = loadConfig({ FIELDGATE_CLEANUP_INTERVAL: "0" });
+  startMaintenance({ store: openStore(":memory:"), config, clock: Date.now, log: () => {} }, timers).stop();
+  assert.equal(active.size, 0);
+});
+
+test("a failing task is logged, not thrown", async () => {
+  const store = openStore(":memory:");
+  await store.close();
+  const log: { event: string; fields?: Record<string, unknown> }[] = [];
+  const { timers, active } = fakeTimers();
+  const config = loadConfig({ FIELDGATE_CLEANUP_INTERVAL: "60" });
+  startMaintenance({ store, config, clock: Date.now, log: (event, fields) => log.push({ event, fields }) }, timers);
+  for (const { fn } of active.values()) fn();
+  await flush();
+  assert.deepEqual(log.map((l) => [l.event, l.fields?.task]), [["maintenance_failed", "checkpoint"], ["maintenance_failed", "purge"]]);
+});
