@@ -20,7 +20,15 @@ interface Presented {
 const DUMMY_DIGEST = "0".repeat(64);
 
 /** Parameters that carry credentials and must never travel in a URL, where logs and referrers keep them. */
-const URL_FORBIDDEN = ["client_id", "client_secret", "code", "code_verifier", "refresh_token", "token", "access_token"];
+const URL_FORBIDDEN = [
+  "client_id",
+  "client_secret",
+  "code",
+  "code_verifier",
+  "refresh_token",
+  "token",
+  "access_token",
+];
 
 /**
  * Refuses OAuth parameters in the query string: RFC 6749 §2.3.1 requires credentials in the body or header.
@@ -28,7 +36,9 @@ const URL_FORBIDDEN = ["client_id", "client_secret", "code", "code_verifier", "r
  */
 export function refuseQueryCredentials(url: URL): void {
   for (const name of URL_FORBIDDEN) {
-    if (url.searchParams.has(name)) throw invalidRequest(`Parameter ${name} must be sent in the request body, not the URL`);
+    if (url.searchParams.has(name)) {
+      throw invalidRequest(`Parameter ${name} must be sent in the request body, not the URL`);
+    }
   }
 }
 
@@ -58,7 +68,9 @@ function decodeBasic(encoded: string): { user: string; password: string } {
 /** Which credentials the request carries, refusing two methods at once (RFC 6749 §2.3). */
 function presentedCredentials(request: Request, params: Params): Presented {
   const header = request.headers.get("authorization");
-  if (header === null) return { clientId: params.client_id, secret: params.client_secret, method: "client_secret_post" };
+  if (header === null) {
+    return { clientId: params.client_id, secret: params.client_secret, method: "client_secret_post" };
+  }
   const match = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header);
   if (!match) throw invalidRequest("Authorization header must use the Basic scheme here");
   const { user, password } = decodeBasic(match[1]!);
@@ -89,29 +101,45 @@ function boundedId(clientId: string): string {
  * Authenticates the client by client_secret_post or client_secret_basic, throttling repeated failures.
  * @throws OAuthError invalid_client (401), invalid_request (400), too_many_requests (429 with Retry-After)
  */
-export async function authenticateClient(deps: Deps, request: Request, options: { params: Params; ctx: RequestContext }): Promise<Client> {
+export async function authenticateClient(
+  deps: Deps,
+  request: Request,
+  options: { params: Params; ctx: RequestContext },
+): Promise<Client> {
   const { params, ctx } = options;
   const presented = presentedCredentials(request, params);
   const now = nowSeconds(deps.clock);
-  const challenge = presented.method === "client_secret_basic" ? { "www-authenticate": 'Basic realm="fieldgate"' } : undefined;
+  const challenge = presented.method === "client_secret_basic"
+    ? { "www-authenticate": 'Basic realm="fieldgate"' }
+    : undefined;
   const refuse = async (keys: readonly string[], reason: string, clientId?: string) => {
     deps.throttle.fail(keys, now);
-    await audit(deps, "client_auth_failed", { clientId, ip: ctx.clientIp, detail: { reason, method: presented.method } });
+    await audit(deps, "client_auth_failed", {
+      clientId,
+      ip: ctx.clientIp,
+      detail: { reason, method: presented.method },
+    });
     // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
     // flood of them cannot flood the audit table.
     const lockout = deps.throttle.retryAfter(keys, now);
-    if (lockout > 0) await audit(deps, "throttled", { clientId, ip: ctx.clientIp, detail: { retry_after: lockout } });
+    if (lockout > 0) {
+      await audit(deps, "throttled", { clientId, ip: ctx.clientIp, detail: { retry_after: lockout } });
+    }
     return invalidClient("Client authentication failed", { headers: challenge });
   };
   if (presented.clientId === undefined) throw await refuse([`ip:${ctx.clientIp}`], "missing_client_id");
   const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);
-  if (presented.secret === undefined) throw await refuse(keys, "missing_secret", boundedId(presented.clientId));
+  if (presented.secret === undefined) {
+    throw await refuse(keys, "missing_secret", boundedId(presented.clientId));
+  }
   const client = await deps.store.clients.findByClientId(presented.clientId);
   const digest = await deps.digest(presented.secret);
   const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
-  if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", boundedId(presented.clientId));
+  if (!client || !matches) {
+    throw await refuse(keys, client ? "bad_secret" : "unknown_client", boundedId(presented.clientId));
+  }
   // Checked after the secret so a disabled client answers exactly like a wrong secret.
   if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
   deps.throttle.reset([keys[0]]);

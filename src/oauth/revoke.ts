@@ -6,7 +6,7 @@ import { jsonNoStore } from "../http/respond.ts";
 import { nowSeconds } from "../deps.ts";
 import { audit } from "./audit.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
-import { OAuthError, invalidRequest, unauthorizedClient } from "./errors.ts";
+import { invalidRequest, OAuthError, unauthorizedClient } from "./errors.ts";
 
 const HINTS = new Set(["access_token", "refresh_token"]);
 
@@ -26,13 +26,21 @@ export function revokeEndpoint(deps: Deps): Handler {
     if (hint !== undefined && !HINTS.has(hint)) {
       throw new OAuthError("unsupported_token_type", "token_type_hint must be access_token or refresh_token");
     }
-    const result = await deps.store.tokens.revoke(await deps.digest(token), client.id, nowSeconds(deps.clock));
+    const result = await deps.store.tokens.revoke(
+      await deps.digest(token),
+      client.id,
+      nowSeconds(deps.clock),
+    );
     if (result.status === "other_client") {
       // Doorkeeper's answer; RFC 7009 §2.1 only says the token must not be revoked.
       throw unauthorizedClient("The token was not issued to this client", { status: 403 });
     }
     if (result.status === "revoked") {
-      await audit(deps, "token_revoked", { clientId: client.clientId, ip: ctx.clientIp, detail: { kind: result.kind } });
+      await audit(deps, "token_revoked", {
+        clientId: client.clientId,
+        ip: ctx.clientIp,
+        detail: { kind: result.kind },
+      });
     }
     return jsonNoStore({});
   };

@@ -6,7 +6,7 @@ import { readParams } from "../http/body.ts";
 import type { Client } from "../store/clients.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest, unsupportedGrantType } from "./errors.ts";
-import { tokenResponse, type GrantResult } from "./issue_tokens.ts";
+import { type GrantResult, tokenResponse } from "./issue_tokens.ts";
 import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
 import { exchangeRefreshToken } from "./grants/refresh_token.ts";
 import { issueClientCredentials } from "./grants/client_credentials.ts";
@@ -31,7 +31,11 @@ export function tokenEndpoint(deps: Deps): Handler {
     const grantType = params.grant_type;
     if (grantType === undefined) throw invalidRequest("Missing parameter: grant_type");
     const grant = GRANTS.get(grantType);
-    if (!grant) throw unsupportedGrantType("grant_type must be authorization_code, refresh_token or client_credentials");
+    if (!grant) {
+      throw unsupportedGrantType(
+        "grant_type must be authorization_code, refresh_token or client_credentials",
+      );
+    }
     const client = await authenticateClient(deps, request, { params, ctx });
     const result = await grant(deps, { client, params, ip: ctx.clientIp });
     return tokenResponse(result.minted, result.scope);

@@ -62,10 +62,15 @@ function toCode(row: Row): AuthorizationCode {
 
 /** Revokes a family and every token in it; shared by code replay, refresh reuse and user revocation. */
 export function revokeFamilyRows(db: Db, familyId: string, now: number, reason: string): number {
-  db.prepare("UPDATE grant_families SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL")
+  db.prepare(
+    "UPDATE grant_families SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL",
+  )
     .run(now, reason, familyId);
   return Number(
-    db.prepare("UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL").run(now, familyId).changes,
+    db.prepare("UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL").run(
+      now,
+      familyId,
+    ).changes,
   );
 }
 
@@ -74,10 +79,14 @@ export function revokeFamilyRows(db: Db, familyId: string, now: number, reason: 
  * inside a transaction; shared with the token store's exchange, which issues tokens in the same transaction.
  */
 export function consumeCodeRow(db: Db, codeHash: string, now: number): ConsumeResult {
-  const won = db.prepare("UPDATE authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL RETURNING *")
+  const won = db.prepare(
+    "UPDATE authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL RETURNING *",
+  )
     .get(now, codeHash) as Row | undefined;
   if (won) return { status: "ok", code: toCode(won) };
-  const used = db.prepare("SELECT * FROM authorization_codes WHERE code_hash = ?").get(codeHash) as Row | undefined;
+  const used = db.prepare("SELECT * FROM authorization_codes WHERE code_hash = ?").get(codeHash) as
+    | Row
+    | undefined;
   if (!used) return { status: "missing" };
   const code = toCode(used);
   revokeFamilyRows(db, code.familyId, now, "code_reused");
@@ -88,12 +97,26 @@ export function createCodeStore(db: Db): CodeStore {
   return {
     async issue(c) {
       db.transaction(() => {
-        db.prepare("INSERT INTO grant_families (id, client_id, user_id, scope, created_at) VALUES (?, ?, ?, ?, ?)")
+        db.prepare(
+          "INSERT INTO grant_families (id, client_id, user_id, scope, created_at) VALUES (?, ?, ?, ?, ?)",
+        )
           .run(c.familyId, c.clientId, c.userId, c.scope, c.issuedAt);
-        db.prepare(`INSERT INTO authorization_codes (code_hash, family_id, client_id, user_id, redirect_uri, scope,
-          code_challenge, code_challenge_method, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-          .run(c.codeHash, c.familyId, c.clientId, c.userId, c.redirectUri, c.scope, c.codeChallenge,
-            c.codeChallenge === null ? null : "S256", c.issuedAt, c.expiresAt);
+        db.prepare(
+          `INSERT INTO authorization_codes (code_hash, family_id, client_id, user_id, redirect_uri, scope,
+          code_challenge, code_challenge_method, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+          .run(
+            c.codeHash,
+            c.familyId,
+            c.clientId,
+            c.userId,
+            c.redirectUri,
+            c.scope,
+            c.codeChallenge,
+            c.codeChallenge === null ? null : "S256",
+            c.issuedAt,
+            c.expiresAt,
+          );
       });
     },
     async consume(codeHash, now) {

@@ -1,6 +1,6 @@
 // tokens table: access and refresh token digests, their lifetimes, revocation and refresh rotation.
 import type { Db, Row } from "./sqlite.ts";
-import { consumeCodeRow, revokeFamilyRows, type AuthorizationCode, type ConsumeResult } from "./codes.ts";
+import { type AuthorizationCode, consumeCodeRow, type ConsumeResult, revokeFamilyRows } from "./codes.ts";
 
 export type TokenKind = "access" | "refresh";
 export type TokenGrantType = "authorization_code" | "refresh_token" | "client_credentials";
@@ -141,22 +141,41 @@ function toDetails(row: Row): TokenDetails {
   };
 }
 
-const DETAILS = `SELECT t.*, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
+const DETAILS =
+  `SELECT t.*, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
   u.username AS username, u.kind AS user_kind, u.disabled AS user_disabled
   FROM tokens t JOIN clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id`;
 
 export function createTokenStore(db: Db): TokenStore {
-  const insertToken = (input: { clientId: number; userId: number; familyId: string | null; parentId: number | null }, t: NewToken) =>
-    db.prepare(`INSERT INTO tokens (token_hash, kind, grant_type, family_id, client_id, user_id, scope, issued_at,
-      expires_at, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .run(t.tokenHash, t.kind, t.grantType, input.familyId, input.clientId, input.userId, t.scope, t.issuedAt,
-        t.expiresAt, input.parentId);
+  const insertToken = (
+    input: { clientId: number; userId: number; familyId: string | null; parentId: number | null },
+    t: NewToken,
+  ) =>
+    db.prepare(
+      `INSERT INTO tokens (token_hash, kind, grant_type, family_id, client_id, user_id, scope, issued_at,
+      expires_at, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+      .run(
+        t.tokenHash,
+        t.kind,
+        t.grantType,
+        input.familyId,
+        input.clientId,
+        input.userId,
+        t.scope,
+        t.issuedAt,
+        t.expiresAt,
+        input.parentId,
+      );
 
   const familyRevoked = (familyId: string) =>
-    (db.prepare("SELECT revoked_at FROM grant_families WHERE id = ?").get(familyId) as Row | undefined)?.revoked_at !== null;
+    (db.prepare("SELECT revoked_at FROM grant_families WHERE id = ?").get(familyId) as Row | undefined)
+      ?.revoked_at !== null;
 
   const childRotated = (parentId: number) =>
-    db.prepare("SELECT 1 AS x FROM tokens WHERE parent_id = ? AND kind = 'refresh' AND rotated_at IS NOT NULL")
+    db.prepare(
+      "SELECT 1 AS x FROM tokens WHERE parent_id = ? AND kind = 'refresh' AND rotated_at IS NOT NULL",
+    )
       .get(parentId) !== undefined;
 
   // Reuse of a rotated refresh token (RFC 9700 §4.14.2): revoke everything descending from the same approval.
@@ -179,10 +198,17 @@ export function createTokenStore(db: Db): TokenStore {
         const consumed = consumeCodeRow(db, codeHash, now);
         if (consumed.status !== "ok") return consumed;
         const { code } = consumed;
-        const user = db.prepare("SELECT disabled FROM users WHERE id = ?").get(code.userId) as Row | undefined;
+        const user = db.prepare("SELECT disabled FROM users WHERE id = ?").get(code.userId) as
+          | Row
+          | undefined;
         const tokens = decide(code, { userDisabled: user?.disabled !== 0 });
         if (!tokens || familyRevoked(code.familyId)) return { status: "ok", code, issued: false };
-        const owner = { clientId: code.clientId, userId: code.userId, familyId: code.familyId, parentId: null };
+        const owner = {
+          clientId: code.clientId,
+          userId: code.userId,
+          familyId: code.familyId,
+          parentId: null,
+        };
         for (const t of tokens) insertToken(owner, t);
         return { status: "ok", code, issued: true };
       });
@@ -198,7 +224,9 @@ export function createTokenStore(db: Db): TokenStore {
     },
     async rotateRefresh({ refreshHash, clientId, now, graceSeconds, next }) {
       return db.transaction((): RotateResult => {
-        const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ? AND kind = 'refresh'").get(refreshHash) as
+        const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ? AND kind = 'refresh'").get(
+          refreshHash,
+        ) as
           | Row
           | undefined;
         if (!row) return { status: "invalid" };
@@ -212,13 +240,21 @@ export function createTokenStore(db: Db): TokenStore {
           // A child refresh token that was itself rotated proves the client did receive the pair: this is reuse.
           if (childRotated(presented.id)) return reuse(presented, now);
           // Grace retry: the client lost the previous response. Kill the pair it never received, issue anew.
-          db.prepare("UPDATE tokens SET revoked_at = ? WHERE parent_id = ? AND revoked_at IS NULL").run(now, presented.id);
+          db.prepare("UPDATE tokens SET revoked_at = ? WHERE parent_id = ? AND revoked_at IS NULL").run(
+            now,
+            presented.id,
+          );
           retried = true;
         }
         const plan = next(presented);
         if (!plan) return { status: "invalid" };
         if (!retried) db.prepare("UPDATE tokens SET rotated_at = ? WHERE id = ?").run(now, presented.id);
-        const owner = { clientId, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
+        const owner = {
+          clientId,
+          userId: presented.userId,
+          familyId: presented.familyId,
+          parentId: presented.id,
+        };
         for (const t of plan.tokens) insertToken(owner, t);
         return { status: "ok", presented, retried };
       });
@@ -229,7 +265,9 @@ export function createTokenStore(db: Db): TokenStore {
         if (!row) return { status: "unknown" };
         const token = toRecord(row);
         if (token.clientId !== clientId) return { status: "other_client" };
-        if (token.revokedAt !== null || token.expiresAt <= now) return { status: "unknown", kind: token.kind };
+        if (token.revokedAt !== null || token.expiresAt <= now) {
+          return { status: "unknown", kind: token.kind };
+        }
         if (token.kind === "refresh" && token.familyId !== null) {
           revokeFamilyRows(db, token.familyId, now, "refresh_revoked");
         } else {
@@ -242,7 +280,9 @@ export function createTokenStore(db: Db): TokenStore {
       return db.transaction(() => {
         db.prepare(`UPDATE grant_families SET revoked_at = ?, revoked_reason = 'user_revoked'
           WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL`).run(now, userId, clientId);
-        const changes = db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL")
+        const changes = db.prepare(
+          "UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL",
+        )
           .run(now, userId, clientId).changes;
         db.prepare("DELETE FROM consents WHERE user_id = ? AND client_id = ?").run(userId, clientId);
         return Number(changes);

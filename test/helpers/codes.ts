@@ -95,10 +95,17 @@ export async function clientCredentialsToken(t: TestApp) {
     client_secret: client.clientSecret,
   }));
   if (res.status !== 200) throw new Error(`client credentials failed: ${res.status} ${await res.text()}`);
-  return { client, tokens: (await res.json()) as { access_token: string; scope: string; expires_in: number } };
+  return {
+    client,
+    tokens: (await res.json()) as { access_token: string; scope: string; expires_in: number },
+  };
 }
 
 /** GET /oauth/token/info with the token as bearer; the status says whether it is live. */
 export function tokenInfo(t: TestApp, accessToken: string): Promise<Response> {
-  return t.app.fetch(new Request("http://fieldgate.test/oauth/token/info", { headers: { authorization: `Bearer ${accessToken}` } }));
+  return t.app.fetch(
+    new Request("http://fieldgate.test/oauth/token/info", {
+      headers: { authorization: `Bearer ${accessToken}` },
+    }),
+  );
 }

@@ -21,14 +21,25 @@ test("requireScope refuses a missing scope with 403 insufficient_scope and a cha
   const t = buildTestApp();
   const { tokens } = await authCodeTokens(t);
   const access = await authenticateBearer(t.app.deps, bearer(tokens.access_token), url);
-  assert.throws(() => requireScope(access, "fields:write"), (e) =>
-    isOAuthError(e) && e.code === "insufficient_scope" && e.status === 403 &&
-    e.headers["www-authenticate"] === 'Bearer realm="fieldgate", error="insufficient_scope", scope="fields:write"');
+  assert.throws(
+    () => requireScope(access, "fields:write"),
+    (e) =>
+      isOAuthError(e) && e.code === "insufficient_scope" && e.status === 403 &&
+      e.headers["www-authenticate"] ===
+        'Bearer realm="fieldgate", error="insufficient_scope", scope="fields:write"',
+  );
 });
 
 test("authenticateBearer refuses a revoked client's token", async () => {
   const t = buildTestApp();
   const { tokens, client } = await authCodeTokens(t);
-  await t.store.clients.rotateSecret(client.clientId, { secretHash: "0".repeat(64), now: t.clock.nowSeconds(), revokeTokens: true });
-  await assert.rejects(authenticateBearer(t.app.deps, bearer(tokens.access_token), url), (e) => isOAuthError(e) && e.code === "invalid_token");
+  await t.store.clients.rotateSecret(client.clientId, {
+    secretHash: "0".repeat(64),
+    now: t.clock.nowSeconds(),
+    revokeTokens: true,
+  });
+  await assert.rejects(
+    authenticateBearer(t.app.deps, bearer(tokens.access_token), url),
+    (e) => isOAuthError(e) && e.code === "invalid_token",
+  );
 });

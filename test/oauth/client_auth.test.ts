@@ -8,7 +8,11 @@ import { isOAuthError } from "../../src/oauth/errors.ts";
 const MAX = 3;
 
 function cc(clientId: string, secret: string) {
-  return postJson("/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: secret });
+  return postJson("/oauth/token", {
+    grant_type: "client_credentials",
+    client_id: clientId,
+    client_secret: secret,
+  });
 }
 
 function throttledApp() {
@@ -19,7 +23,9 @@ test("client auth throttles repeated failures with 429, Retry-After and an RFC 6
   const t = throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.7" };
-  for (let i = 0; i < MAX; i++) assert.equal((await t.app.fetch(cc(client.clientId, "wrong"), ip)).status, 401);
+  for (let i = 0; i < MAX; i++) {
+    assert.equal((await t.app.fetch(cc(client.clientId, "wrong"), ip)).status, 401);
+  }
   const blocked = await t.app.fetch(cc(client.clientId, "wrong"), ip);
   assert.equal(blocked.status, 429);
   assert.equal(blocked.headers.get("retry-after"), "60");
@@ -41,7 +47,9 @@ test("client auth throttle: the legitimate client from another address is never 
   const client = await t.seed.client({ grant: "client_credentials" });
   const attacker = { remoteAddress: "203.0.113.7" };
   for (let i = 0; i < MAX + 5; i++) await t.app.fetch(cc(client.clientId, "wrong"), attacker);
-  const legit = await t.app.fetch(cc(client.clientId, client.clientSecret), { remoteAddress: "198.51.100.20" });
+  const legit = await t.app.fetch(cc(client.clientId, client.clientSecret), {
+    remoteAddress: "198.51.100.20",
+  });
   assert.equal(legit.status, 200);
 });
 
@@ -82,7 +90,11 @@ test("client auth decodes RFC 6749 form-encoded Basic credentials", async () => 
   const t = buildTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   // basicAuth form-encodes; a raw "+" in the secret would otherwise decode as a space.
-  const res = await t.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: basicAuth(client.clientId, client.clientSecret) }));
+  const res = await t.app.fetch(
+    postForm("/oauth/token", { grant_type: "client_credentials" }, {
+      authorization: basicAuth(client.clientId, client.clientSecret),
+    }),
+  );
   assert.equal(res.status, 200);
   const plus = await t.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, {
     authorization: "Basic " + btoa(`${client.clientId}:${client.clientSecret}+`),
@@ -93,7 +105,11 @@ test("client auth decodes RFC 6749 form-encoded Basic credentials", async () => 
 
 test("client auth: Basic with an empty user is invalid_client", async () => {
   const t = buildTestApp();
-  const res = await t.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: "Basic " + btoa(":secret") }));
+  const res = await t.app.fetch(
+    postForm("/oauth/token", { grant_type: "client_credentials" }, {
+      authorization: "Basic " + btoa(":secret"),
+    }),
+  );
   assert.equal(res.status, 401);
   assert.equal((await res.json()).error, "invalid_client");
 });
@@ -107,10 +123,21 @@ test("client auth: an unknown client and a wrong secret answer identically", asy
   assert.deepEqual(await unknown.json(), await wrong.json());
 });
 
-const QUERY_ROWS = ["client_id", "client_secret", "code", "code_verifier", "refresh_token", "token", "access_token"];
+const QUERY_ROWS = [
+  "client_id",
+  "client_secret",
+  "code",
+  "code_verifier",
+  "refresh_token",
+  "token",
+  "access_token",
+];
 for (const name of QUERY_ROWS) {
   test(`refuseQueryCredentials refuses ${name} in the URL`, () => {
-    assert.throws(() => refuseQueryCredentials(new URL(`http://x/oauth/token?${name}=v`)), (e) => isOAuthError(e) && e.code === "invalid_request");
+    assert.throws(
+      () => refuseQueryCredentials(new URL(`http://x/oauth/token?${name}=v`)),
+      (e) => isOAuthError(e) && e.code === "invalid_request",
+    );
   });
 }
 

@@ -6,7 +6,9 @@ import { authCodeTokens, clientCredentialsToken, refreshBody } from "../helpers/
 import { subjectOf } from "../../src/oauth/introspect.ts";
 
 async function introspect(t: TestApp, client: SeededClient, token: string) {
-  const res = await t.app.fetch(postJson("/oauth/introspect", { token, client_id: client.clientId, client_secret: client.clientSecret }));
+  const res = await t.app.fetch(
+    postJson("/oauth/introspect", { token, client_id: client.clientId, client_secret: client.clientSecret }),
+  );
   return { res, body: await res.json() };
 }
 
@@ -36,7 +38,10 @@ test("introspect: an integration user's sub can never equal a person's", async (
   assert.equal(body.active, true);
   assert.equal(body.sub, `integration:${client.client.integrationUserId}`);
   assert.equal(body.exp - body.iat, 1_800);
-  assert.notEqual(subjectOf({ userKind: "integration", userId: 7 }), subjectOf({ userKind: "person", userId: 7 }));
+  assert.notEqual(
+    subjectOf({ userKind: "integration", userId: 7 }),
+    subjectOf({ userKind: "person", userId: 7 }),
+  );
 });
 
 test("introspect reports a refresh token as active but not as a bearer token", async () => {
@@ -50,28 +55,62 @@ test("introspect reports a refresh token as active but not as a bearer token", a
 test("introspect accepts a form body with Basic", async () => {
   const t = buildTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
-  const res = await t.app.fetch(postForm("/oauth/introspect", { token: tokens.access_token, token_type_hint: "whatever" }, { authorization: basicAuth(client.clientId, client.clientSecret) }));
+  const res = await t.app.fetch(
+    postForm("/oauth/introspect", { token: tokens.access_token, token_type_hint: "whatever" }, {
+      authorization: basicAuth(client.clientId, client.clientSecret),
+    }),
+  );
   assert.equal((await res.json()).active, true);
 });
 
-const INACTIVE: { name: string; prepare: (t: TestApp, c: SeededClient, tok: { access_token: string; refresh_token: string }) => Promise<{ token: string; asker?: SeededClient }> }[] = [
+const INACTIVE: {
+  name: string;
+  prepare: (
+    t: TestApp,
+    c: SeededClient,
+    tok: { access_token: string; refresh_token: string },
+  ) => Promise<{ token: string; asker?: SeededClient }>;
+}[] = [
   { name: "an unknown token", prepare: async () => ({ token: "fgat_nope" }) },
-  { name: "an expired token (at exactly 28800 s)", prepare: async (t, _c, tok) => (t.clock.advance(28_800), { token: tok.access_token }) },
-  { name: "a revoked token", prepare: async (t, c, tok) => {
-    await t.app.fetch(postJson("/oauth/revoke", { token: tok.access_token, client_id: c.clientId, client_secret: c.clientSecret }));
-    return { token: tok.access_token };
-  } },
-  { name: "a rotated refresh token", prepare: async (t, c, tok) => {
-    await t.app.fetch(postJson("/oauth/token", refreshBody(c, tok.refresh_token)));
-    return { token: tok.refresh_token };
-  } },
-  { name: "another client's token", prepare: async (t, _c, tok) => ({ token: tok.access_token, asker: await t.seed.client() }) },
-  { name: "a token of a disabled user", prepare: async (t, c, tok) => {
-    const details = await t.store.tokens.findByHash(await (await import("../../src/crypto/hash.ts")).sha256Hex(tok.access_token));
-    await t.store.users.setDisabled(details!.userId, true);
-    void c;
-    return { token: tok.access_token };
-  } },
+  {
+    name: "an expired token (at exactly 28800 s)",
+    prepare: async (t, _c, tok) => (t.clock.advance(28_800), { token: tok.access_token }),
+  },
+  {
+    name: "a revoked token",
+    prepare: async (t, c, tok) => {
+      await t.app.fetch(
+        postJson("/oauth/revoke", {
+          token: tok.access_token,
+          client_id: c.clientId,
+          client_secret: c.clientSecret,
+        }),
+      );
+      return { token: tok.access_token };
+    },
+  },
+  {
+    name: "a rotated refresh token",
+    prepare: async (t, c, tok) => {
+      await t.app.fetch(postJson("/oauth/token", refreshBody(c, tok.refresh_token)));
+      return { token: tok.refresh_token };
+    },
+  },
+  {
+    name: "another client's token",
+    prepare: async (t, _c, tok) => ({ token: tok.access_token, asker: await t.seed.client() }),
+  },
+  {
+    name: "a token of a disabled user",
+    prepare: async (t, c, tok) => {
+      const details = await t.store.tokens.findByHash(
+        await (await import("../../src/crypto/hash.ts")).sha256Hex(tok.access_token),
+      );
+      await t.store.users.setDisabled(details!.userId, true);
+      void c;
+      return { token: tok.access_token };
+    },
+  },
 ];
 
 for (const row of INACTIVE) {
@@ -95,9 +134,19 @@ test("introspect: exactly one second before expiry the token is still active", a
 });
 
 const ERRORS = [
-  { name: "a wrong secret", body: (c: SeededClient) => ({ token: "x", client_id: c.clientId, client_secret: "wrong" }), status: 401, error: "invalid_client" },
+  {
+    name: "a wrong secret",
+    body: (c: SeededClient) => ({ token: "x", client_id: c.clientId, client_secret: "wrong" }),
+    status: 401,
+    error: "invalid_client",
+  },
   { name: "no client authentication", body: () => ({ token: "x" }), status: 401, error: "invalid_client" },
-  { name: "a missing token", body: (c: SeededClient) => ({ client_id: c.clientId, client_secret: c.clientSecret }), status: 400, error: "invalid_request" },
+  {
+    name: "a missing token",
+    body: (c: SeededClient) => ({ client_id: c.clientId, client_secret: c.clientSecret }),
+    status: 400,
+    error: "invalid_request",
+  },
 ];
 
 for (const row of ERRORS) {

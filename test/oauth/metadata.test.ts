@@ -18,7 +18,13 @@ test("metadata publishes the RFC 8414 document with the configured issuer", asyn
   assert.deepEqual(body.response_types_supported, ["code"]);
   assert.deepEqual(body.code_challenge_methods_supported, ["S256"]);
   assert.deepEqual(body.scopes_supported, ["fields:read"]);
-  for (const key of ["token_endpoint_auth_methods_supported", "revocation_endpoint_auth_methods_supported", "introspection_endpoint_auth_methods_supported"]) {
+  for (
+    const key of [
+      "token_endpoint_auth_methods_supported",
+      "revocation_endpoint_auth_methods_supported",
+      "introspection_endpoint_auth_methods_supported",
+    ]
+  ) {
     assert.deepEqual(body[key], ["client_secret_post", "client_secret_basic"], key);
   }
   assert.equal(body.authorization_response_iss_parameter_supported, true);
@@ -28,7 +34,9 @@ test("every endpoint the metadata names is routed", async () => {
   const t = buildTestApp();
   const body = await (await t.app.fetch(get("/.well-known/oauth-authorization-server"))).json();
   for (const key of ["token_endpoint", "revocation_endpoint", "introspection_endpoint"]) {
-    const res = await t.app.fetch(new Request(body[key], { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
+    const res = await t.app.fetch(
+      new Request(body[key], { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }),
+    );
     assert.notEqual(res.status, 404, key);
   }
 });

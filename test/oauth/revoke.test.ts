@@ -5,7 +5,11 @@ import { BASE, basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import { authCodeTokens, clientCredentialsToken, refreshBody, tokenInfo } from "../helpers/codes.ts";
 
 function revoke(t: TestApp, client: SeededClient, token: string, hint?: string) {
-  const body: Record<string, string> = { token, client_id: client.clientId, client_secret: client.clientSecret };
+  const body: Record<string, string> = {
+    token,
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+  };
   if (hint !== undefined) body.token_type_hint = hint;
   return t.app.fetch(postJson("/oauth/revoke", body));
 }
@@ -18,7 +22,13 @@ test("revoke an access token: 200 {} with no-store, the token dies at once, the 
   assert.equal(res.headers.get("cache-control"), "no-store");
   assert.deepEqual(await res.json(), {});
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 401);
-  const again = await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret }));
+  const again = await t.app.fetch(
+    postJson("/oauth/token", {
+      grant_type: "client_credentials",
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    }),
+  );
   assert.equal(again.status, 200);
   const events = await t.store.audit.list({});
   assert.ok(events.some((e) => e.event === "token_revoked" && e.clientId === client.clientId));
@@ -35,10 +45,13 @@ test("revoke an access token of an approval leaves its refresh token working", a
 test("revoke a refresh token revokes its whole family, access tokens included (RFC 7009 §2.1)", async () => {
   const t = buildTestApp();
   const { client, tokens } = await authCodeTokens(t);
-  const rotated = await (await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))).json();
+  const rotated =
+    await (await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))).json();
   const res = await revoke(t, client, rotated.refresh_token, "refresh_token");
   assert.equal(res.status, 200);
-  for (const access of [tokens.access_token, rotated.access_token]) assert.equal((await tokenInfo(t, access)).status, 401);
+  for (const access of [tokens.access_token, rotated.access_token]) {
+    assert.equal((await tokenInfo(t, access)).status, 401);
+  }
   const refresh = await t.app.fetch(postJson("/oauth/token", refreshBody(client, rotated.refresh_token)));
   assert.equal((await refresh.json()).error, "invalid_grant");
 });
@@ -53,7 +66,11 @@ test("revoke finds the token despite a wrong hint", async () => {
 test("revoke accepts a form body with Basic", async () => {
   const t = buildTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
-  const res = await t.app.fetch(postForm("/oauth/revoke", { token: tokens.access_token }, { authorization: basicAuth(client.clientId, client.clientSecret) }));
+  const res = await t.app.fetch(
+    postForm("/oauth/revoke", { token: tokens.access_token }, {
+      authorization: basicAuth(client.clientId, client.clientSecret),
+    }),
+  );
   assert.equal(res.status, 200);
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 401);
 });
@@ -93,13 +110,67 @@ interface ErrorRow {
 }
 
 const ERROR_ROWS: ErrorRow[] = [
-  { name: "a wrong secret", request: (c, tok) => postJson("/oauth/revoke", { token: tok, client_id: c.clientId, client_secret: "wrong" }), status: 401, error: "invalid_client" },
-  { name: "a wrong Basic secret", request: (c, tok) => postForm("/oauth/revoke", { token: tok }, { authorization: basicAuth(c.clientId, "wrong") }), status: 401, error: "invalid_client", basic: true },
-  { name: "no client authentication", request: (_c, tok) => postJson("/oauth/revoke", { token: tok }), status: 401, error: "invalid_client" },
-  { name: "a missing token", request: (c) => postJson("/oauth/revoke", { client_id: c.clientId, client_secret: c.clientSecret }), status: 400, error: "invalid_request" },
-  { name: "an unknown hint value", request: (c, tok) => postJson("/oauth/revoke", { token: tok, token_type_hint: "id_token", client_id: c.clientId, client_secret: c.clientSecret }), status: 400, error: "unsupported_token_type" },
-  { name: "the token in the URL", request: (c, tok) => new Request(`${BASE}/oauth/revoke?token=${tok}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret }) }), status: 400, error: "invalid_request" },
-  { name: "an unknown content type", request: (c, tok) => new Request(`${BASE}/oauth/revoke`, { method: "POST", headers: { "content-type": "text/xml" }, body: `${c.clientId}${tok}` }), status: 415, error: "invalid_request" },
+  {
+    name: "a wrong secret",
+    request: (c, tok) =>
+      postJson("/oauth/revoke", { token: tok, client_id: c.clientId, client_secret: "wrong" }),
+    status: 401,
+    error: "invalid_client",
+  },
+  {
+    name: "a wrong Basic secret",
+    request: (c, tok) =>
+      postForm("/oauth/revoke", { token: tok }, { authorization: basicAuth(c.clientId, "wrong") }),
+    status: 401,
+    error: "invalid_client",
+    basic: true,
+  },
+  {
+    name: "no client authentication",
+    request: (_c, tok) => postJson("/oauth/revoke", { token: tok }),
+    status: 401,
+    error: "invalid_client",
+  },
+  {
+    name: "a missing token",
+    request: (c) => postJson("/oauth/revoke", { client_id: c.clientId, client_secret: c.clientSecret }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "an unknown hint value",
+    request: (c, tok) =>
+      postJson("/oauth/revoke", {
+        token: tok,
+        token_type_hint: "id_token",
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+      }),
+    status: 400,
+    error: "unsupported_token_type",
+  },
+  {
+    name: "the token in the URL",
+    request: (c, tok) =>
+      new Request(`${BASE}/oauth/revoke?token=${tok}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret }),
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "an unknown content type",
+    request: (c, tok) =>
+      new Request(`${BASE}/oauth/revoke`, {
+        method: "POST",
+        headers: { "content-type": "text/xml" },
+        body: `${c.clientId}${tok}`,
+      }),
+    status: 415,
+    error: "invalid_request",
+  },
 ];
 
 for (const row of ERROR_ROWS) {

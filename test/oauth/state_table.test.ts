@@ -2,7 +2,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
-import { authCodeTokens, clientCredentialsToken, codeBody, issueCode, refreshBody, tokenInfo } from "../helpers/codes.ts";
+import {
+  authCodeTokens,
+  clientCredentialsToken,
+  codeBody,
+  issueCode,
+  refreshBody,
+  tokenInfo,
+} from "../helpers/codes.ts";
 
 // The service spec §3 state table, one test per row, with the spec's JSON bodies. Liveness of access tokens
 // is observed through /oauth/token/info; of refresh tokens through the refresh grant.
@@ -15,7 +22,8 @@ async function live(t: TestApp, access: string): Promise<boolean> {
 
 const ROWS: { row: string; run: (t: TestApp) => Promise<void> }[] = [
   {
-    row: "(none) + authorization_code with valid client, secret, code, redirect URI -> access (8 h) and refresh active",
+    row:
+      "(none) + authorization_code with valid client, secret, code, redirect URI -> access (8 h) and refresh active",
     run: async (t) => {
       const client = await t.seed.client();
       const res = await t.app.fetch(postJson("/oauth/token", codeBody(client, await issueCode(t, client))));
@@ -57,7 +65,8 @@ const ROWS: { row: string; run: (t: TestApp) => Promise<void> }[] = [
     },
   },
   {
-    row: "refresh active + refresh_token with valid id, secret, redirect URI, token -> new access active, new pair",
+    row:
+      "refresh active + refresh_token with valid id, secret, redirect URI, token -> new access active, new pair",
     run: async (t) => {
       const { client, tokens } = await authCodeTokens(t);
       const res = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
@@ -72,11 +81,20 @@ const ROWS: { row: string; run: (t: TestApp) => Promise<void> }[] = [
     run: async (t) => {
       const { client, tokens } = await clientCredentialsToken(t);
       const res = await t.app.fetch(postJson("/oauth/revoke", {
-        token_type_hint: "access_token", client_id: client.clientId, client_secret: client.clientSecret, token: tokens.access_token,
+        token_type_hint: "access_token",
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        token: tokens.access_token,
       }));
       assert.equal(res.status, 200);
       assert.equal(await live(t, tokens.access_token), false);
-      const again = await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret }));
+      const again = await t.app.fetch(
+        postJson("/oauth/token", {
+          grant_type: "client_credentials",
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+        }),
+      );
       assert.equal(again.status, 200);
     },
   },
@@ -85,10 +103,15 @@ const ROWS: { row: string; run: (t: TestApp) => Promise<void> }[] = [
     run: async (t) => {
       const { client, tokens } = await authCodeTokens(t);
       const res = await t.app.fetch(postJson("/oauth/revoke", {
-        token_type_hint: "refresh_token", client_id: client.clientId, client_secret: client.clientSecret, token: tokens.refresh_token,
+        token_type_hint: "refresh_token",
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        token: tokens.refresh_token,
       }));
       assert.equal(res.status, 200);
-      const refreshed = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
+      const refreshed = await t.app.fetch(
+        postJson("/oauth/token", refreshBody(client, tokens.refresh_token)),
+      );
       assert.equal(refreshed.status, 400);
       assert.equal((await refreshed.json()).error, "invalid_grant");
     },
@@ -99,7 +122,13 @@ const ROWS: { row: string; run: (t: TestApp) => Promise<void> }[] = [
       const { client, tokens } = await clientCredentialsToken(t);
       t.clock.advance(1_800);
       assert.equal(await live(t, tokens.access_token), false);
-      const res = await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret }));
+      const res = await t.app.fetch(
+        postJson("/oauth/token", {
+          grant_type: "client_credentials",
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+        }),
+      );
       assert.equal(res.status, 200);
       assert.ok(await live(t, (await res.json()).access_token));
     },

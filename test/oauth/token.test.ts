@@ -1,8 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp, type SeededClient } from "../helpers/test_app.ts";
+import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { BASE, basicAuth, postForm, postJson } from "../helpers/requests.ts";
-import { authCodeTokens, codeBody, issueCode, refreshBody, tokenInfo, type IssuedCode, type TokenPair } from "../helpers/codes.ts";
+import {
+  authCodeTokens,
+  codeBody,
+  issueCode,
+  type IssuedCode,
+  refreshBody,
+  tokenInfo,
+  type TokenPair,
+} from "../helpers/codes.ts";
 
 interface Fixture {
   t: TestApp;
@@ -34,7 +42,14 @@ test("token exchanges a code for the Doorkeeper-shaped response with no-store he
   assert.equal(res.status, 200);
   assertNoStore(res);
   const body = await res.json();
-  assert.deepEqual(Object.keys(body), ["access_token", "token_type", "expires_in", "refresh_token", "scope", "created_at"]);
+  assert.deepEqual(Object.keys(body), [
+    "access_token",
+    "token_type",
+    "expires_in",
+    "refresh_token",
+    "scope",
+    "created_at",
+  ]);
   assert.equal(body.token_type, "Bearer");
   assert.equal(body.expires_in, 28_800);
   assert.equal(body.scope, "fields:read");
@@ -46,7 +61,9 @@ test("token exchanges a code for the Doorkeeper-shaped response with no-store he
 test("token accepts a form body with HTTP Basic client authentication", async () => {
   const f = await setup();
   const { client_id: _id, client_secret: _secret, ...rest } = codeBody(f.ac, f.code);
-  const res = await f.t.app.fetch(postForm("/oauth/token", rest, { authorization: basicAuth(f.ac.clientId, f.ac.clientSecret) }));
+  const res = await f.t.app.fetch(
+    postForm("/oauth/token", rest, { authorization: basicAuth(f.ac.clientId, f.ac.clientSecret) }),
+  );
   assert.equal(res.status, 200);
   assert.equal((await res.json()).token_type, "Bearer");
 });
@@ -54,13 +71,17 @@ test("token accepts a form body with HTTP Basic client authentication", async ()
 test("token accepts Basic plus a body client_id naming the same client", async () => {
   const f = await setup();
   const { client_secret: _secret, ...rest } = codeBody(f.ac, f.code);
-  const res = await f.t.app.fetch(postForm("/oauth/token", rest, { authorization: basicAuth(f.ac.clientId, f.ac.clientSecret) }));
+  const res = await f.t.app.fetch(
+    postForm("/oauth/token", rest, { authorization: basicAuth(f.ac.clientId, f.ac.clientSecret) }),
+  );
   assert.equal(res.status, 200);
 });
 
 test("token accepts a JSON content type with a charset parameter", async () => {
   const f = await setup();
-  const res = await f.t.app.fetch(postJson("/oauth/token", codeBody(f.ac, f.code), { "content-type": "application/json; charset=utf-8" }));
+  const res = await f.t.app.fetch(
+    postJson("/oauth/token", codeBody(f.ac, f.code), { "content-type": "application/json; charset=utf-8" }),
+  );
   assert.equal(res.status, 200);
 });
 
@@ -89,47 +110,322 @@ const ac = (f: Fixture) => ({ client_id: f.ac.clientId, client_secret: f.ac.clie
 const cc = (f: Fixture) => ({ client_id: f.cc.clientId, client_secret: f.cc.clientSecret });
 
 const ROWS: Row[] = [
-  { name: "missing grant_type", request: (f) => postJson("/oauth/token", { ...ac(f) }), status: 400, error: "invalid_request" },
-  { name: "password grant", request: (f) => postJson("/oauth/token", { ...ac(f), grant_type: "password" }), status: 400, error: "unsupported_grant_type" },
-  { name: "prototype-named grant", request: (f) => postJson("/oauth/token", { ...ac(f), grant_type: "constructor" }), status: 400, error: "unsupported_grant_type" },
-  { name: "no client credentials", request: () => postJson("/oauth/token", { grant_type: "client_credentials" }), status: 401, error: "invalid_client" },
-  { name: "unknown client_id", request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", client_id: "nope", client_secret: f.cc.clientSecret }), status: 401, error: "invalid_client" },
-  { name: "wrong secret", request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", client_id: f.cc.clientId, client_secret: f.ac.clientSecret }), status: 401, error: "invalid_client" },
-  { name: "missing secret", request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", client_id: f.cc.clientId }), status: 401, error: "invalid_client" },
-  { name: "secret in the query string", request: (f) => new Request(`${BASE}/oauth/token?client_secret=${f.cc.clientSecret}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ grant_type: "client_credentials", ...cc(f) }) }), status: 400, error: "invalid_request" },
-  { name: "code in the query string", request: (f) => new Request(`${BASE}/oauth/token?code=${f.code.code}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(codeBody(f.ac, f.code)) }), status: 400, error: "invalid_request" },
-  { name: "Basic and body secret together", request: (f) => postForm("/oauth/token", { grant_type: "client_credentials", client_secret: f.cc.clientSecret }, { authorization: basicAuth(f.cc.clientId, f.cc.clientSecret) }), status: 400, error: "invalid_request" },
-  { name: "Basic with a different body client_id", request: (f) => postForm("/oauth/token", { grant_type: "client_credentials", client_id: f.ac.clientId }, { authorization: basicAuth(f.cc.clientId, f.cc.clientSecret) }), status: 400, error: "invalid_request" },
-  { name: "Bearer scheme at the token endpoint", request: (f) => postForm("/oauth/token", { grant_type: "client_credentials", ...cc(f) }, { authorization: "Bearer abc" }), status: 400, error: "invalid_request" },
-  { name: "Basic that is not base64", request: () => postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: "Basic %%%" }), status: 400, error: "invalid_request" },
-  { name: "Basic without a colon", request: () => postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: `Basic ${btoa("nocolon")}` }), status: 400, error: "invalid_request" },
-  { name: "Basic with bad percent-encoding", request: () => postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: `Basic ${btoa("a%zz:b")}` }), status: 400, error: "invalid_request" },
-  { name: "Basic that is not UTF-8", request: () => postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: `Basic ${btoa("\xff\xfe:x")}` }), status: 400, error: "invalid_request" },
-  { name: "unknown content type", request: (f) => new Request(`${BASE}/oauth/token`, { method: "POST", headers: { "content-type": "text/plain" }, body: JSON.stringify({ grant_type: "client_credentials", ...cc(f) }) }), status: 415, error: "invalid_request" },
-  { name: "no content type", request: () => new Request(`${BASE}/oauth/token`, { method: "POST", body: "x" }), status: 415, error: "invalid_request" },
-  { name: "malformed JSON", request: () => postJson("/oauth/token", "{not json"), status: 400, error: "invalid_request" },
-  { name: "JSON array body", request: () => postJson("/oauth/token", "[]"), status: 400, error: "invalid_request" },
-  { name: "non-string JSON value", request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", client_id: f.cc.clientId, client_secret: 42 }), status: 400, error: "invalid_request" },
-  { name: "repeated form parameter", request: (f) => postForm("/oauth/token", `grant_type=client_credentials&grant_type=client_credentials&client_id=${f.cc.clientId}`), status: 400, error: "invalid_request" },
-  { name: "code: missing code", request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), code: "" }), status: 400, error: "invalid_request" },
-  { name: "code: missing redirect_uri", request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), redirect_uri: "" }), status: 400, error: "invalid_request" },
-  { name: "code: unknown code", request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), code: "fgac_unknown" }), status: 400, error: "invalid_grant" },
-  { name: "code: wrong redirect_uri", request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { redirect_uri: "https://client.example/cb/other" })), status: 400, error: "invalid_grant" },
-  { name: "code: issued to another client", request: (f) => postJson("/oauth/token", codeBody(f.other, f.code)), status: 400, error: "invalid_grant" },
-  { name: "code: malformed code_verifier", request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { code_verifier: "short" })), status: 400, error: "invalid_request" },
-  { name: "code: verifier without challenge (downgrade)", request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { code_verifier: "a".repeat(43) })), status: 400, error: "invalid_grant" },
-  { name: "code: client-credentials client", request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), ...cc(f) }), status: 400, error: "unauthorized_client" },
-  { name: "client_credentials by an authorization-code client", request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...ac(f) }), status: 400, error: "unauthorized_client" },
-  { name: "client_credentials: scope not registered", request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: "fields:write" }), status: 400, error: "invalid_scope" },
-  { name: "client_credentials: scope with bad characters", request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: 'fields:read "x"' }), status: 400, error: "invalid_scope" },
-  { name: "client_credentials: blank scope", request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: "   " }), status: 400, error: "invalid_scope" },
-  { name: "refresh: client-credentials client", request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, f.pair.refresh_token), ...cc(f) }), status: 400, error: "unauthorized_client" },
-  { name: "refresh: missing refresh_token", request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, ""), refresh_token: "" }), status: 400, error: "invalid_request" },
-  { name: "refresh: unknown refresh_token", request: (f) => postJson("/oauth/token", refreshBody(f.ac, "fgrt_unknown")), status: 400, error: "invalid_grant" },
-  { name: "refresh: access token presented as refresh", request: (f) => postJson("/oauth/token", refreshBody(f.ac, f.pair.access_token)), status: 400, error: "invalid_grant" },
-  { name: "refresh: wrong redirect_uri", request: (f) => postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token, { redirect_uri: "https://evil.example/cb" })), status: 400, error: "invalid_grant" },
-  { name: "refresh: another client's token", request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, f.pair.refresh_token), client_id: f.other.clientId, client_secret: f.other.clientSecret, redirect_uri: "https://other.example/cb" }), status: 400, error: "invalid_grant" },
-  { name: "refresh: wider scope", request: (f) => postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token, { scope: "fields:read fields:write" })), status: 400, error: "invalid_scope" },
+  {
+    name: "missing grant_type",
+    request: (f) => postJson("/oauth/token", { ...ac(f) }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "password grant",
+    request: (f) => postJson("/oauth/token", { ...ac(f), grant_type: "password" }),
+    status: 400,
+    error: "unsupported_grant_type",
+  },
+  {
+    name: "prototype-named grant",
+    request: (f) => postJson("/oauth/token", { ...ac(f), grant_type: "constructor" }),
+    status: 400,
+    error: "unsupported_grant_type",
+  },
+  {
+    name: "no client credentials",
+    request: () => postJson("/oauth/token", { grant_type: "client_credentials" }),
+    status: 401,
+    error: "invalid_client",
+  },
+  {
+    name: "unknown client_id",
+    request: (f) =>
+      postJson("/oauth/token", {
+        grant_type: "client_credentials",
+        client_id: "nope",
+        client_secret: f.cc.clientSecret,
+      }),
+    status: 401,
+    error: "invalid_client",
+  },
+  {
+    name: "wrong secret",
+    request: (f) =>
+      postJson("/oauth/token", {
+        grant_type: "client_credentials",
+        client_id: f.cc.clientId,
+        client_secret: f.ac.clientSecret,
+      }),
+    status: 401,
+    error: "invalid_client",
+  },
+  {
+    name: "missing secret",
+    request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", client_id: f.cc.clientId }),
+    status: 401,
+    error: "invalid_client",
+  },
+  {
+    name: "secret in the query string",
+    request: (f) =>
+      new Request(`${BASE}/oauth/token?client_secret=${f.cc.clientSecret}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ grant_type: "client_credentials", ...cc(f) }),
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "code in the query string",
+    request: (f) =>
+      new Request(`${BASE}/oauth/token?code=${f.code.code}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(codeBody(f.ac, f.code)),
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "Basic and body secret together",
+    request: (f) =>
+      postForm("/oauth/token", { grant_type: "client_credentials", client_secret: f.cc.clientSecret }, {
+        authorization: basicAuth(f.cc.clientId, f.cc.clientSecret),
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "Basic with a different body client_id",
+    request: (f) =>
+      postForm("/oauth/token", { grant_type: "client_credentials", client_id: f.ac.clientId }, {
+        authorization: basicAuth(f.cc.clientId, f.cc.clientSecret),
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "Bearer scheme at the token endpoint",
+    request: (f) =>
+      postForm("/oauth/token", { grant_type: "client_credentials", ...cc(f) }, {
+        authorization: "Bearer abc",
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "Basic that is not base64",
+    request: () =>
+      postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: "Basic %%%" }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "Basic without a colon",
+    request: () =>
+      postForm("/oauth/token", { grant_type: "client_credentials" }, {
+        authorization: `Basic ${btoa("nocolon")}`,
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "Basic with bad percent-encoding",
+    request: () =>
+      postForm("/oauth/token", { grant_type: "client_credentials" }, {
+        authorization: `Basic ${btoa("a%zz:b")}`,
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "Basic that is not UTF-8",
+    request: () =>
+      postForm("/oauth/token", { grant_type: "client_credentials" }, {
+        authorization: `Basic ${btoa("\xff\xfe:x")}`,
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "unknown content type",
+    request: (f) =>
+      new Request(`${BASE}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: JSON.stringify({ grant_type: "client_credentials", ...cc(f) }),
+      }),
+    status: 415,
+    error: "invalid_request",
+  },
+  {
+    name: "no content type",
+    request: () => new Request(`${BASE}/oauth/token`, { method: "POST", body: "x" }),
+    status: 415,
+    error: "invalid_request",
+  },
+  {
+    name: "malformed JSON",
+    request: () => postJson("/oauth/token", "{not json"),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "JSON array body",
+    request: () => postJson("/oauth/token", "[]"),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "non-string JSON value",
+    request: (f) =>
+      postJson("/oauth/token", {
+        grant_type: "client_credentials",
+        client_id: f.cc.clientId,
+        client_secret: 42,
+      }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "repeated form parameter",
+    request: (f) =>
+      postForm(
+        "/oauth/token",
+        `grant_type=client_credentials&grant_type=client_credentials&client_id=${f.cc.clientId}`,
+      ),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "code: missing code",
+    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), code: "" }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "code: missing redirect_uri",
+    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), redirect_uri: "" }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "code: unknown code",
+    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), code: "fgac_unknown" }),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "code: wrong redirect_uri",
+    request: (f) =>
+      postJson("/oauth/token", codeBody(f.ac, f.code, { redirect_uri: "https://client.example/cb/other" })),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "code: issued to another client",
+    request: (f) => postJson("/oauth/token", codeBody(f.other, f.code)),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "code: malformed code_verifier",
+    request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { code_verifier: "short" })),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "code: verifier without challenge (downgrade)",
+    request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { code_verifier: "a".repeat(43) })),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "code: client-credentials client",
+    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), ...cc(f) }),
+    status: 400,
+    error: "unauthorized_client",
+  },
+  {
+    name: "client_credentials by an authorization-code client",
+    request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...ac(f) }),
+    status: 400,
+    error: "unauthorized_client",
+  },
+  {
+    name: "client_credentials: scope not registered",
+    request: (f) =>
+      postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: "fields:write" }),
+    status: 400,
+    error: "invalid_scope",
+  },
+  {
+    name: "client_credentials: scope with bad characters",
+    request: (f) =>
+      postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: 'fields:read "x"' }),
+    status: 400,
+    error: "invalid_scope",
+  },
+  {
+    name: "client_credentials: blank scope",
+    request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: "   " }),
+    status: 400,
+    error: "invalid_scope",
+  },
+  {
+    name: "refresh: client-credentials client",
+    request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, f.pair.refresh_token), ...cc(f) }),
+    status: 400,
+    error: "unauthorized_client",
+  },
+  {
+    name: "refresh: missing refresh_token",
+    request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, ""), refresh_token: "" }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "refresh: unknown refresh_token",
+    request: (f) => postJson("/oauth/token", refreshBody(f.ac, "fgrt_unknown")),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "refresh: access token presented as refresh",
+    request: (f) => postJson("/oauth/token", refreshBody(f.ac, f.pair.access_token)),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "refresh: wrong redirect_uri",
+    request: (f) =>
+      postJson(
+        "/oauth/token",
+        refreshBody(f.ac, f.pair.refresh_token, { redirect_uri: "https://evil.example/cb" }),
+      ),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "refresh: another client's token",
+    request: (f) =>
+      postJson("/oauth/token", {
+        ...refreshBody(f.ac, f.pair.refresh_token),
+        client_id: f.other.clientId,
+        client_secret: f.other.clientSecret,
+        redirect_uri: "https://other.example/cb",
+      }),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "refresh: wider scope",
+    request: (f) =>
+      postJson(
+        "/oauth/token",
+        refreshBody(f.ac, f.pair.refresh_token, { scope: "fields:read fields:write" }),
+      ),
+    status: 400,
+    error: "invalid_scope",
+  },
 ];
 
 for (const row of ROWS) {
@@ -144,13 +440,17 @@ for (const row of ROWS) {
     assert.deepEqual(Object.keys(body).sort(), ["error", "error_description"]);
     // Nothing secret is echoed back.
     const text = JSON.stringify(body);
-    for (const secret of [f.ac.clientSecret, f.cc.clientSecret, f.code.code, f.pair.refresh_token]) assert.ok(!text.includes(secret));
+    for (const secret of [f.ac.clientSecret, f.cc.clientSecret, f.code.code, f.pair.refresh_token]) {
+      assert.ok(!text.includes(secret));
+    }
   });
 }
 
 test("a failed refresh with a wider scope leaves the refresh token usable", async () => {
   const f = await setup();
-  const wide = await f.t.app.fetch(postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token, { scope: "fields:write" })));
+  const wide = await f.t.app.fetch(
+    postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token, { scope: "fields:write" })),
+  );
   assert.equal(wide.status, 400);
   const ok = await f.t.app.fetch(postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token)));
   assert.equal(ok.status, 200);
@@ -158,10 +458,20 @@ test("a failed refresh with a wider scope leaves the refresh token usable", asyn
 
 test("invalid_client with Basic carries the Basic challenge, without Basic it does not", async () => {
   const f = await setup();
-  const basic = await f.t.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: basicAuth(f.cc.clientId, "wrong") }));
+  const basic = await f.t.app.fetch(
+    postForm("/oauth/token", { grant_type: "client_credentials" }, {
+      authorization: basicAuth(f.cc.clientId, "wrong"),
+    }),
+  );
   assert.equal(basic.status, 401);
   assert.equal(basic.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
-  const post = await f.t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: f.cc.clientId, client_secret: "wrong" }));
+  const post = await f.t.app.fetch(
+    postJson("/oauth/token", {
+      grant_type: "client_credentials",
+      client_id: f.cc.clientId,
+      client_secret: "wrong",
+    }),
+  );
   assert.equal(post.status, 401);
   assert.equal(post.headers.get("www-authenticate"), null);
 });
@@ -178,11 +488,21 @@ test("a disabled client is invalid_client and its tokens stop working", async ()
 test("a rotated-out secret is invalid_client, the new one works", async () => {
   const f = await setup();
   const { sha256Hex } = await import("../../src/crypto/hash.ts");
-  await f.t.store.clients.rotateSecret(f.cc.clientId, { secretHash: await sha256Hex("fgcs_new-secret"), now: f.t.clock.nowSeconds(), revokeTokens: false });
+  await f.t.store.clients.rotateSecret(f.cc.clientId, {
+    secretHash: await sha256Hex("fgcs_new-secret"),
+    now: f.t.clock.nowSeconds(),
+    revokeTokens: false,
+  });
   const old = await f.t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f) }));
   assert.equal(old.status, 401);
   assert.equal((await old.json()).error, "invalid_client");
-  const fresh = await f.t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: f.cc.clientId, client_secret: "fgcs_new-secret" }));
+  const fresh = await f.t.app.fetch(
+    postJson("/oauth/token", {
+      grant_type: "client_credentials",
+      client_id: f.cc.clientId,
+      client_secret: "fgcs_new-secret",
+    }),
+  );
   assert.equal(fresh.status, 200);
 });
 

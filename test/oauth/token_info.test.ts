@@ -32,10 +32,34 @@ test("token info: valid one second before 28800 s, invalid_token at 28800 s", as
 });
 
 const ROWS = [
-  { name: "no Authorization header", request: () => get("/oauth/token/info"), status: 401, error: "invalid_token", challenge: 'Bearer realm="fieldgate"' },
-  { name: "the token as a query parameter", request: (tok: string) => get(`/oauth/token/info?access_token=${tok}`), status: 400, error: "invalid_request", challenge: 'Bearer realm="fieldgate", error="invalid_request"' },
-  { name: "a refresh token as bearer", request: (_a: string, r: string) => get("/oauth/token/info", { authorization: `Bearer ${r}` }), status: 401, error: "invalid_token", challenge: 'Bearer realm="fieldgate", error="invalid_token"' },
-  { name: "a Basic header", request: () => get("/oauth/token/info", { authorization: "Basic abc" }), status: 400, error: "invalid_request", challenge: 'Bearer realm="fieldgate", error="invalid_request"' },
+  {
+    name: "no Authorization header",
+    request: () => get("/oauth/token/info"),
+    status: 401,
+    error: "invalid_token",
+    challenge: 'Bearer realm="fieldgate"',
+  },
+  {
+    name: "the token as a query parameter",
+    request: (tok: string) => get(`/oauth/token/info?access_token=${tok}`),
+    status: 400,
+    error: "invalid_request",
+    challenge: 'Bearer realm="fieldgate", error="invalid_request"',
+  },
+  {
+    name: "a refresh token as bearer",
+    request: (_a: string, r: string) => get("/oauth/token/info", { authorization: `Bearer ${r}` }),
+    status: 401,
+    error: "invalid_token",
+    challenge: 'Bearer realm="fieldgate", error="invalid_token"',
+  },
+  {
+    name: "a Basic header",
+    request: () => get("/oauth/token/info", { authorization: "Basic abc" }),
+    status: 400,
+    error: "invalid_request",
+    challenge: 'Bearer realm="fieldgate", error="invalid_request"',
+  },
 ];
 
 for (const row of ROWS) {

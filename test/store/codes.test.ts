@@ -28,17 +28,35 @@ test("codes.consume: a second consume reports reused and revokes the family's to
   const { issued, hash, client } = await setup(t);
   const now = t.clock.nowSeconds();
   assert.equal((await t.store.codes.consume(hash, now)).status, "ok");
-  assert.equal(await t.store.tokens.issue({
-    clientId: client.client.id,
-    userId: issued.userId,
-    familyId: issued.familyId,
-    tokens: [{ tokenHash: "a".repeat(64), kind: "access", grantType: "authorization_code", scope: "fields:read", issuedAt: now, expiresAt: now + 10 }],
-  }), true);
+  assert.equal(
+    await t.store.tokens.issue({
+      clientId: client.client.id,
+      userId: issued.userId,
+      familyId: issued.familyId,
+      tokens: [{
+        tokenHash: "a".repeat(64),
+        kind: "access",
+        grantType: "authorization_code",
+        scope: "fields:read",
+        issuedAt: now,
+        expiresAt: now + 10,
+      }],
+    }),
+    true,
+  );
   const second = await t.store.codes.consume(hash, now);
   assert.equal(second.status, "reused");
   assert.equal(await t.store.tokens.findActiveAccess("a".repeat(64), now), undefined);
   // Nothing more can be issued into a revoked family.
-  assert.equal(await t.store.tokens.issue({ clientId: client.client.id, userId: issued.userId, familyId: issued.familyId, tokens: [] }), false);
+  assert.equal(
+    await t.store.tokens.issue({
+      clientId: client.client.id,
+      userId: issued.userId,
+      familyId: issued.familyId,
+      tokens: [],
+    }),
+    false,
+  );
 });
 
 test("codes.consume: of two concurrent consumes exactly one wins", async () => {

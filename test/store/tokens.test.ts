@@ -10,8 +10,22 @@ const hash = () => sha256Hex(`token-${++counter}-${Math.random()}`);
 
 async function pair(now: number, scope = "fields:read"): Promise<NewToken[]> {
   return [
-    { tokenHash: await hash(), kind: "access", grantType: "authorization_code", scope, issuedAt: now, expiresAt: now + 100 },
-    { tokenHash: await hash(), kind: "refresh", grantType: "authorization_code", scope, issuedAt: now, expiresAt: now + 1000 },
+    {
+      tokenHash: await hash(),
+      kind: "access",
+      grantType: "authorization_code",
+      scope,
+      issuedAt: now,
+      expiresAt: now + 100,
+    },
+    {
+      tokenHash: await hash(),
+      kind: "refresh",
+      grantType: "authorization_code",
+      scope,
+      issuedAt: now,
+      expiresAt: now + 1000,
+    },
   ];
 }
 
@@ -42,7 +56,10 @@ test("tokens.exchangeCode uses up the code even when decide refuses", async () =
   const codeHash = await sha256Hex(issued.code);
   const refused = await t.store.tokens.exchangeCode(codeHash, t.clock.nowSeconds(), () => undefined);
   assert.deepEqual(refused.status === "ok" && refused.issued, false);
-  assert.equal((await t.store.tokens.exchangeCode(codeHash, t.clock.nowSeconds(), () => [])).status, "reused");
+  assert.equal(
+    (await t.store.tokens.exchangeCode(codeHash, t.clock.nowSeconds(), () => [])).status,
+    "reused",
+  );
 });
 
 test("tokens.findActiveAccess excludes expired, refresh and disabled-user tokens", async () => {
@@ -55,8 +72,21 @@ test("tokens.findActiveAccess excludes expired, refresh and disabled-user tokens
   assert.equal(await t.store.tokens.findActiveAccess(access, now), undefined);
 });
 
-function rotate(t: TestApp, refreshHash: string, clientId: number, now: number, graceSeconds = 0, tokens?: NewToken[]) {
-  return t.store.tokens.rotateRefresh({ refreshHash, clientId, now, graceSeconds, next: () => (tokens ? { tokens } : undefined) });
+function rotate(
+  t: TestApp,
+  refreshHash: string,
+  clientId: number,
+  now: number,
+  graceSeconds = 0,
+  tokens?: NewToken[],
+) {
+  return t.store.tokens.rotateRefresh({
+    refreshHash,
+    clientId,
+    now,
+    graceSeconds,
+    next: () => (tokens ? { tokens } : undefined),
+  });
 }
 
 test("tokens.rotateRefresh: ok once, then reuse revokes the family", async () => {
@@ -66,14 +96,20 @@ test("tokens.rotateRefresh: ok once, then reuse revokes the family", async () =>
   assert.equal((await rotate(t, refresh, client.client.id, now, 0, next)).status, "ok");
   assert.equal((await rotate(t, refresh, client.client.id, now + 1, 0, await pair(now))).status, "reused");
   assert.equal(await t.store.tokens.findActiveAccess(next[0]!.tokenHash, now + 1), undefined);
-  assert.equal((await rotate(t, next[1]!.tokenHash, client.client.id, now + 1, 0, await pair(now))).status, "invalid");
+  assert.equal(
+    (await rotate(t, next[1]!.tokenHash, client.client.id, now + 1, 0, await pair(now))).status,
+    "invalid",
+  );
 });
 
 test("tokens.rotateRefresh: invalid for another client, an expired token, or a refusing next", async () => {
   const t = buildTestApp();
   const { refresh, client, now } = await exchanged(t);
   assert.equal((await rotate(t, refresh, client.client.id + 99, now, 0, await pair(now))).status, "invalid");
-  assert.equal((await rotate(t, refresh, client.client.id, now + 1000, 0, await pair(now))).status, "invalid");
+  assert.equal(
+    (await rotate(t, refresh, client.client.id, now + 1000, 0, await pair(now))).status,
+    "invalid",
+  );
   assert.equal((await rotate(t, refresh, client.client.id, now)).status, "invalid");
   // A refusing next rolls back: the token is still good.
   assert.equal((await rotate(t, refresh, client.client.id, now, 0, await pair(now))).status, "ok");
@@ -92,10 +128,21 @@ test("tokens.rotateRefresh: a grace retry is flagged and kills the unreceived pa
 test("tokens.revoke: access alone, refresh with family, other clients refused, dead tokens unknown", async () => {
   const t = buildTestApp();
   const { access, refresh, client, now } = await exchanged(t);
-  assert.deepEqual(await t.store.tokens.revoke(access, client.client.id + 99, now), { status: "other_client" });
-  assert.deepEqual(await t.store.tokens.revoke(access, client.client.id, now), { status: "revoked", kind: "access" });
-  assert.deepEqual(await t.store.tokens.revoke(access, client.client.id, now), { status: "unknown", kind: "access" });
-  assert.deepEqual(await t.store.tokens.revoke(refresh, client.client.id, now), { status: "revoked", kind: "refresh" });
+  assert.deepEqual(await t.store.tokens.revoke(access, client.client.id + 99, now), {
+    status: "other_client",
+  });
+  assert.deepEqual(await t.store.tokens.revoke(access, client.client.id, now), {
+    status: "revoked",
+    kind: "access",
+  });
+  assert.deepEqual(await t.store.tokens.revoke(access, client.client.id, now), {
+    status: "unknown",
+    kind: "access",
+  });
+  assert.deepEqual(await t.store.tokens.revoke(refresh, client.client.id, now), {
+    status: "revoked",
+    kind: "refresh",
+  });
   assert.deepEqual(await t.store.tokens.revoke("0".repeat(64), client.client.id, now), { status: "unknown" });
 });
 
@@ -104,9 +151,21 @@ test("tokens.revoke of a family-less token revokes just that row", async () => {
   const client = await t.seed.client({ grant: "client_credentials" });
   const now = t.clock.nowSeconds();
   const tokenHash = await hash();
-  await t.store.tokens.issue({ clientId: client.client.id, userId: client.client.integrationUserId!, familyId: null, tokens: [
-    { tokenHash, kind: "access", grantType: "client_credentials", scope: "fields:read", issuedAt: now, expiresAt: now + 1800 },
-  ] });
+  await t.store.tokens.issue({
+    clientId: client.client.id,
+    userId: client.client.integrationUserId!,
+    familyId: null,
+    tokens: [
+      {
+        tokenHash,
+        kind: "access",
+        grantType: "client_credentials",
+        scope: "fields:read",
+        issuedAt: now,
+        expiresAt: now + 1800,
+      },
+    ],
+  });
   assert.equal((await t.store.tokens.revoke(tokenHash, client.client.id, now)).status, "revoked");
   assert.equal((await t.store.tokens.findByHash(tokenHash))?.revokedAt, now);
 });

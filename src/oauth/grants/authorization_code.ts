@@ -8,8 +8,8 @@ import type { ExchangeFacts } from "../../store/tokens.ts";
 import { sha256Base64Url } from "../../crypto/hash.ts";
 import { constantTimeEqual } from "../../crypto/compare.ts";
 import { audit } from "../audit.ts";
-import { invalidGrant, invalidRequest, unauthorizedClient, type OAuthError } from "../errors.ts";
-import { mintTokens, type GrantResult } from "../issue_tokens.ts";
+import { invalidGrant, invalidRequest, type OAuthError, unauthorizedClient } from "../errors.ts";
+import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 
 // RFC 7636 §4.1: code-verifier = 43*128unreserved.
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -24,10 +24,14 @@ function requireParam(params: Params, name: string): string {
 function pkceError(code: AuthorizationCode, verifierHash: string | undefined): OAuthError | undefined {
   if (code.codeChallenge === null) {
     // RFC 9700 §2.1.1: refuse a verifier for a code issued without a challenge, or PKCE could be stripped.
-    return verifierHash === undefined ? undefined : invalidGrant("code_verifier sent for a code issued without a code_challenge");
+    return verifierHash === undefined
+      ? undefined
+      : invalidGrant("code_verifier sent for a code issued without a code_challenge");
   }
   if (verifierHash === undefined) return invalidGrant("code_verifier is required for this code");
-  if (!constantTimeEqual(verifierHash, code.codeChallenge)) return invalidGrant("code_verifier does not match the code_challenge");
+  if (!constantTimeEqual(verifierHash, code.codeChallenge)) {
+    return invalidGrant("code_verifier does not match the code_challenge");
+  }
   return undefined;
 }
 
@@ -42,7 +46,9 @@ interface Presented {
 function codeError(code: AuthorizationCode, facts: ExchangeFacts, p: Presented): OAuthError | undefined {
   if (code.clientId !== p.client.id) return invalidGrant("The code was issued to another client");
   if (code.expiresAt <= p.now) return invalidGrant("The code has expired");
-  if (p.redirectUri !== code.redirectUri) return invalidGrant("redirect_uri does not match the authorization request");
+  if (p.redirectUri !== code.redirectUri) {
+    return invalidGrant("redirect_uri does not match the authorization request");
+  }
   if (facts.userDisabled) return invalidGrant("The user who approved this code is disabled");
   return pkceError(code, p.verifierHash);
 }
@@ -53,7 +59,10 @@ function codeError(code: AuthorizationCode, facts: ExchangeFacts, p: Presented):
  * (RFC 6749 §4.1.2).
  * @throws OAuthError invalid_request, unauthorized_client, invalid_grant
  */
-export async function exchangeAuthorizationCode(deps: Deps, options: { client: Client; params: Params; ip: string }): Promise<GrantResult> {
+export async function exchangeAuthorizationCode(
+  deps: Deps,
+  options: { client: Client; params: Params; ip: string },
+): Promise<GrantResult> {
   const { client, params, ip } = options;
   if (client.grantType !== "authorization_code") {
     throw unauthorizedClient("This client is not registered for the authorization_code grant");
@@ -65,9 +74,19 @@ export async function exchangeAuthorizationCode(deps: Deps, options: { client: C
     throw invalidRequest("code_verifier must be 43 to 128 unreserved characters (RFC 7636)");
   }
   const now = nowSeconds(deps.clock);
-  const presented = { client, redirectUri, now, verifierHash: verifier === undefined ? undefined : await sha256Base64Url(verifier) };
+  const presented = {
+    client,
+    redirectUri,
+    now,
+    verifierHash: verifier === undefined ? undefined : await sha256Base64Url(verifier),
+  };
   // Minted up front (digests are async) so the store can insert them in the consuming transaction.
-  const minted = await mintTokens(deps, { grantType: "authorization_code", scope: "", now, withRefresh: true });
+  const minted = await mintTokens(deps, {
+    grantType: "authorization_code",
+    scope: "",
+    now,
+    withRefresh: true,
+  });
   let refusal: OAuthError | undefined;
   const result = await deps.store.tokens.exchangeCode(await deps.digest(codeValue), now, (code, facts) => {
     refusal = codeError(code, facts, presented);
@@ -75,13 +94,23 @@ export async function exchangeAuthorizationCode(deps: Deps, options: { client: C
   });
   if (result.status === "missing") throw invalidGrant("The code is invalid");
   if (result.status === "reused") {
-    await audit(deps, "code_reuse_detected", { clientId: client.clientId, userId: result.code.userId, ip, detail: { family: result.code.familyId } });
+    await audit(deps, "code_reuse_detected", {
+      clientId: client.clientId,
+      userId: result.code.userId,
+      ip,
+      detail: { family: result.code.familyId },
+    });
     throw invalidGrant("The code has already been used");
   }
   if (refusal) throw refusal;
   // The approval was revoked (e.g. the user withdrew access) after the code was issued.
   if (!result.issued) throw invalidGrant("The authorization behind this code has been revoked");
   const { code } = result;
-  await audit(deps, "token_issued", { clientId: client.clientId, userId: code.userId, ip, detail: { grant_type: "authorization_code", scope: code.scope } });
+  await audit(deps, "token_issued", {
+    clientId: client.clientId,
+    userId: code.userId,
+    ip,
+    detail: { grant_type: "authorization_code", scope: code.scope },
+  });
   return { minted, scope: code.scope };
 }

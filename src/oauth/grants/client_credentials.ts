@@ -5,7 +5,7 @@ import type { Params } from "../../http/body.ts";
 import type { Client } from "../../store/clients.ts";
 import { audit } from "../audit.ts";
 import { invalidGrant, unauthorizedClient } from "../errors.ts";
-import { mintTokens, type GrantResult } from "../issue_tokens.ts";
+import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
 
 /**
@@ -13,7 +13,10 @@ import { narrowScope } from "../scope.ts";
  * narrow the registered scope.
  * @throws OAuthError unauthorized_client, invalid_scope, invalid_grant (integration user missing or disabled)
  */
-export async function issueClientCredentials(deps: Deps, options: { client: Client; params: Params; ip: string }): Promise<GrantResult> {
+export async function issueClientCredentials(
+  deps: Deps,
+  options: { client: Client; params: Params; ip: string },
+): Promise<GrantResult> {
   const { client, params, ip } = options;
   if (client.grantType !== "client_credentials" || client.integrationUserId === null) {
     throw unauthorizedClient("This client is not registered for the client_credentials grant");
@@ -23,7 +26,17 @@ export async function issueClientCredentials(deps: Deps, options: { client: Clie
   if (!user || user.disabled) throw invalidGrant("The client's integration user is disabled");
   const now = nowSeconds(deps.clock);
   const minted = await mintTokens(deps, { grantType: "client_credentials", scope, now, withRefresh: false });
-  await deps.store.tokens.issue({ clientId: client.id, userId: user.id, familyId: null, tokens: minted.rows });
-  await audit(deps, "token_issued", { clientId: client.clientId, userId: user.id, ip, detail: { grant_type: "client_credentials", scope } });
+  await deps.store.tokens.issue({
+    clientId: client.id,
+    userId: user.id,
+    familyId: null,
+    tokens: minted.rows,
+  });
+  await audit(deps, "token_issued", {
+    clientId: client.clientId,
+    userId: user.id,
+    ip,
+    detail: { grant_type: "client_credentials", scope },
+  });
   return { minted, scope };
 }

@@ -5,7 +5,7 @@ import type { Params } from "../../http/body.ts";
 import type { Client } from "../../store/clients.ts";
 import { audit } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
-import { mintTokens, type GrantResult } from "../issue_tokens.ts";
+import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
 
 /**
@@ -17,11 +17,16 @@ function checkRedirectUri(deps: Deps, client: Client, redirectUri: string | unde
     if (deps.config.refreshRequiresRedirectUri) throw invalidRequest("Missing parameter: redirect_uri");
     return;
   }
-  if (redirectUri !== client.redirectUri) throw invalidGrant("redirect_uri does not match the registered one");
+  if (redirectUri !== client.redirectUri) {
+    throw invalidGrant("redirect_uri does not match the registered one");
+  }
 }
 
 /** Mints the new pair and rotates in one store transaction; the scope is fixed once the presented token is known. */
-async function rotate(deps: Deps, options: { client: Client; refreshHash: string; requested: string | undefined; now: number }) {
+async function rotate(
+  deps: Deps,
+  options: { client: Client; refreshHash: string; requested: string | undefined; now: number },
+) {
   const { client, refreshHash, requested, now } = options;
   // Minted before the transaction because digests are async.
   const minted = await mintTokens(deps, { grantType: "refresh_token", scope: "", now, withRefresh: true });
@@ -35,7 +40,12 @@ async function rotate(deps: Deps, options: { client: Client; refreshHash: string
       // RFC 6749 §6: the access token may be narrowed, never widened; the new refresh token keeps the
       // presented one's scope, so a later refresh can ask for the original scope again. Throwing rolls back.
       scope = narrowScope(requested, presented.scope);
-      return { tokens: minted.rows.map((row) => ({ ...row, scope: row.kind === "access" ? scope : presented.scope })) };
+      return {
+        tokens: minted.rows.map((row) => ({
+          ...row,
+          scope: row.kind === "access" ? scope : presented.scope,
+        })),
+      };
     },
   });
   return { result, minted, scope };
@@ -46,7 +56,10 @@ async function rotate(deps: Deps, options: { client: Client; refreshHash: string
  * already rotated token outside the grace period revokes its whole family.
  * @throws OAuthError invalid_request, unauthorized_client, invalid_grant, invalid_scope
  */
-export async function exchangeRefreshToken(deps: Deps, options: { client: Client; params: Params; ip: string }): Promise<GrantResult> {
+export async function exchangeRefreshToken(
+  deps: Deps,
+  options: { client: Client; params: Params; ip: string },
+): Promise<GrantResult> {
   const { client, params, ip } = options;
   if (client.grantType !== "authorization_code") {
     throw unauthorizedClient("This client is not registered for the refresh_token grant");
@@ -61,11 +74,21 @@ export async function exchangeRefreshToken(deps: Deps, options: { client: Client
   const { result, minted, scope } = await rotate(deps, { client, refreshHash, requested: params.scope, now });
   if (result.status === "reused") {
     const { userId, familyId } = result.presented;
-    await audit(deps, "refresh_reuse_detected", { clientId: client.clientId, userId, ip, detail: { family: familyId } });
+    await audit(deps, "refresh_reuse_detected", {
+      clientId: client.clientId,
+      userId,
+      ip,
+      detail: { family: familyId },
+    });
     throw invalidGrant("The refresh token has already been used");
   }
   if (result.status === "invalid") throw invalidGrant("The refresh token is invalid, expired or revoked");
   const detail = { scope, grace_retry: result.retried };
-  await audit(deps, "token_refreshed", { clientId: client.clientId, userId: result.presented.userId, ip, detail });
+  await audit(deps, "token_refreshed", {
+    clientId: client.clientId,
+    userId: result.presented.userId,
+    ip,
+    detail,
+  });
   return { minted, scope };
 }

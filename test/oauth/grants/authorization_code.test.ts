@@ -110,7 +110,9 @@ test("authorization_code: two concurrent exchanges of one code give exactly one 
   const t = buildTestApp();
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
-  const results = await Promise.all([1, 2].map(() => t.app.fetch(postJson("/oauth/token", codeBody(client, issued)))));
+  const results = await Promise.all(
+    [1, 2].map(() => t.app.fetch(postJson("/oauth/token", codeBody(client, issued)))),
+  );
   const statuses = results.map((r) => r.status).sort();
   assert.deepEqual(statuses, [200, 400]);
   // The loser replayed the code, so the winner's tokens are revoked too (RFC 6749 §4.1.2 SHOULD).

@@ -5,7 +5,12 @@ import { basicAuth, postForm, postJson } from "../../helpers/requests.ts";
 import { tokenInfo } from "../../helpers/codes.ts";
 
 function ccRequest(client: { clientId: string; clientSecret: string }, extra: Record<string, string> = {}) {
-  return postJson("/oauth/token", { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret, ...extra });
+  return postJson("/oauth/token", {
+    grant_type: "client_credentials",
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    ...extra,
+  });
 }
 
 test("client_credentials issues a 1800 s token with no refresh_token key, acting as the integration user", async () => {
@@ -27,7 +32,11 @@ test("client_credentials issues a 1800 s token with no refresh_token key, acting
 test("client_credentials works with Basic and a form body", async () => {
   const t = buildTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
-  const res = await t.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: basicAuth(client.clientId, client.clientSecret) }));
+  const res = await t.app.fetch(
+    postForm("/oauth/token", { grant_type: "client_credentials" }, {
+      authorization: basicAuth(client.clientId, client.clientSecret),
+    }),
+  );
   assert.equal(res.status, 200);
 });
 

@@ -33,9 +33,11 @@ test("refresh rotates: a new access and refresh token, the old refresh token sto
 test("refresh works without redirect_uri, as standard libraries send it (form body, Basic)", async () => {
   const t = buildTestApp();
   const { client, tokens } = await authCodeTokens(t);
-  const res = await t.app.fetch(postForm("/oauth/token", { grant_type: "refresh_token", refresh_token: tokens.refresh_token }, {
-    authorization: basicAuth(client.clientId, client.clientSecret),
-  }));
+  const res = await t.app.fetch(
+    postForm("/oauth/token", { grant_type: "refresh_token", refresh_token: tokens.refresh_token }, {
+      authorization: basicAuth(client.clientId, client.clientSecret),
+    }),
+  );
   assert.equal(res.status, 200);
 });
 
@@ -136,7 +138,9 @@ test("refresh: within the grace period, a token whose successor was already used
 test("refresh: two concurrent refreshes of one token give exactly one 200 (grace 0)", async () => {
   const t = buildTestApp();
   const { client, tokens } = await authCodeTokens(t);
-  const results = await Promise.all([1, 2].map(() => t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))));
+  const results = await Promise.all(
+    [1, 2].map(() => t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))),
+  );
   assert.deepEqual(results.map((r) => r.status).sort(), [200, 400]);
 });
 
@@ -154,7 +158,13 @@ test("refresh: a narrower scope narrows the access token, the refresh token keep
 test("refresh: a revoked refresh token is invalid_grant without raising the reuse alarm", async () => {
   const t = buildTestApp();
   const { client, tokens } = await authCodeTokens(t);
-  await t.app.fetch(postJson("/oauth/revoke", { token: tokens.refresh_token, client_id: client.clientId, client_secret: client.clientSecret }));
+  await t.app.fetch(
+    postJson("/oauth/revoke", {
+      token: tokens.refresh_token,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    }),
+  );
   const res = await refresh(t, client, tokens.refresh_token);
   assert.equal(res.body.error, "invalid_grant");
   const events = await t.store.audit.list({});
