@@ -73,27 +73,41 @@ export function browser(base: string) {
   return { send, form, jar };
 }
 
-/**
- * The whole authorization code flow through the pages: authorize, sign in, approve (or remembered consent),
- * then exchange the code. Returns the code too, so callers can check it never leaks.
- */
-export async function codeFlow(base: string, demo: DemoCredentialsFile): Promise<TokenResponse & { code: string }> {
-  const client = demo.authorizationCodeClient;
+/** A browser signed in as the demo user; later authorizations reuse its session and remembered consent. */
+export async function signedInBrowser(base: string, demo: DemoCredentialsFile) {
   const b = browser(base);
-  const authorize = `/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, response_type: "code", redirect_uri: client.redirect_uri, scope: client.scope, state: "s1" })}`;
-  const signInPage = await (await b.send(authorize)).text();
+  const signInPage = await (await b.send("/signin?next=%2Faccount")).text();
   const signedIn = await b.form("/signin", { ...hiddenFields(signInPage, "/signin"), username: demo.username, password: demo.password });
   if (signedIn.status !== 303) throw new Error(`sign-in failed with ${signedIn.status}`);
-  let res = await b.send(signedIn.headers.get("location")!);
+  return b;
+}
+
+/** Runs /oauth/authorize for the demo web client in a signed-in browser, approving if asked; returns the code. */
+export async function authorizeCode(b: ReturnType<typeof browser>, demo: DemoCredentialsFile): Promise<string> {
+  const client = demo.authorizationCodeClient;
+  let res = await b.send(`/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, response_type: "code", redirect_uri: client.redirect_uri, scope: client.scope, state: "s1" })}`);
   if (res.status === 200) {
     res = await b.form("/oauth/authorize", { ...hiddenFields(await res.text(), "/oauth/authorize"), decision: "approve" });
   }
   const location = res.headers.get("location") ?? "";
-  const code = new URL(location).searchParams.get("code");
+  const code = location ? new URL(location).searchParams.get("code") : null;
   if (!code) throw new Error(`no code in ${res.status} ${location.split("?")[0]}`);
+  return code;
+}
+
+/** Exchanges a code of the demo web client for tokens. */
+export async function exchangeCode(base: string, demo: DemoCredentialsFile, code: string): Promise<TokenResponse> {
+  const client = demo.authorizationCodeClient;
   const token = await postJson(base, "/oauth/token", {
     grant_type: "authorization_code", client_id: client.client_id, client_secret: client.client_secret, code, redirect_uri: client.redirect_uri,
   });
   if (token.status !== 200) throw new Error(`code exchange failed with ${token.status}`);
-  return { ...(token.json as unknown as TokenResponse), code };
+  return token.json as unknown as TokenResponse;
+}
+
+/** The whole authorization code flow through the pages: sign in, authorize, approve, exchange the code. */
+export async function codeFlow(base: string, demo: DemoCredentialsFile): Promise<TokenResponse & { code: string }> {
+  const b = await signedInBrowser(base, demo);
+  const code = await authorizeCode(b, demo);
+  return { ...(await exchangeCode(base, demo, code)), code };
 }
