@@ -2,7 +2,9 @@
 import { randomId, randomToken } from "../../src/crypto/random.ts";
 import { sha256Base64Url, sha256Hex } from "../../src/crypto/hash.ts";
 import { cryptoRandom } from "../../src/deps.ts";
-import type { SeededClient, TestApp } from "./test_app.ts";
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp, type SeededClient, type TestApp } from "./test_app.ts";
 import { postJson } from "./requests.ts";
 
 export interface IssuedCode {
@@ -108,4 +110,61 @@ export function tokenInfo(t: TestApp, accessToken: string): Promise<Response> {
       headers: { authorization: `Bearer ${accessToken}` },
     }),
   );
+}
+
+export interface TokenFixture {
+  t: TestApp;
+  /** An authorization-code client holding `pair` and an unused `code`. */
+  ac: SeededClient;
+  /** A client-credentials client. */
+  cc: SeededClient;
+  /** Another authorization-code client with its own redirect URI. */
+  other: SeededClient;
+  code: IssuedCode;
+  pair: TokenPair;
+}
+
+/** A fresh app with the clients, code and token pair most token-endpoint error rows need. */
+export async function tokenFixture(): Promise<TokenFixture> {
+  const t = buildTestApp();
+  const { client: ac, tokens: pair } = await authCodeTokens(t);
+  const cc = await t.seed.client({ grant: "client_credentials" });
+  const other = await t.seed.client({ redirectUri: "https://other.example/cb" });
+  const code = await issueCode(t, ac);
+  return { t, ac, cc, other, code, pair };
+}
+
+/** One row of a table of refused token-endpoint requests (STYLE §9). */
+export interface ErrorRow {
+  name: string;
+  request: (f: TokenFixture) => Request;
+  status: number;
+  error: string;
+}
+
+/** Body credentials of the fixture's authorization-code client. */
+export const acCreds = (f: TokenFixture) => ({ client_id: f.ac.clientId, client_secret: f.ac.clientSecret });
+/** Body credentials of the fixture's client-credentials client. */
+export const ccCreds = (f: TokenFixture) => ({ client_id: f.cc.clientId, client_secret: f.cc.clientSecret });
+
+/** Registers one test per row: status, RFC 6749 §5.2 body shape, no-store headers, no secret echoed. */
+export function testErrorRows(rows: readonly ErrorRow[]): void {
+  for (const row of rows) {
+    test(`token refuses ${row.name}: ${row.status} ${row.error}`, async () => {
+      const f = await tokenFixture();
+      const res = await f.t.app.fetch(row.request(f));
+      assert.equal(res.status, row.status);
+      assert.equal(res.headers.get("cache-control"), "no-store");
+      assert.equal(res.headers.get("pragma"), "no-cache");
+      assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
+      const body = await res.json();
+      assert.equal(body.error, row.error);
+      assert.equal(typeof body.error_description, "string");
+      assert.deepEqual(Object.keys(body).sort(), ["error", "error_description"]);
+      const text = JSON.stringify(body);
+      for (const secret of [f.ac.clientSecret, f.cc.clientSecret, f.code.code, f.pair.refresh_token]) {
+        assert.ok(!text.includes(secret));
+      }
+    });
+  }
 }

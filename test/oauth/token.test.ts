@@ -1,34 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
+import { buildTestApp } from "../helpers/test_app.ts";
 import { BASE, basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import {
-  authCodeTokens,
+  acCreds,
+  ccCreds,
   codeBody,
-  issueCode,
-  type IssuedCode,
-  refreshBody,
+  type ErrorRow,
+  testErrorRows,
+  tokenFixture,
   tokenInfo,
-  type TokenPair,
 } from "../helpers/codes.ts";
-
-interface Fixture {
-  t: TestApp;
-  ac: SeededClient;
-  cc: SeededClient;
-  other: SeededClient;
-  code: IssuedCode;
-  pair: TokenPair;
-}
-
-async function setup(): Promise<Fixture> {
-  const t = buildTestApp();
-  const { client: ac, tokens: pair } = await authCodeTokens(t);
-  const cc = await t.seed.client({ grant: "client_credentials" });
-  const other = await t.seed.client({ redirectUri: "https://other.example/cb" });
-  const code = await issueCode(t, ac);
-  return { t, ac, cc, other, code, pair };
-}
 
 function assertNoStore(res: Response): void {
   assert.equal(res.headers.get("cache-control"), "no-store");
@@ -37,7 +19,7 @@ function assertNoStore(res: Response): void {
 }
 
 test("token exchanges a code for the Doorkeeper-shaped response with no-store headers", async () => {
-  const f = await setup();
+  const f = await tokenFixture();
   const res = await f.t.app.fetch(postJson("/oauth/token", codeBody(f.ac, f.code)));
   assert.equal(res.status, 200);
   assertNoStore(res);
@@ -59,7 +41,7 @@ test("token exchanges a code for the Doorkeeper-shaped response with no-store he
 });
 
 test("token accepts a form body with HTTP Basic client authentication", async () => {
-  const f = await setup();
+  const f = await tokenFixture();
   const { client_id: _id, client_secret: _secret, ...rest } = codeBody(f.ac, f.code);
   const res = await f.t.app.fetch(
     postForm("/oauth/token", rest, { authorization: basicAuth(f.ac.clientId, f.ac.clientSecret) }),
@@ -69,7 +51,7 @@ test("token accepts a form body with HTTP Basic client authentication", async ()
 });
 
 test("token accepts Basic plus a body client_id naming the same client", async () => {
-  const f = await setup();
+  const f = await tokenFixture();
   const { client_secret: _secret, ...rest } = codeBody(f.ac, f.code);
   const res = await f.t.app.fetch(
     postForm("/oauth/token", rest, { authorization: basicAuth(f.ac.clientId, f.ac.clientSecret) }),
@@ -78,7 +60,7 @@ test("token accepts Basic plus a body client_id naming the same client", async (
 });
 
 test("token accepts a JSON content type with a charset parameter", async () => {
-  const f = await setup();
+  const f = await tokenFixture();
   const res = await f.t.app.fetch(
     postJson("/oauth/token", codeBody(f.ac, f.code), { "content-type": "application/json; charset=utf-8" }),
   );
@@ -86,7 +68,7 @@ test("token accepts a JSON content type with a charset parameter", async () => {
 });
 
 test("token never stores the plaintext tokens and never logs them", async () => {
-  const f = await setup();
+  const f = await tokenFixture();
   const res = await f.t.app.fetch(postJson("/oauth/token", codeBody(f.ac, f.code)));
   const body = await res.json();
   const logged = JSON.stringify(f.t.log);
@@ -99,32 +81,22 @@ test("token never stores the plaintext tokens and never logs them", async () => 
   assert.ok(!JSON.stringify(events).includes(body.access_token));
 });
 
-interface Row {
-  name: string;
-  request: (f: Fixture) => Request;
-  status: number;
-  error: string;
-}
-
-const ac = (f: Fixture) => ({ client_id: f.ac.clientId, client_secret: f.ac.clientSecret });
-const cc = (f: Fixture) => ({ client_id: f.cc.clientId, client_secret: f.cc.clientSecret });
-
-const ROWS: Row[] = [
+const ROWS: ErrorRow[] = [
   {
     name: "missing grant_type",
-    request: (f) => postJson("/oauth/token", { ...ac(f) }),
+    request: (f) => postJson("/oauth/token", { ...acCreds(f) }),
     status: 400,
     error: "invalid_request",
   },
   {
     name: "password grant",
-    request: (f) => postJson("/oauth/token", { ...ac(f), grant_type: "password" }),
+    request: (f) => postJson("/oauth/token", { ...acCreds(f), grant_type: "password" }),
     status: 400,
     error: "unsupported_grant_type",
   },
   {
     name: "prototype-named grant",
-    request: (f) => postJson("/oauth/token", { ...ac(f), grant_type: "constructor" }),
+    request: (f) => postJson("/oauth/token", { ...acCreds(f), grant_type: "constructor" }),
     status: 400,
     error: "unsupported_grant_type",
   },
@@ -168,7 +140,7 @@ const ROWS: Row[] = [
       new Request(`${BASE}/oauth/token?client_secret=${f.cc.clientSecret}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ grant_type: "client_credentials", ...cc(f) }),
+        body: JSON.stringify({ grant_type: "client_credentials", ...ccCreds(f) }),
       }),
     status: 400,
     error: "invalid_request",
@@ -205,7 +177,7 @@ const ROWS: Row[] = [
   {
     name: "Bearer scheme at the token endpoint",
     request: (f) =>
-      postForm("/oauth/token", { grant_type: "client_credentials", ...cc(f) }, {
+      postForm("/oauth/token", { grant_type: "client_credentials", ...ccCreds(f) }, {
         authorization: "Bearer abc",
       }),
     status: 400,
@@ -251,7 +223,7 @@ const ROWS: Row[] = [
       new Request(`${BASE}/oauth/token`, {
         method: "POST",
         headers: { "content-type": "text/plain" },
-        body: JSON.stringify({ grant_type: "client_credentials", ...cc(f) }),
+        body: JSON.stringify({ grant_type: "client_credentials", ...ccCreds(f) }),
       }),
     status: 415,
     error: "invalid_request",
@@ -296,168 +268,17 @@ const ROWS: Row[] = [
     error: "invalid_request",
   },
   {
-    name: "code: missing code",
-    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), code: "" }),
-    status: 400,
-    error: "invalid_request",
-  },
-  {
-    name: "code: missing redirect_uri",
-    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), redirect_uri: "" }),
-    status: 400,
-    error: "invalid_request",
-  },
-  {
-    name: "code: unknown code",
-    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), code: "fgac_unknown" }),
-    status: 400,
-    error: "invalid_grant",
-  },
-  {
-    name: "code: wrong redirect_uri",
-    request: (f) =>
-      postJson("/oauth/token", codeBody(f.ac, f.code, { redirect_uri: "https://client.example/cb/other" })),
-    status: 400,
-    error: "invalid_grant",
-  },
-  {
-    name: "code: issued to another client",
-    request: (f) => postJson("/oauth/token", codeBody(f.other, f.code)),
-    status: 400,
-    error: "invalid_grant",
-  },
-  {
-    name: "code: malformed code_verifier",
-    request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { code_verifier: "short" })),
-    status: 400,
-    error: "invalid_request",
-  },
-  {
-    name: "code: verifier without challenge (downgrade)",
-    request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { code_verifier: "a".repeat(43) })),
-    status: 400,
-    error: "invalid_grant",
-  },
-  {
-    name: "code: client-credentials client",
-    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), ...cc(f) }),
-    status: 400,
-    error: "unauthorized_client",
-  },
-  {
     name: "client_credentials by an authorization-code client",
-    request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...ac(f) }),
+    request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...acCreds(f) }),
     status: 400,
     error: "unauthorized_client",
-  },
-  {
-    name: "client_credentials: scope not registered",
-    request: (f) =>
-      postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: "fields:write" }),
-    status: 400,
-    error: "invalid_scope",
-  },
-  {
-    name: "client_credentials: scope with bad characters",
-    request: (f) =>
-      postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: 'fields:read "x"' }),
-    status: 400,
-    error: "invalid_scope",
-  },
-  {
-    name: "client_credentials: blank scope",
-    request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f), scope: "   " }),
-    status: 400,
-    error: "invalid_scope",
-  },
-  {
-    name: "refresh: client-credentials client",
-    request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, f.pair.refresh_token), ...cc(f) }),
-    status: 400,
-    error: "unauthorized_client",
-  },
-  {
-    name: "refresh: missing refresh_token",
-    request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, ""), refresh_token: "" }),
-    status: 400,
-    error: "invalid_request",
-  },
-  {
-    name: "refresh: unknown refresh_token",
-    request: (f) => postJson("/oauth/token", refreshBody(f.ac, "fgrt_unknown")),
-    status: 400,
-    error: "invalid_grant",
-  },
-  {
-    name: "refresh: access token presented as refresh",
-    request: (f) => postJson("/oauth/token", refreshBody(f.ac, f.pair.access_token)),
-    status: 400,
-    error: "invalid_grant",
-  },
-  {
-    name: "refresh: wrong redirect_uri",
-    request: (f) =>
-      postJson(
-        "/oauth/token",
-        refreshBody(f.ac, f.pair.refresh_token, { redirect_uri: "https://evil.example/cb" }),
-      ),
-    status: 400,
-    error: "invalid_grant",
-  },
-  {
-    name: "refresh: another client's token",
-    request: (f) =>
-      postJson("/oauth/token", {
-        ...refreshBody(f.ac, f.pair.refresh_token),
-        client_id: f.other.clientId,
-        client_secret: f.other.clientSecret,
-        redirect_uri: "https://other.example/cb",
-      }),
-    status: 400,
-    error: "invalid_grant",
-  },
-  {
-    name: "refresh: wider scope",
-    request: (f) =>
-      postJson(
-        "/oauth/token",
-        refreshBody(f.ac, f.pair.refresh_token, { scope: "fields:read fields:write" }),
-      ),
-    status: 400,
-    error: "invalid_scope",
   },
 ];
 
-for (const row of ROWS) {
-  test(`token refuses ${row.name}: ${row.status} ${row.error}`, async () => {
-    const f = await setup();
-    const res = await f.t.app.fetch(row.request(f));
-    assert.equal(res.status, row.status);
-    assertNoStore(res);
-    const body = await res.json();
-    assert.equal(body.error, row.error);
-    assert.equal(typeof body.error_description, "string");
-    assert.deepEqual(Object.keys(body).sort(), ["error", "error_description"]);
-    // Nothing secret is echoed back.
-    const text = JSON.stringify(body);
-    for (const secret of [f.ac.clientSecret, f.cc.clientSecret, f.code.code, f.pair.refresh_token]) {
-      assert.ok(!text.includes(secret));
-    }
-  });
-}
-
-test("a failed refresh with a wider scope leaves the refresh token usable", async () => {
-  const f = await setup();
-  const wide = await f.t.app.fetch(
-    postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token, { scope: "fields:write" })),
-  );
-  assert.equal(wide.status, 400);
-  const ok = await f.t.app.fetch(postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token)));
-  assert.equal(ok.status, 200);
-});
+testErrorRows(ROWS);
 
 test("invalid_client with Basic carries the Basic challenge, without Basic it does not", async () => {
-  const f = await setup();
+  const f = await tokenFixture();
   const basic = await f.t.app.fetch(
     postForm("/oauth/token", { grant_type: "client_credentials" }, {
       authorization: basicAuth(f.cc.clientId, "wrong"),
@@ -477,7 +298,7 @@ test("invalid_client with Basic carries the Basic challenge, without Basic it do
 });
 
 test("a disabled client is invalid_client and its tokens stop working", async () => {
-  const f = await setup();
+  const f = await tokenFixture();
   await f.t.store.clients.setDisabled(f.ac.clientId, true);
   const res = await f.t.app.fetch(postJson("/oauth/token", codeBody(f.ac, f.code)));
   assert.equal(res.status, 401);
@@ -486,14 +307,16 @@ test("a disabled client is invalid_client and its tokens stop working", async ()
 });
 
 test("a rotated-out secret is invalid_client, the new one works", async () => {
-  const f = await setup();
+  const f = await tokenFixture();
   const { sha256Hex } = await import("../../src/crypto/hash.ts");
   await f.t.store.clients.rotateSecret(f.cc.clientId, {
     secretHash: await sha256Hex("fgcs_new-secret"),
     now: f.t.clock.nowSeconds(),
     revokeTokens: false,
   });
-  const old = await f.t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", ...cc(f) }));
+  const old = await f.t.app.fetch(
+    postJson("/oauth/token", { grant_type: "client_credentials", ...ccCreds(f) }),
+  );
   assert.equal(old.status, 401);
   assert.equal((await old.json()).error, "invalid_client");
   const fresh = await f.t.app.fetch(

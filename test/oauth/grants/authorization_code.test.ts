@@ -2,7 +2,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../../helpers/test_app.ts";
 import { postJson } from "../../helpers/requests.ts";
-import { codeBody, issueCode, makeVerifier, tokenInfo } from "../../helpers/codes.ts";
+import {
+  ccCreds,
+  codeBody,
+  type ErrorRow,
+  issueCode,
+  makeVerifier,
+  testErrorRows,
+  tokenInfo,
+} from "../../helpers/codes.ts";
 
 async function exchange(t: ReturnType<typeof buildTestApp>, body: Record<string, string>) {
   const res = await t.app.fetch(postJson("/oauth/token", body));
@@ -141,3 +149,57 @@ test("authorization_code: a family revoked between consume and issue yields inva
   assert.equal(res.status, 400);
   assert.equal(body.error, "invalid_grant");
 });
+
+const ERROR_ROWS: ErrorRow[] = [
+  {
+    name: "code: missing code",
+    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), code: "" }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "code: missing redirect_uri",
+    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), redirect_uri: "" }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "code: unknown code",
+    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), code: "fgac_unknown" }),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "code: wrong redirect_uri",
+    request: (f) =>
+      postJson("/oauth/token", codeBody(f.ac, f.code, { redirect_uri: "https://client.example/cb/other" })),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "code: issued to another client",
+    request: (f) => postJson("/oauth/token", codeBody(f.other, f.code)),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "code: malformed code_verifier",
+    request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { code_verifier: "short" })),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "code: verifier without challenge (downgrade)",
+    request: (f) => postJson("/oauth/token", codeBody(f.ac, f.code, { code_verifier: "a".repeat(43) })),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "code: client-credentials client",
+    request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), ...ccCreds(f) }),
+    status: 400,
+    error: "unauthorized_client",
+  },
+];
+
+testErrorRows(ERROR_ROWS);

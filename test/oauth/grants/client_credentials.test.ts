@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../../helpers/requests.ts";
-import { tokenInfo } from "../../helpers/codes.ts";
+import { ccCreds, type ErrorRow, testErrorRows, tokenInfo } from "../../helpers/codes.ts";
 
 function ccRequest(client: { clientId: string; clientSecret: string }, extra: Record<string, string> = {}) {
   return postJson("/oauth/token", {
@@ -81,3 +81,29 @@ test("client_credentials: a disabled integration user is invalid_grant", async (
   assert.equal(res.status, 400);
   assert.equal((await res.json()).error, "invalid_grant");
 });
+
+const ERROR_ROWS: ErrorRow[] = [
+  {
+    name: "client_credentials: scope not registered",
+    request: (f) =>
+      postJson("/oauth/token", { grant_type: "client_credentials", ...ccCreds(f), scope: "fields:write" }),
+    status: 400,
+    error: "invalid_scope",
+  },
+  {
+    name: "client_credentials: scope with bad characters",
+    request: (f) =>
+      postJson("/oauth/token", { grant_type: "client_credentials", ...ccCreds(f), scope: 'fields:read "x"' }),
+    status: 400,
+    error: "invalid_scope",
+  },
+  {
+    name: "client_credentials: blank scope",
+    request: (f) =>
+      postJson("/oauth/token", { grant_type: "client_credentials", ...ccCreds(f), scope: "   " }),
+    status: 400,
+    error: "invalid_scope",
+  },
+];
+
+testErrorRows(ERROR_ROWS);

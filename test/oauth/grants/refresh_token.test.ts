@@ -2,7 +2,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp, type TestApp } from "../../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../../helpers/requests.ts";
-import { authCodeTokens, refreshBody, tokenInfo } from "../../helpers/codes.ts";
+import {
+  authCodeTokens,
+  ccCreds,
+  type ErrorRow,
+  refreshBody,
+  testErrorRows,
+  tokenFixture,
+  tokenInfo,
+} from "../../helpers/codes.ts";
 import type { SeededClient } from "../../helpers/test_app.ts";
 
 async function refresh(t: TestApp, client: SeededClient, token: string, extra: Record<string, string> = {}) {
@@ -178,4 +186,75 @@ test("refresh: a disabled user's refresh token is invalid_grant", async () => {
   const res = await refresh(t, client, tokens.refresh_token);
   assert.equal(res.res.status, 400);
   assert.equal(res.body.error, "invalid_grant");
+});
+
+const ERROR_ROWS: ErrorRow[] = [
+  {
+    name: "refresh: client-credentials client",
+    request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, f.pair.refresh_token), ...ccCreds(f) }),
+    status: 400,
+    error: "unauthorized_client",
+  },
+  {
+    name: "refresh: missing refresh_token",
+    request: (f) => postJson("/oauth/token", { ...refreshBody(f.ac, ""), refresh_token: "" }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "refresh: unknown refresh_token",
+    request: (f) => postJson("/oauth/token", refreshBody(f.ac, "fgrt_unknown")),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "refresh: access token presented as refresh",
+    request: (f) => postJson("/oauth/token", refreshBody(f.ac, f.pair.access_token)),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "refresh: wrong redirect_uri",
+    request: (f) =>
+      postJson(
+        "/oauth/token",
+        refreshBody(f.ac, f.pair.refresh_token, { redirect_uri: "https://evil.example/cb" }),
+      ),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "refresh: another client's token",
+    request: (f) =>
+      postJson("/oauth/token", {
+        ...refreshBody(f.ac, f.pair.refresh_token),
+        client_id: f.other.clientId,
+        client_secret: f.other.clientSecret,
+        redirect_uri: "https://other.example/cb",
+      }),
+    status: 400,
+    error: "invalid_grant",
+  },
+  {
+    name: "refresh: wider scope",
+    request: (f) =>
+      postJson(
+        "/oauth/token",
+        refreshBody(f.ac, f.pair.refresh_token, { scope: "fields:read fields:write" }),
+      ),
+    status: 400,
+    error: "invalid_scope",
+  },
+];
+
+testErrorRows(ERROR_ROWS);
+
+test("a failed refresh with a wider scope leaves the refresh token usable", async () => {
+  const f = await tokenFixture();
+  const wide = await f.t.app.fetch(
+    postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token, { scope: "fields:write" })),
+  );
+  assert.equal(wide.status, 400);
+  const ok = await f.t.app.fetch(postJson("/oauth/token", refreshBody(f.ac, f.pair.refresh_token)));
+  assert.equal(ok.status, 200);
 });
