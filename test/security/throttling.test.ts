@@ -1,0 +1,84 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { formFields, testBrowser } from "../helpers/browser_session.ts";
+import { postJson } from "../helpers/requests.ts";
+
+const ATTACKER = "198.51.100.7";
+const HONEST = "203.0.113.20";
+
+function ccRequest(t: TestApp, clientId: string, secret: string, ip: string): Promise<Response> {
+  return t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: secret }), { remoteAddress: ip });
+}
+
+async function failClientAuth(t: TestApp, clientId: string, ip: string, times: number): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < times; i++) statuses.push((await ccRequest(t, clientId, "fgcs_wrong", ip)).status);
+  return statuses;
+}
+
+test("failed client authentication is throttled: 429 with Retry-After once the limit is reached, even for the right secret", async () => {
+  const t = buildTestApp();
+  const victim = await t.seed.client({ grant: "client_credentials" });
+  const max = t.config.throttleMaxFailures;
+  assert.deepEqual(await failClientAuth(t, victim.clientId, ATTACKER, max), Array(max).fill(401));
+  const refused = await ccRequest(t, victim.clientId, victim.clientSecret, ATTACKER);
+  assert.equal(refused.status, 429);
+  assert.equal((await refused.json()).error, "too_many_requests");
+  assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+  t.clock.advance(t.config.throttleWindowSeconds);
+  assert.equal((await ccRequest(t, victim.clientId, victim.clientSecret, ATTACKER)).status, 200, "the window passes");
+});
+
+test("failures against a client_id from one address do not lock out that client at another address", async () => {
+  const t = buildTestApp();
+  const victim = await t.seed.client({ grant: "client_credentials" });
+  await failClientAuth(t, victim.clientId, ATTACKER, t.config.throttleMaxFailures * 3);
+  assert.equal((await ccRequest(t, victim.clientId, victim.clientSecret, HONEST)).status, 200);
+});
+
+test("a successful client is not throttled by another client's failures from another address", async () => {
+  const t = buildTestApp();
+  const noisy = await t.seed.client({ grant: "client_credentials" });
+  const honest = await t.seed.client({ grant: "client_credentials" });
+  await failClientAuth(t, noisy.clientId, ATTACKER, t.config.throttleMaxFailures * 3);
+  for (let i = 0; i < 20; i++) assert.equal((await ccRequest(t, honest.clientId, honest.clientSecret, HONEST)).status, 200);
+  const metrics = t.log.filter((l) => l.event === "request" && l.fields.status === 429);
+  assert.ok(metrics.length > 0, "the noisy client was throttled meanwhile");
+});
+
+async function signInAttempt(t: TestApp, ip: string, username: string, password: string): Promise<Response> {
+  const browser = testBrowser(t.app, { clientIp: ip });
+  const fields = formFields(await (await browser.get("/signin")).text(), "/signin");
+  return browser.post("/signin", { ...fields, username, password });
+}
+
+test("failed sign-in is throttled: 429 page once the limit is reached, even for the right password", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  for (let i = 0; i < t.config.throttleMaxFailures; i++) {
+    assert.equal((await signInAttempt(t, ATTACKER, user.username, `guess-${i}`)).status, 400);
+  }
+  const refused = await signInAttempt(t, ATTACKER, user.username, user.password);
+  assert.equal(refused.status, 429);
+  assert.match(refused.headers.get("content-type") ?? "", /^text\/html/);
+  assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+});
+
+test("another user signing in from another address is not throttled by someone else's failed sign-ins", async () => {
+  const t = buildTestApp();
+  const target = await t.seed.user();
+  const honest = await t.seed.user();
+  for (let i = 0; i < t.config.throttleMaxFailures * 2; i++) await signInAttempt(t, ATTACKER, target.username, `guess-${i}`);
+  assert.equal((await signInAttempt(t, ATTACKER, target.username, target.password)).status, 429);
+  assert.equal((await signInAttempt(t, HONEST, honest.username, honest.password)).status, 303);
+});
+
+test("a password spray from one address is throttled by address, whichever usernames it tries", async () => {
+  const t = buildTestApp();
+  const statuses: number[] = [];
+  for (let i = 0; i < t.config.throttleMaxFailures + 1; i++) {
+    statuses.push((await signInAttempt(t, ATTACKER, `nobody${i}@example.com`, "Summer2026!")).status);
+  }
+  assert.equal(statuses.at(-1), 429);
+});
