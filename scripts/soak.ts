@@ -147,6 +147,7 @@ async function main(): Promise<void> {
     for (const p of purges) for (const k of Object.keys(purged) as (keyof typeof purged)[]) purged[k] += p[k] ?? 0;
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     console.error("operations:", Object.fromEntries(counts));
+    console.error("RSS MiB every 5 s:", samples.map((k) => (k / 1024).toFixed(0)).join(" "));
     console.error("row counts every 10 s:", rows.map((r) => `codes ${r.authorization_codes} audit ${r.audit_events} tokens ${r.tokens}`).join(" | "));
     console.error("purged in total:", purged, `in ${purges.length} runs`);
     const mb = (k: number) => (k / 1024).toFixed(1);
