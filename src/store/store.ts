@@ -84,7 +84,7 @@ function createStore(db: Db): Store {
       return db.prepare("PRAGMA integrity_check").all().map((row) => String(Object.values(row)[0]));
     },
     async checkpoint() {
-      db.checkpoint("PASSIVE");
+      await db.checkpointInBackground("PASSIVE");
     },
     async close() {
       db.close();
