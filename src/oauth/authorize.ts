@@ -80,7 +80,8 @@ async function authorizeEndpoint(deps: Deps, request: Request, ctx: RequestConte
       formTargets: [authz.redirectUri],
     });
   }
-  if (await remembered(deps, authz, signedIn.user.id)) {
+  // HEAD shares the GET route but must stay safe (RFC 9110 §9.2.1): it never mints a code.
+  if (request.method === "GET" && await remembered(deps, authz, signedIn.user.id)) {
     const location = await issueCode(deps, authz, signedIn.user.id);
     await audit(deps, "consent_granted", {
       clientId: authz.client.clientId,

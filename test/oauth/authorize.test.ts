@@ -209,6 +209,18 @@ test("a remembered consent skips the consent page and redirects with a fresh cod
   assert.notEqual(url.searchParams.get("code"), first.searchParams.get("code"));
 });
 
+test("a HEAD request never mints a code, even with remembered consent", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r);
+  await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
+  const cookie = [...r.browser.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  const res = await r.t.app.fetch(
+    new Request(new URL(authorizePath(r.clientId, { state: "head" }), "http://fieldgate.test"), { method: "HEAD", headers: { cookie } }),
+  );
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("location"), null);
+});
+
 test("a consent for a different scope is not remembered", async () => {
   const r = await signedIn();
   const client = (await r.t.store.clients.findByClientId(r.clientId))!;
