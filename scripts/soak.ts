@@ -1,5 +1,5 @@
 // Soak: mixed load on the real server over loopback for a bounded time; reports RSS, unexpected answers, row counts.
-// Usage: node scripts/soak.ts [--seconds 60] [--workers 8]; exits 1 on unexpected answers or unbounded tables.
+// Usage: node scripts/soak.ts [--seconds 60] [--workers 8] [--heap-mb N]; exits 1 on unexpected answers or unbounded tables.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
@@ -9,7 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { freePort, startServer } from "./lib/server.ts";
 import { authorizeCode, exchangeCode, postJson, signedInBrowser, type DemoCredentialsFile } from "./lib/client.ts";
 
-const { values: opts } = parseArgs({ options: { seconds: { type: "string", default: "60" }, workers: { type: "string", default: "8" } } });
+const { values: opts } = parseArgs({ options: { seconds: { type: "string", default: "60" }, workers: { type: "string", default: "8" }, "heap-mb": { type: "string" } } });
 const SECONDS = Number(opts.seconds);
 const WORKERS = Number(opts.workers);
 const RETENTION = 5;
@@ -79,7 +79,8 @@ async function ccWorker(base: string, demo: DemoCredentialsFile, until: number):
 /** The code-flow client: a new approval now and then, refresh rotations in between, GraphQL with each token. */
 async function webWorker(base: string, demo: DemoCredentialsFile, until: number): Promise<void> {
   const web = { client_id: demo.authorizationCodeClient.client_id, client_secret: demo.authorizationCodeClient.client_secret };
-  const browser = await signedInBrowser(base, demo);
+  let browser = await signedInBrowser(base, demo);
+  let signedInAt = Date.now();
   while (Date.now() < until) {
     let pair;
     try {
@@ -87,7 +88,7 @@ async function webWorker(base: string, demo: DemoCredentialsFile, until: number)
       record("token authorization_code", 200, [200]);
     } catch (error) {
       record(`code flow: ${(error as Error).message}`, 0, [200]);
-      continue;
+      break;
     }
     for (let i = 0; i < 20 && Date.now() < until; i++) {
       record("graphql", await graphql(base, pair.access_token), [200]);
@@ -95,6 +96,12 @@ async function webWorker(base: string, demo: DemoCredentialsFile, until: number)
       record("token refresh_token", res.status, [200]);
       if (res.status !== 200) break;
       pair = res.json as unknown as typeof pair;
+    }
+    // Sessions are short in the soak so that purge has expired ones to remove: sign in again like a person would.
+    if (Date.now() - signedInAt > 30_000) {
+      browser = await signedInBrowser(base, demo);
+      signedInAt = Date.now();
+      record("sign-in", 303, [303]);
     }
   }
 }
@@ -121,7 +128,9 @@ async function main(): Promise<void> {
     FIELDGATE_SESSION_TTL: "60",
     FIELDGATE_REFRESH_TTL: "60",
   };
-  const server = await startServer({ port: await freePort(), db, env });
+  // --heap-mb caps the server's V8 heap: surviving the whole soak under a small cap shows memory is bounded.
+  const heap: Record<string, string> = opts["heap-mb"] ? { NODE_OPTIONS: `--max-old-space-size=${Number(opts["heap-mb"])}` } : {};
+  const server = await startServer({ port: await freePort(), db, env: { ...env, ...heap } });
   const demo = JSON.parse(await readFile(join(dir, "demo-credentials.json"), "utf8")) as DemoCredentialsFile;
   try {
     // Warm up so the start figure is the steady-state heap, not the empty process.
