@@ -111,6 +111,18 @@ test("clients disable marks the client disabled", async () => {
   assert.deepEqual(out, { client_id: web.client_id, disabled: true });
   assert.equal((await h.json(["clients", "show", String(web.client_id)])).disabled, true);
   assert.match((await h.run(["clients", "list"])).stdout, /\(disabled\)/);
+  assert.deepEqual(h.query("SELECT event, client_id FROM audit_events WHERE event = 'client_disabled'").map((r) => ({ ...r })), [
+    { event: "client_disabled", client_id: web.client_id },
+  ]);
+});
+
+test("clients rotate-secret is recorded in the audit log without the secret", async () => {
+  const h = cliHarness();
+  const web = await addWebClient(h);
+  const rotated = await h.json(["clients", "rotate-secret", String(web.client_id)]);
+  const rows = h.query("SELECT event, client_id, detail FROM audit_events WHERE event = 'secret_rotated'").map((r) => ({ ...r }));
+  assert.deepEqual(rows, [{ event: "secret_rotated", client_id: web.client_id, detail: '{"tokens_revoked":false}' }]);
+  assert.ok(!JSON.stringify(h.log).includes(String(rotated.client_secret)));
 });
 
 test("clients list on an empty database says so", async () => {

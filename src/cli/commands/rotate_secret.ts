@@ -1,6 +1,7 @@
 // `clients rotate-secret ID`: a new secret replaces the old one at once (spec §5.6: rotate when exposed).
 import { sha256Hex } from "../../crypto/hash.ts";
 import { randomToken } from "../../crypto/random.ts";
+import { audit } from "../../oauth/audit.ts";
 import { UsageError, type Command } from "../types.ts";
 
 export const rotateSecret: Command = {
@@ -19,6 +20,10 @@ export const rotateSecret: Command = {
       revokeTokens: args.flags["revoke-tokens"] === true,
     });
     if (!client) throw new UsageError(`no client with client_id "${clientId}"`);
+    await audit({ store, clock: deps.clock, log: deps.log }, "secret_rotated", {
+      clientId: client.clientId,
+      detail: { tokens_revoked: args.flags["revoke-tokens"] === true },
+    });
     return {
       json: { client_id: client.clientId, client_secret: clientSecret, tokens_revoked: args.flags["revoke-tokens"] === true },
       text: `New secret for ${client.clientId}:\n  client_secret: ${clientSecret}\n` +
