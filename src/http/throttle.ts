@@ -1,12 +1,26 @@
 // Failure throttling: counts failed attempts per key in a fixed window and refuses further attempts for a while.
 
+/** One counter the throttle keeps, e.g. "client:<id>|ip:<addr>". */
+export interface ThrottleKey {
+  id: string;
+  /**
+   * True for a key that many honest callers may share, such as a bare address (NAT, a proxy without
+   * FIELDGATE_TRUST_PROXY). It tolerates SHARED_KEY_FACTOR times more failures, so one misconfigured client
+   * does not lock its neighbours out while a real flood from that address is still stopped.
+   */
+  shared?: boolean;
+}
+
+/** How many times more failures a shared key tolerates than a specific one. */
+export const SHARED_KEY_FACTOR = 10;
+
 export interface Throttle {
   /** Seconds to wait before any of `keys` may try again; 0 when all are allowed. */
-  retryAfter(keys: readonly string[], now: number): number;
+  retryAfter(keys: readonly ThrottleKey[], now: number): number;
   /** Records one failure against every key. */
-  fail(keys: readonly string[], now: number): void;
+  fail(keys: readonly ThrottleKey[], now: number): void;
   /** Forgets the failures of these keys (after a success). */
-  reset(keys: readonly string[]): void;
+  reset(keys: readonly ThrottleKey[]): void;
   /** How many keys are tracked; for tests and metrics. */
   size(): number;
 }
@@ -17,7 +31,8 @@ interface Entry {
 }
 
 /**
- * An in-memory throttle: at most `maxFailures` failures per key per `windowSeconds`; the key is then refused
+ * An in-memory throttle: at most `maxFailures` failures per key per `windowSeconds` (SHARED_KEY_FACTOR times that
+ * for shared keys); the key is then refused
  * until its window ends. Memory is bounded: entries whose window has passed are swept once the map grows.
  * Per process: with --workers N each process throttles on its own, so the effective limit is N times higher.
  */
@@ -37,26 +52,27 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     retryAfter(keys, now) {
       let wait = 0;
       for (const key of keys) {
-        const entry = entries.get(key);
-        if (!entry || entry.failures < options.maxFailures) continue;
+        const entry = entries.get(key.id);
+        const limit = key.shared ? options.maxFailures * SHARED_KEY_FACTOR : options.maxFailures;
+        if (!entry || entry.failures < limit) continue;
         const remaining = entry.windowStart + options.windowSeconds - now;
         if (remaining > 0) wait = Math.max(wait, remaining);
       }
       return wait;
     },
     fail(keys, now) {
-      for (const key of keys) {
-        const entry = entries.get(key);
+      for (const { id } of keys) {
+        const entry = entries.get(id);
         if (entry && now - entry.windowStart < options.windowSeconds) {
           entry.failures++;
         } else {
           if (!entry && entries.size >= maxKeys) sweep(now);
-          entries.set(key, { windowStart: now, failures: 1 });
+          entries.set(id, { windowStart: now, failures: 1 });
         }
       }
     },
     reset(keys) {
-      for (const key of keys) entries.delete(key);
+      for (const { id } of keys) entries.delete(id);
     },
     size: () => entries.size,
   };

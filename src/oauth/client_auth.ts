@@ -3,6 +3,7 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
+import type { ThrottleKey } from "../http/throttle.ts";
 import type { Client } from "../store/clients.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { audit } from "./audit.ts";
@@ -85,8 +86,13 @@ function presentedCredentials(request: Request, params: Params): Presented {
 }
 
 /** Throttle keys: this client from this address, and this address overall (see README: no global client key). */
-function throttleKeys(clientId: string, ip: string): [string, string] {
-  return [`client:${clientId}|ip:${ip}`, `ip:${ip}`];
+function throttleKeys(clientId: string, ip: string): [ThrottleKey, ThrottleKey] {
+  return [{ id: `client:${clientId}|ip:${ip}` }, addressKey(ip)];
+}
+
+/** The per-address key: shared, since many honest clients may sit behind one address. */
+function addressKey(ip: string): ThrottleKey {
+  return { id: `ip:${ip}`, shared: true };
 }
 
 /**
@@ -112,7 +118,7 @@ export async function authenticateClient(
   const challenge = presented.method === "client_secret_basic"
     ? { "www-authenticate": 'Basic realm="fieldgate"' }
     : undefined;
-  const refuse = async (keys: readonly string[], reason: string, clientId?: string) => {
+  const refuse = async (keys: readonly ThrottleKey[], reason: string, clientId?: string) => {
     deps.throttle.fail(keys, now);
     await audit(deps, "client_auth_failed", {
       clientId,
@@ -127,7 +133,7 @@ export async function authenticateClient(
     }
     return invalidClient("Client authentication failed", { headers: challenge });
   };
-  if (presented.clientId === undefined) throw await refuse([`ip:${ctx.clientIp}`], "missing_client_id");
+  if (presented.clientId === undefined) throw await refuse([addressKey(ctx.clientIp)], "missing_client_id");
   const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);

@@ -82,7 +82,8 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   }
   const username = (form.username ?? "").trim();
   const next = safeNext(form.next);
-  const keys = [`signin:user:${username.toLowerCase()}`, `signin:ip:${ctx.clientIp}`];
+  // The address key is shared (NAT, offices): it tolerates more failures than the per-username key.
+  const keys = [{ id: `signin:user:${username.toLowerCase()}` }, { id: `signin:ip:${ctx.clientIp}`, shared: true }];
   const now = nowSeconds(deps.clock);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);

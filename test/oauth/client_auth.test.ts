@@ -1,4 +1,5 @@
 import { test } from "node:test";
+import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../helpers/requests.ts";
@@ -56,9 +57,22 @@ test("client auth throttle: the legitimate client from another address is never 
 test("client auth throttle: spraying many client_ids from one address is throttled by address", async () => {
   const t = throttledApp();
   const ip = { remoteAddress: "203.0.113.9" };
-  for (let i = 0; i < MAX; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
+  // The bare address is a shared key: it tolerates SHARED_KEY_FACTOR times more failures than one client.
+  const limit = MAX * SHARED_KEY_FACTOR;
+  for (let i = 0; i < limit - 1; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
+  assert.equal((await t.app.fetch(cc("guess-last", "wrong"), ip)).status, 401, "the last tolerated failure");
   const res = await t.app.fetch(cc("guess-new", "wrong"), ip);
   assert.equal(res.status, 429);
+});
+
+test("client auth throttle: one client's failures do not lock out a neighbour at the same address", async () => {
+  const t = throttledApp();
+  const ip = { remoteAddress: "203.0.113.10" };
+  const careless = await t.seed.client({ grant: "client_credentials" });
+  const neighbour = await t.seed.client({ grant: "client_credentials" });
+  for (let i = 0; i < MAX; i++) await t.app.fetch(cc(careless.clientId, "wrong"), ip);
+  assert.equal((await t.app.fetch(cc(careless.clientId, careless.clientSecret), ip)).status, 429);
+  assert.equal((await t.app.fetch(cc(neighbour.clientId, neighbour.clientSecret), ip)).status, 200);
 });
 
 test("client auth throttle: the window ends and a success resets the client's count", async () => {

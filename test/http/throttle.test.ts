@@ -1,0 +1,46 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createThrottle, SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
+
+const key = { id: "client:a|ip:1" };
+const shared = { id: "ip:1", shared: true };
+
+test("throttle refuses a key after maxFailures inside the window and says how long to wait", () => {
+  const t = createThrottle({ maxFailures: 3, windowSeconds: 60 });
+  for (let i = 0; i < 2; i++) t.fail([key], 1000);
+  assert.equal(t.retryAfter([key], 1000), 0);
+  t.fail([key], 1010);
+  assert.equal(t.retryAfter([key], 1010), 50);
+  assert.equal(t.retryAfter([key], 1060), 0, "the window has ended");
+});
+
+test("throttle tolerates SHARED_KEY_FACTOR times more failures on a shared key", () => {
+  const t = createThrottle({ maxFailures: 2, windowSeconds: 60 });
+  for (let i = 0; i < 2 * SHARED_KEY_FACTOR - 1; i++) t.fail([shared], 0);
+  assert.equal(t.retryAfter([shared], 0), 0);
+  t.fail([shared], 0);
+  assert.ok(t.retryAfter([shared], 0) > 0);
+});
+
+test("throttle answers with the longest wait of the keys asked about", () => {
+  const t = createThrottle({ maxFailures: 1, windowSeconds: 60 });
+  t.fail([key], 0);
+  t.fail([{ id: "other" }], 30);
+  assert.equal(t.retryAfter([key, { id: "other" }], 30), 60);
+});
+
+test("throttle reset forgets only the keys named", () => {
+  const t = createThrottle({ maxFailures: 1, windowSeconds: 60 });
+  t.fail([key, shared], 0);
+  t.reset([key]);
+  assert.equal(t.retryAfter([key], 0), 0);
+  assert.equal(t.size(), 1);
+});
+
+test("throttle memory stays bounded under a flood of distinct keys", () => {
+  const t = createThrottle({ maxFailures: 5, windowSeconds: 60, maxKeys: 100 });
+  for (let i = 0; i < 1000; i++) t.fail([{ id: `k${i}` }], 0);
+  assert.ok(t.size() <= 100, `tracked ${t.size()} keys`);
+  t.fail([{ id: "late" }], 120);
+  assert.ok(t.size() <= 100);
+});
