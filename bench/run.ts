@@ -82,6 +82,11 @@ async function measureServer(name: string, seeded: Seeded, scenarios: Scenario[]
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
       const result = await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
       if (result.exhausted) notes.push(`${scenario.id}: the refresh-token pool ran out; raise --refresh-pool`);
+      if (!server.alive()) {
+        notes.push(`${scenario.id}: the ${name} server exited during the run`);
+        process.stderr.write(`server ${name} exited; last log lines:\n${server.logTail()}\n`);
+        break;
+      }
       results.push(withRatio(result, ceilingRps, {
         id: scenario.id, title: scenario.title, server: name, target: scenario.target,
       }));

@@ -11,6 +11,10 @@ export interface ServerProcess {
   firstResponseMs: number;
   /** Peak resident set size of the process so far (VmHWM), in MiB; NaN where /proc is unavailable. */
   peakRssMiB(): number;
+  /** False once the process has exited (e.g. crashed under load). */
+  alive(): boolean;
+  /** The last lines the process wrote to its log file. */
+  logTail(lines?: number): string;
   /** User + system CPU seconds the process has used so far; NaN where /proc is unavailable. */
   cpuSeconds(): number;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
@@ -70,6 +74,8 @@ export async function startServer(options: SpawnOptions): Promise<ServerProcess>
     firstResponseMs: Math.round(firstResponseMs),
     peakRssMiB: () => peakRss(pid),
     cpuSeconds: () => cpuSeconds(pid),
+    alive: () => child.exitCode === null && child.signalCode === null,
+    logTail: (lines = 10) => readFileSync(options.logFile, "utf8").split("\n").slice(-lines - 1).join("\n"),
     async stop(graceMs = 5_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGTERM");
