@@ -4,11 +4,12 @@ import type { AddressInfo } from "node:net";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { App } from "../app.ts";
-import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
+import { cryptoRandom, systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
 import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
 import { toNodeListener } from "./node_listener.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
+import { nodeStderrLog } from "./node_log.ts";
 
 /** How long shutdown waits for in-flight requests before cutting the remaining connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -68,7 +69,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     env,
     clock: systemClock,
     random: cryptoRandom,
-    log: jsonLog,
+    log: overrides.log ?? nodeStderrLog(),
     digest: nodeSha256Hex,
     async openStore(path, options) {
       if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
