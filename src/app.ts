@@ -3,7 +3,7 @@ import type { Config } from "./config.ts";
 import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Log, type Random, type DemoCredentials } from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { sha256Hex } from "./crypto/hash.ts";
-import { createThrottle } from "./http/throttle.ts";
+import { createThrottle, isIpAddress } from "./http/throttle.ts";
 import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import { metricsRoutes } from "./http/metrics_route.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
@@ -63,12 +63,17 @@ function renderServerError(surface: Surface): Response {
   return jsonNoStore({ error: "server_error", error_description: "The server could not complete the request" }, 500);
 }
 
+/**
+ * The client's address. Behind exactly one trusted proxy it is the right-most X-Forwarded-For entry: the proxy
+ * appends the address it saw (nginx's $proxy_add_x_forwarded_for), everything left of it is whatever the client
+ * sent. A value that is not one IP address falls back to the socket address rather than becoming a throttle key.
+ */
 function clientAddress(request: Request, info: ConnectionInfo | undefined, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = request.headers.get("x-forwarded-for")?.split(",", 1)[0]?.trim();
-    if (forwarded) return forwarded;
-  }
-  return info?.remoteAddress ?? "unknown";
+  const socket = info?.remoteAddress ?? "unknown";
+  const forwarded = trustProxy ? request.headers.get("x-forwarded-for") : null;
+  if (forwarded === null) return socket;
+  const last = forwarded.slice(forwarded.lastIndexOf(",") + 1).trim();
+  return isIpAddress(last) ? last : socket;
 }
 
 const HEX_BYTE = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));

@@ -58,7 +58,12 @@ export interface Config {
   /** How long expired codes, tokens, sessions and audit rows are kept before purge. */
   retentionSeconds: number;
   cleanupIntervalSeconds: number;
-  /** Trust the first X-Forwarded-For hop as the client address (only behind a proxy you control). */
+  /**
+   * Take the client address from X-Forwarded-For, assuming exactly one trusted proxy hop in front of us: the
+   * right-most entry (the address that proxy saw) is used, earlier entries are client-controlled and ignored.
+   * Only enable behind one proxy you control that appends to the header; behind a chain of two, every client would
+   * appear as the outer proxy's address.
+   */
   trustProxy: boolean;
   /** Failed client authentications or sign-ins tolerated per key inside the window before 429. */
   throttleMaxFailures: number;

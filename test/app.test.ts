@@ -50,3 +50,36 @@ test("a sane incoming x-request-id is kept and echoed, a hostile one replaced", 
   const replaced = await app.fetch(get("/healthz", { "x-request-id": "<script>" }));
   assert.notEqual(replaced.headers.get("x-request-id"), "<script>");
 });
+
+/** The address the app recorded for one failed client authentication sent with these headers. */
+async function recordedAddress(env: Record<string, string>, headers: Record<string, string>): Promise<string | null> {
+  const { app, store } = buildTestApp(env);
+  const body = { grant_type: "client_credentials", client_id: "nobody", client_secret: "wrong" };
+  assert.equal((await app.fetch(postJson("/oauth/token", body, headers), { remoteAddress: "192.0.2.10" })).status, 401);
+  const events = await store.audit.list({});
+  return events.find((e) => e.event === "client_auth_failed")?.ip ?? null;
+}
+
+const PROXY = { FIELDGATE_TRUST_PROXY: "true" };
+
+const ADDRESS_ROWS: { name: string; env: Record<string, string>; forwarded: string; address: string }[] = [
+  { name: "proxy trusted: the right-most entry is the one our proxy appended", env: PROXY, forwarded: "203.0.113.5", address: "203.0.113.5" },
+  { name: "proxy trusted: a spoofed first entry does not change the address", env: PROXY, forwarded: "198.51.100.1, 203.0.113.5", address: "203.0.113.5" },
+  { name: "proxy trusted: many spoofed entries do not change it either", env: PROXY, forwarded: "1.1.1.1,2.2.2.2 , 203.0.113.5", address: "203.0.113.5" },
+  { name: "proxy trusted: an IPv6 right-most entry is kept", env: PROXY, forwarded: "198.51.100.1, 2001:db8::7", address: "2001:db8::7" },
+  { name: "proxy trusted: an invalid right-most entry falls back to the socket", env: PROXY, forwarded: "203.0.113.5, not-an-ip", address: "192.0.2.10" },
+  { name: "proxy trusted: an empty right-most entry falls back to the socket", env: PROXY, forwarded: "203.0.113.5,", address: "192.0.2.10" },
+  { name: "proxy trusted: an address with a port falls back to the socket", env: PROXY, forwarded: "203.0.113.5:4444", address: "192.0.2.10" },
+  { name: "proxy trusted: a 10 000-character value falls back to the socket", env: PROXY, forwarded: "9".repeat(10_000), address: "192.0.2.10" },
+  { name: "proxy not trusted: the header is ignored", env: {}, forwarded: "203.0.113.5", address: "192.0.2.10" },
+];
+
+for (const row of ADDRESS_ROWS) {
+  test(`client address, ${row.name}`, async () => {
+    assert.equal(await recordedAddress(row.env, { "x-forwarded-for": row.forwarded }), row.address);
+  });
+}
+
+test("client address: a trusted proxy request without X-Forwarded-For uses the socket address", async () => {
+  assert.equal(await recordedAddress(PROXY, {}), "192.0.2.10");
+});

@@ -77,3 +77,49 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     size: () => entries.size,
   };
 }
+
+/** The longest textual IP address we accept (an IPv6 address with an embedded IPv4 tail is at most 45). */
+const MAX_ADDRESS_LENGTH = 45;
+
+const IPV4 = /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const HEX_GROUP = /^[0-9A-Fa-f]{1,4}$/;
+
+/** The four octets of a dotted-quad IPv4 address (no leading zeros, RFC 6943 §3.1.1), else undefined. */
+function ipv4Octets(text: string): number[] | undefined {
+  return IPV4.test(text) ? text.split(".").map(Number) : undefined;
+}
+
+/** The 16-bit groups of one side of an IPv6 address; `v4Tail` allows a dotted-quad last piece (RFC 4291 §2.2). */
+function hexGroups(text: string, v4Tail: boolean): number[] | undefined {
+  if (text === "") return [];
+  const pieces = text.split(":");
+  const groups: number[] = [];
+  for (let i = 0; i < pieces.length; i++) {
+    const piece = pieces[i]!;
+    const octets = v4Tail && i === pieces.length - 1 ? ipv4Octets(piece) : undefined;
+    if (octets) groups.push((octets[0]! << 8) | octets[1]!, (octets[2]! << 8) | octets[3]!);
+    else if (HEX_GROUP.test(piece)) groups.push(parseInt(piece, 16));
+    else return undefined;
+  }
+  return groups;
+}
+
+/** The eight 16-bit groups of an IPv6 address in RFC 4291 §2.2 text form (no zone id), else undefined. */
+function ipv6Groups(text: string): number[] | undefined {
+  if (text.length > MAX_ADDRESS_LENGTH) return undefined;
+  const gap = text.indexOf("::");
+  if (gap < 0) {
+    const groups = hexGroups(text, true);
+    return groups?.length === 8 ? groups : undefined;
+  }
+  if (text.includes("::", gap + 1)) return undefined;
+  const head = hexGroups(text.slice(0, gap), false);
+  const tail = hexGroups(text.slice(gap + 2), true);
+  if (!head || !tail || head.length + tail.length > 7) return undefined;
+  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+}
+
+/** True when `text` is exactly one IPv4 or IPv6 address, nothing around it. */
+export function isIpAddress(text: string): boolean {
+  return text.length <= MAX_ADDRESS_LENGTH && (IPV4.test(text) || ipv6Groups(text) !== undefined);
+}

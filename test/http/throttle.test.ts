@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createThrottle, SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
+import { createThrottle, isIpAddress, SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 
 const key = { id: "client:a|ip:1" };
 const shared = { id: "ip:1", shared: true };
@@ -44,3 +44,39 @@ test("throttle memory stays bounded under a flood of distinct keys", () => {
   t.fail([{ id: "late" }], 120);
   assert.ok(t.size() <= 100);
 });
+
+const IP_ROWS: [string, boolean][] = [
+  ["203.0.113.5", true],
+  ["0.0.0.0", true],
+  ["255.255.255.255", true],
+  ["256.1.1.1", false],
+  ["1.2.3", false],
+  ["01.2.3.4", false],
+  ["1.2.3.4 ", false],
+  ["1.2.3.4:80", false],
+  ["::", true],
+  ["::1", true],
+  ["2001:db8::7", true],
+  ["2001:DB8:0:0:8:800:200C:417A", true],
+  ["::ffff:192.0.2.1", true],
+  ["0000:0000:0000:0000:0000:ffff:255.255.255.255", true],
+  ["1:2:3:4:5:6:7:8", true],
+  ["1:2:3:4:5:6:7", false],
+  ["1:2:3:4:5:6:7:8:9", false],
+  ["1::2::3", false],
+  [":::", false],
+  [":1::", false],
+  ["12345::", false],
+  ["fe80::1%eth0", false],
+  ["1.2.3.4::", false],
+  ["[::1]", false],
+  ["", false],
+  ["unknown", false],
+  ["9".repeat(100), false],
+];
+
+for (const [text, valid] of IP_ROWS) {
+  test(`isIpAddress(${JSON.stringify(text.slice(0, 50))}) is ${valid}`, () => {
+    assert.equal(isIpAddress(text), valid);
+  });
+}
