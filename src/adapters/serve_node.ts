@@ -4,12 +4,13 @@ import type { AddressInfo } from "node:net";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { App } from "../app.ts";
-import { cryptoRandom, systemClock } from "../deps.ts";
+import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
 import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
 import { toNodeListener } from "./node_listener.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
 import { nodeStderrLog } from "./node_log.ts";
+import { pooledRandom } from "./node_random.ts";
 
 /** How long shutdown waits for in-flight requests before cutting the remaining connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -68,7 +69,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
   return {
     env,
     clock: systemClock,
-    random: cryptoRandom,
+    random: pooledRandom(),
     log: overrides.log ?? nodeStderrLog(),
     digest: nodeSha256Hex,
     async openStore(path, options) {
