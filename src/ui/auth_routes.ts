@@ -17,10 +17,23 @@ const SIGN_IN = "signin";
 const SIGN_OUT = "signout";
 const GENERIC_FAILURE = "Incorrect username or password";
 
-/** A local path safe to redirect to after sign-in: starts with one "/", never "//" or "/\" (another host). */
+const DEFAULT_NEXT = "/account";
+/** Starts with one "/" (never "//" or "/\\", which name another host) and holds only printable ASCII. */
+const LOCAL_ASCII_PATH = /^\/(?![/\\])[\x21-\x7e]*$/;
+
+/**
+ * A local path safe to redirect to after sign-in, percent-encoded by the URL parser so it is always a valid
+ * Location header value (a raw character above U+00FF makes `Headers` throw). Anything else becomes "/account".
+ */
 export function safeNext(next: string | undefined): string {
-  if (!next || !/^\/(?![/\\])/.test(next) || /[\u0000-\u001f\\]/.test(next)) return "/account";
-  return next;
+  // Checked before parsing as well: the URL parser drops tabs and newlines and reads a backslash as "/", which would
+  // turn "/\t/evil.example" or "/\\evil.example" into another host.
+  if (!next || !/^\/(?![/\\])/.test(next) || /[\u0000-\u001f\u007f\\]/.test(next)) return DEFAULT_NEXT;
+  const url = new URL(next, "http://x");
+  if (url.origin !== "http://x") return DEFAULT_NEXT;
+  // Dot segments can still collapse to "//host" ("/.//evil.example"), so the parsed result is checked again.
+  const local = url.pathname + url.search;
+  return LOCAL_ASCII_PATH.test(local) ? local : DEFAULT_NEXT;
 }
 
 /**
@@ -100,9 +113,10 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   }
   // Only the username key: resetting the address key would let one valid account launder a spraying attack.
   deps.throttle.reset([keys[0]!]);
+  // The response exists before the session does: nothing may fail between starting a session and handing it over.
+  const response = redirect(next, 303);
   const session = await startSession(deps, request, user.id);
   await audit(deps, "sign_in_succeeded", { userId: user.id, ip: ctx.clientIp });
-  const response = redirect(next, 303);
   response.headers.append("set-cookie", session);
   response.headers.append("set-cookie", clearPreSession(deps));
   return response;

@@ -181,6 +181,14 @@ const nextRows: Array<[string | undefined, string]> = [
   ["/\\evil.example/", "/account"],
   ["/ok\r\nSet-Cookie: x", "/account"],
   ["javascript:alert(1)", "/account"],
+  ["/\u0100x", "/%C4%80x"],
+  ["/\ud800", "/%EF%BF%BD"],
+  ["/x?q=\u00e9 '", "/x?q=%C3%A9%20%27"],
+  ["/x#fragment", "/x"],
+  ["/.//evil.example", "/account"],
+  ["/a/../..//evil.example", "/account"],
+  ["/\t/evil.example", "/account"],
+  ["/\u007f", "/account"],
 ];
 
 for (const [next, expected] of nextRows) {
