@@ -123,3 +123,19 @@ function ipv6Groups(text: string): number[] | undefined {
 export function isIpAddress(text: string): boolean {
   return text.length <= MAX_ADDRESS_LENGTH && (IPV4.test(text) || ipv6Groups(text) !== undefined);
 }
+
+/**
+ * The throttle bucket of a client address: an IPv6 address becomes its /64 prefix, because one subscriber
+ * usually holds a whole /64 (RFC 6177 §2) and could otherwise rotate through 2^64 fresh keys; an IPv4-mapped
+ * IPv6 address (::ffff:a.b.c.d) becomes its IPv4 address; IPv4 stays as it is. Anything else is cut to a bounded
+ * length so no caller-chosen string grows the throttle map's keys.
+ */
+export function addressBucket(ip: string): string {
+  if (IPV4.test(ip)) return ip;
+  const groups = ipv6Groups(ip);
+  if (!groups) return ip.slice(0, MAX_ADDRESS_LENGTH);
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join(".");
+  }
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
+}

@@ -3,7 +3,7 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
-import type { ThrottleKey } from "../http/throttle.ts";
+import { addressBucket, type ThrottleKey } from "../http/throttle.ts";
 import type { Client } from "../store/clients.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { audit } from "./audit.ts";
@@ -85,14 +85,17 @@ function presentedCredentials(request: Request, params: Params): Presented {
   return { clientId: user || undefined, secret: password || undefined, method: "client_secret_basic" };
 }
 
-/** Throttle keys: this client from this address, and this address overall (see README: no global client key). */
+/**
+ * Throttle keys: this client from this address, and this address overall (see README: no global client key).
+ * "Address" is the addressBucket: an IPv6 /64, so rotating through one's own /64 does not mint fresh keys.
+ */
 function throttleKeys(clientId: string, ip: string): [ThrottleKey, ThrottleKey] {
-  return [{ id: `client:${clientId}|ip:${ip}` }, addressKey(ip)];
+  return [{ id: `client:${clientId}|ip:${addressBucket(ip)}` }, addressKey(ip)];
 }
 
 /** The per-address key: shared, since many honest clients may sit behind one address. */
 function addressKey(ip: string): ThrottleKey {
-  return { id: `ip:${ip}`, shared: true };
+  return { id: `ip:${addressBucket(ip)}`, shared: true };
 }
 
 /**

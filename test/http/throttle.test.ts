@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createThrottle, isIpAddress, SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
+import { addressBucket, createThrottle, isIpAddress, SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 
 const key = { id: "client:a|ip:1" };
 const shared = { id: "ip:1", shared: true };
@@ -80,3 +80,31 @@ for (const [text, valid] of IP_ROWS) {
     assert.equal(isIpAddress(text), valid);
   });
 }
+
+const BUCKET_ROWS: [string, string][] = [
+  ["203.0.113.5", "203.0.113.5"],
+  ["2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"],
+  ["2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"],
+  ["2001:0DB8:0001:0002::1", "2001:db8:1:2::/64"],
+  ["2001:db8::1", "2001:db8:0:0::/64"],
+  ["2001:db8:0:0:1::", "2001:db8:0:0::/64"],
+  ["::1", "0:0:0:0::/64"],
+  ["::", "0:0:0:0::/64"],
+  ["::ffff:192.0.2.1", "192.0.2.1"],
+  ["0:0:0:0:0:FFFF:c000:0201", "192.0.2.1"],
+  ["::192.0.2.1", "0:0:0:0::/64"],
+  ["unknown", "unknown"],
+  ["x".repeat(1000), "x".repeat(45)],
+];
+
+for (const [ip, bucket] of BUCKET_ROWS) {
+  test(`addressBucket(${JSON.stringify(ip.slice(0, 50))}) is ${bucket.slice(0, 50)}`, () => {
+    assert.equal(addressBucket(ip), bucket);
+  });
+}
+
+test("addressBucket: every address of one /64 shares a bucket, a neighbouring /64 does not", () => {
+  const buckets = new Set(["2001:db8:a:b::1", "2001:db8:a:b:1:2:3:4", "2001:db8:a:b:dead:beef::"].map(addressBucket));
+  assert.equal(buckets.size, 1);
+  assert.notEqual(addressBucket("2001:db8:a:c::1"), addressBucket("2001:db8:a:b::1"));
+});

@@ -65,6 +65,28 @@ test("client auth throttle: spraying many client_ids from one address is throttl
   assert.equal(res.status, 429);
 });
 
+test("client auth throttle: rotating addresses inside one IPv6 /64 counts against the same keys", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  for (let i = 0; i < MAX; i++) {
+    const res = await t.app.fetch(cc(client.clientId, "wrong"), { remoteAddress: `2001:db8:7:7::${i + 1}` });
+    assert.equal(res.status, 401);
+  }
+  const fresh = { remoteAddress: "2001:db8:7:7:ffff:1:2:3" };
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), fresh)).status, 429);
+  // Another /64 is another subscriber: not slowed.
+  const other = { remoteAddress: "2001:db8:7:8::1" };
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), other)).status, 200);
+});
+
+test("client auth throttle: spraying client_ids across one IPv6 /64 is throttled by the /64", async () => {
+  const t = throttledApp();
+  const limit = MAX * SHARED_KEY_FACTOR;
+  for (let i = 0; i < limit; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), { remoteAddress: `2001:db8:9:9::${(i + 1).toString(16)}` });
+  const res = await t.app.fetch(cc("guess-new", "wrong"), { remoteAddress: "2001:db8:9:9:abcd::1" });
+  assert.equal(res.status, 429);
+});
+
 test("client auth throttle: one client's failures do not lock out a neighbour at the same address", async () => {
   const t = throttledApp();
   const ip = { remoteAddress: "203.0.113.10" };
