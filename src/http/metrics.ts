@@ -10,9 +10,11 @@ export const UNMATCHED_ROUTE = "unmatched";
 const GRANTS = new Set(["authorization_code", "refresh_token", "client_credentials"]);
 const REUSE_KINDS = new Set(["refresh_token", "authorization_code"]);
 const TOKEN_KINDS = new Set(["access", "refresh"]);
+// Deno accepts any token as a method, so the raw request.method would be a caller-chosen label value.
+const METHODS = new Set(["GET", "HEAD", "POST", "OPTIONS", "PUT", "DELETE", "PATCH"]);
 
 export interface Metrics {
-  /** Counts one finished request and its latency under its route path (or "unmatched"). */
+  /** Counts one finished request and its latency under its route path (or "unmatched"); odd methods count as "other". */
   observeRequest(route: string, method: string, status: number, seconds: number): void;
   /** An access token was issued by `grant` (authorization_code, refresh_token, client_credentials). */
   tokenIssued(grant: string): void;
@@ -87,7 +89,7 @@ export function createMetrics(): Metrics {
 
   const metrics: Metrics = {
     observeRequest(route, method, status, seconds) {
-      requests.inc({ route, method, status: String(status) });
+      requests.inc({ route, method: closed(method, METHODS), status: String(status) });
       // 429 is only ever answered by the failure throttle, so counting it here covers every throttled surface.
       if (status === 429) throttled.inc({ route });
       const h = latency.get(route) ?? { buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 };

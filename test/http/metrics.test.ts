@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createMetrics, LATENCY_BUCKETS } from "../../src/http/metrics.ts";
+import { buildTestApp } from "../helpers/test_app.ts";
+import { BASE } from "../helpers/requests.ts";
 
 /** The sample lines of the rendered registry as name{labels} -> value. */
 function samples(text: string): Map<string, number> {
@@ -97,6 +99,27 @@ test("unknown grant and kind label values fold into other", () => {
   const s = samples(m.render());
   assert.equal(s.get('fieldgate_tokens_issued_total{grant="other"}'), 2);
   assert.equal(s.get('fieldgate_reuse_detections_total{kind="other"}'), 1);
+});
+
+test("the method label keeps the seven methods we know and folds every other method into other", () => {
+  const m = createMetrics();
+  const known = ["GET", "HEAD", "POST", "OPTIONS", "PUT", "DELETE", "PATCH"];
+  for (const method of known) m.observeRequest("/graphql", method, 200, 0.001);
+  for (let i = 0; i < 100; i++) m.observeRequest("/graphql", `X-METHOD-${i}`, 405, 0.001);
+  m.observeRequest("/graphql", "patch", 405, 0.001);
+  const s = samples(m.render());
+  for (const method of known) assert.equal(s.get(`fieldgate_http_requests_total{route="/graphql",method="${method}",status="200"}`), 1);
+  assert.equal(s.get('fieldgate_http_requests_total{route="/graphql",method="other",status="405"}'), 101);
+  assert.equal([...s.keys()].filter((k) => k.startsWith("fieldgate_http_requests_total")).length, known.length + 1);
+});
+
+test("an arbitrary request method through the app never becomes a label value", async () => {
+  const { app } = buildTestApp();
+  const res = await app.fetch(new Request(`${BASE}/healthz`, { method: "PROPFIND-X1" }));
+  assert.equal(res.status, 405);
+  const text = app.deps.metrics.render();
+  assert.ok(!text.includes("PROPFIND"), "the raw method is not a label");
+  assert.equal(samples(text).get('fieldgate_http_requests_total{route="/healthz",method="other",status="405"}'), 1);
 });
 
 test("label values are escaped per the exposition format", () => {
