@@ -2,6 +2,7 @@
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext, Route } from "../http/router.ts";
+import type { ThrottleKey } from "../http/throttle.ts";
 import { readParams } from "../http/body.ts";
 import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
@@ -16,6 +17,8 @@ import { renderSignIn } from "./sign_in.ts";
 const SIGN_IN = "signin";
 const SIGN_OUT = "signout";
 const GENERIC_FAILURE = "Incorrect username or password";
+/** Longest username an account can have (src/cli/registration.ts): an e-mail address fits (RFC 5321 §4.5.3.1.3). */
+const MAX_USERNAME_LENGTH = 254;
 
 const DEFAULT_NEXT = "/account";
 /** Starts with one "/" (never "//" or "/\\", which name another host) and holds only printable ASCII. */
@@ -88,6 +91,16 @@ async function checkCredentials(deps: Deps, username: string, password: string):
   return usable;
 }
 
+/**
+ * Throttle keys of a sign-in attempt. The address key is shared (NAT, offices): it tolerates more failures than the
+ * per-username key. An implausible username gets no key of its own: a key embedding a 60 KB name would cost that
+ * much memory, so such attempts count against the address only.
+ */
+function throttleKeys(username: string | undefined, clientIp: string): ThrottleKey[] {
+  const addressKey = { id: `signin:ip:${clientIp}`, shared: true };
+  return username === undefined ? [addressKey] : [{ id: `signin:user:${username.toLowerCase()}` }, addressKey];
+}
+
 async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
   if (!(await verifyCsrf(readPreSession(deps, request), form.csrf, { purpose: SIGN_IN }))) {
@@ -95,12 +108,13 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   }
   const username = (form.username ?? "").trim();
   const next = safeNext(form.next);
-  // The address key is shared (NAT, offices): it tolerates more failures than the per-username key.
-  const keys = [{ id: `signin:user:${username.toLowerCase()}` }, { id: `signin:ip:${ctx.clientIp}`, shared: true }];
+  // No account has a longer name: such a name fails like a wrong password, without a lookup.
+  const plausible = username.length <= MAX_USERNAME_LENGTH;
+  const keys = throttleKeys(plausible ? username : undefined, ctx.clientIp);
   const now = nowSeconds(deps.clock);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);
-  const user = await checkCredentials(deps, username, form.password ?? "");
+  const user = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
   if (!user) {
     deps.throttle.fail(keys, now);
     await audit(deps, "sign_in_failed", { ip: ctx.clientIp });
@@ -109,7 +123,9 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
       await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
     }
     const more = await continuation(deps, next);
-    return signInPage(deps, request, { next, username, error: GENERIC_FAILURE, status: 400, ...more });
+    return signInPage(deps, request, {
+      next, username: plausible ? username : "", error: GENERIC_FAILURE, status: 400, ...more,
+    });
   }
   // Only the username key: resetting the address key would let one valid account launder a spraying attack.
   deps.throttle.reset([keys[0]!]);

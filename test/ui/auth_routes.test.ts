@@ -132,6 +132,47 @@ test("sign-in failures are throttled per address across usernames", async () => 
   assert.equal((await signIn(testBrowser(t.app, { clientIp: "203.0.113.8" }), user)).status, 303);
 });
 
+// Usernames longer than any account can have (254) fail generically without a lookup and get no throttle key of
+// their own: a key embedding a 60 KB name would cost that much memory, per key.
+for (const length of [255, 60_000]) {
+  test(`a ${length}-character username fails generically, looks nobody up and adds no throttle key`, async () => {
+    const t = buildTestApp();
+    const user = await t.seed.user({ username: "a".repeat(length) });
+    const browser = testBrowser(t.app, { clientIp: "198.51.100.20" });
+    const res = await signIn(browser, user);
+    assert.equal(res.status, 400);
+    const body = await res.text();
+    assert.match(body, /Incorrect username or password/);
+    assert.ok(!body.includes("a".repeat(255)), "the overlong name is not echoed");
+    assert.equal(browser.cookies.has("fieldgate_session"), false);
+    assert.equal(t.app.deps.throttle.size(), 1, "only the address key");
+    assert.ok(t.log.some((l) => l.event === "audit.sign_in_failed"));
+  });
+}
+
+test("a 254-character username is still looked up and throttled under its own lowercased key", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "2" });
+  const user = await t.seed.user({ username: `${"b".repeat(242)}@example.com` });
+  assert.equal(user.username.length, 254);
+  for (const ip of ["198.51.100.30", "198.51.100.31"]) {
+    await signIn(testBrowser(t.app, { clientIp: ip }), { username: user.username.toUpperCase(), password: "wrong" });
+  }
+  assert.equal(t.app.deps.throttle.size(), 3, "one username key and two address keys");
+  assert.equal((await signIn(testBrowser(t.app, { clientIp: "198.51.100.32" }), user)).status, 429);
+});
+
+test("overlong usernames still count against the address key", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app, { clientIp: "203.0.113.40" });
+  for (let i = 0; i < 3 * SHARED_KEY_FACTOR; i++) {
+    assert.equal((await signIn(browser, { username: `${i}${"x".repeat(1_000)}`, password: "x" })).status, 400);
+  }
+  assert.equal((await signIn(browser, user)).status, 429);
+  assert.equal(t.app.deps.throttle.size(), 1);
+  assert.equal((await signIn(testBrowser(t.app, { clientIp: "203.0.113.41" }), user)).status, 303);
+});
+
 test("sign-in upgrades a password hash made with fewer iterations than configured", async () => {
   const t = buildTestApp();
   const user = await t.seed.user();
