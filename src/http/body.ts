@@ -62,13 +62,20 @@ function emptyParams(): Params {
   return Object.create(null) as Params;
 }
 
+/** Which parameters the endpoint understands; `recognized` switches on RFC 6749 §3.2 leniency for the rest. */
+export interface ReadParamsOptions {
+  recognized?: readonly string[];
+}
+
 /**
  * Reads OAuth parameters from a JSON object (the service spec's format) or an
- * application/x-www-form-urlencoded body (RFC 6749). Empty values count as omitted (RFC 6749 §3.1);
- * repeated form parameters and non-string JSON values are invalid_request (RFC 6749 §3.2).
+ * application/x-www-form-urlencoded body (RFC 6749). Empty values count as omitted (RFC 6749 §3.1).
+ * With `recognized`, only those names are read: RFC 6749 §3.2 says unrecognised parameters MUST be ignored, so
+ * only a recognized one that repeats or is not a string is invalid_request, and the others are dropped. Without
+ * it (our own HTML forms) every repeated or non-string parameter is refused.
  * @throws OAuthError invalid_request (400, or 415 for an unsupported Content-Type), payload_too_large
  */
-export async function readParams(request: Request, maxBytes: number): Promise<Params> {
+export async function readParams(request: Request, maxBytes: number, options: ReadParamsOptions = {}): Promise<Params> {
   const type = mediaType(request);
   if (type !== "application/json" && type !== "application/x-www-form-urlencoded") {
     throw invalidRequest("Content-Type must be application/json or application/x-www-form-urlencoded", {
@@ -76,10 +83,11 @@ export async function readParams(request: Request, maxBytes: number): Promise<Pa
     });
   }
   const text = await readText(request, maxBytes);
-  return type === "application/json" ? jsonParams(text) : formParams(text);
+  const wanted = options.recognized ? (name: string) => options.recognized!.includes(name) : () => true;
+  return type === "application/json" ? jsonParams(text, wanted) : formParams(text, wanted);
 }
 
-function jsonParams(text: string): Params {
+function jsonParams(text: string, wanted: (name: string) => boolean): Params {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -91,17 +99,18 @@ function jsonParams(text: string): Params {
   }
   const params = emptyParams();
   for (const [name, value] of Object.entries(parsed)) {
-    if (value === null || value === "") continue;
+    if (!wanted(name) || value === null || value === "") continue;
     if (typeof value !== "string") throw invalidRequest(`Parameter ${safeName(name)} must be a string`);
     params[name] = value;
   }
   return params;
 }
 
-function formParams(text: string): Params {
+function formParams(text: string, wanted: (name: string) => boolean): Params {
   const params = emptyParams();
   const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(text)) {
+    if (!wanted(name)) continue;
     if (seen.has(name)) throw invalidRequest(`Parameter ${safeName(name)} is repeated`);
     seen.add(name);
     if (value !== "") params[name] = value;

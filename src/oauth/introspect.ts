@@ -9,6 +9,9 @@ import type { TokenDetails } from "../store/tokens.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest } from "./errors.ts";
 
+/** The parameters this endpoint reads (RFC 7662 §2.1, client auth RFC 6749 §2.3.1); others are ignored (§3.2). */
+const PARAMS = ["token", "token_type_hint", "client_id", "client_secret"] as const;
+
 /**
  * A subject identifier that can never collide between a person and an integration user, even if an
  * integration user had a person's username: the kind is part of the value.
@@ -27,7 +30,7 @@ function isActive(token: TokenDetails, client: Client, now: number): boolean {
 export function introspectEndpoint(deps: Deps): Handler {
   return async (request, ctx) => {
     refuseQueryCredentials(ctx.url);
-    const params = await readParams(request, deps.config.maxBodyBytes);
+    const params = await readParams(request, deps.config.maxBodyBytes, { recognized: PARAMS });
     const client = await authenticateClient(deps, request, { params, ctx });
     if (params.token === undefined) throw invalidRequest("Missing parameter: token");
     // RFC 7662 §2.1: the hint is optional and an unknown one is ignored; one digest lookup finds either kind.

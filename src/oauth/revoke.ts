@@ -10,6 +10,9 @@ import { invalidRequest, OAuthError, unauthorizedClient } from "./errors.ts";
 
 const HINTS = new Set(["access_token", "refresh_token"]);
 
+/** The parameters this endpoint reads (RFC 7009 §2.1, client auth RFC 6749 §2.3.1); others are ignored (§3.2). */
+const PARAMS = ["token", "token_type_hint", "client_id", "client_secret"] as const;
+
 /**
  * Handler for POST /oauth/revoke. The hint is validated but only orders the lookup (one digest lookup finds
  * either kind, so a wrong hint still finds the token, RFC 7009 §2.1). Unknown, expired or already revoked
@@ -18,7 +21,7 @@ const HINTS = new Set(["access_token", "refresh_token"]);
 export function revokeEndpoint(deps: Deps): Handler {
   return async (request, ctx) => {
     refuseQueryCredentials(ctx.url);
-    const params = await readParams(request, deps.config.maxBodyBytes);
+    const params = await readParams(request, deps.config.maxBodyBytes, { recognized: PARAMS });
     const client = await authenticateClient(deps, request, { params, ctx });
     const token = params.token;
     if (token === undefined) throw invalidRequest("Missing parameter: token");

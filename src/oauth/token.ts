@@ -11,6 +11,18 @@ import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
 import { exchangeRefreshToken } from "./grants/refresh_token.ts";
 import { issueClientCredentials } from "./grants/client_credentials.ts";
 
+/** The parameters the token endpoint reads (RFC 6749 §4.1.3, §4.4.2, §6; RFC 7636 §4.5); others are ignored. */
+const TOKEN_PARAMS = [
+  "grant_type",
+  "client_id",
+  "client_secret",
+  "code",
+  "redirect_uri",
+  "code_verifier",
+  "refresh_token",
+  "scope",
+] as const;
+
 type Grant = (deps: Deps, options: { client: Client; params: Params; ip: string }) => Promise<GrantResult>;
 
 /** Supported grants; a Map so a grant_type like "constructor" cannot reach an object prototype. */
@@ -27,7 +39,7 @@ export const GRANT_TYPES: readonly string[] = [...GRANTS.keys()];
 export function tokenEndpoint(deps: Deps): Handler {
   return async (request, ctx) => {
     refuseQueryCredentials(ctx.url);
-    const params = await readParams(request, deps.config.maxBodyBytes);
+    const params = await readParams(request, deps.config.maxBodyBytes, { recognized: TOKEN_PARAMS });
     const grantType = params.grant_type;
     if (grantType === undefined) throw invalidRequest("Missing parameter: grant_type");
     const grant = GRANTS.get(grantType);

@@ -63,6 +63,35 @@ test("introspect accepts a form body with Basic", async () => {
   assert.equal((await res.json()).active, true);
 });
 
+test("introspect ignores unknown parameters of any shape, and repeated unknown form parameters (RFC 6749 §3.2)", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await clientCredentialsToken(t);
+  const creds = { client_id: client.clientId, client_secret: client.clientSecret };
+  const json = await t.app.fetch(postJson("/oauth/introspect", { ...creds, token: tokens.access_token, extra: { a: 1 } }));
+  assert.equal(json.status, 200);
+  assert.equal((await json.json()).active, true);
+  const form = new URLSearchParams({ ...creds, token: tokens.access_token });
+  form.append("extra", "1");
+  form.append("extra", "2");
+  const res = await t.app.fetch(postForm("/oauth/introspect", form.toString()));
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).active, true);
+});
+
+test("introspect still refuses a recognized parameter that is repeated or not a string", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await clientCredentialsToken(t);
+  const creds = { client_id: client.clientId, client_secret: client.clientSecret };
+  const nonString = await t.app.fetch(postJson("/oauth/introspect", { ...creds, token: tokens.access_token, token_type_hint: 7 }));
+  assert.equal(nonString.status, 400);
+  assert.equal((await nonString.json()).error, "invalid_request");
+  const form = new URLSearchParams({ ...creds, token: tokens.access_token });
+  form.append("token", "fgat_other");
+  const repeated = await t.app.fetch(postForm("/oauth/introspect", form.toString()));
+  assert.equal(repeated.status, 400);
+  assert.equal((await repeated.json()).error, "invalid_request");
+});
+
 const INACTIVE: {
   name: string;
   prepare: (

@@ -75,6 +75,35 @@ test("revoke accepts a form body with Basic", async () => {
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 401);
 });
 
+test("revoke ignores unknown parameters of any shape, and repeated unknown form parameters (RFC 6749 §3.2)", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await clientCredentialsToken(t);
+  const json = { token: tokens.access_token, client_id: client.clientId, client_secret: client.clientSecret, extra: 1 };
+  assert.equal((await t.app.fetch(postJson("/oauth/revoke", json))).status, 200);
+  assert.equal((await tokenInfo(t, tokens.access_token)).status, 401);
+  const again = await clientCredentialsToken(t);
+  const form = new URLSearchParams({ token: again.tokens.access_token, client_id: again.client.clientId, client_secret: again.client.clientSecret });
+  form.append("extra", "1");
+  form.append("extra", "2");
+  assert.equal((await t.app.fetch(postForm("/oauth/revoke", form.toString()))).status, 200);
+  assert.equal((await tokenInfo(t, again.tokens.access_token)).status, 401);
+});
+
+test("revoke still refuses a recognized parameter that is repeated or not a string", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await clientCredentialsToken(t);
+  const creds = { client_id: client.clientId, client_secret: client.clientSecret };
+  const nonString = await t.app.fetch(postJson("/oauth/revoke", { ...creds, token: [tokens.access_token] }));
+  assert.equal(nonString.status, 400);
+  assert.equal((await nonString.json()).error, "invalid_request");
+  const form = new URLSearchParams({ ...creds, token: tokens.access_token });
+  form.append("token", "fgat_other");
+  const repeated = await t.app.fetch(postForm("/oauth/revoke", form.toString()));
+  assert.equal(repeated.status, 400);
+  assert.equal((await repeated.json()).error, "invalid_request");
+  assert.equal((await tokenInfo(t, tokens.access_token)).status, 200);
+});
+
 const OK_ROWS: { name: string; token: (t: TestApp, c: SeededClient, a: string) => Promise<string> }[] = [
   { name: "an unknown token", token: async () => "fgat_unknown" },
   { name: "an already revoked token", token: async (t, c, a) => (await revoke(t, c, a), a) },

@@ -9,6 +9,7 @@ import {
   type ErrorRow,
   testErrorRows,
   tokenFixture,
+  type TokenFixture,
   tokenInfo,
 } from "../helpers/codes.ts";
 
@@ -66,6 +67,31 @@ test("token accepts a JSON content type with a charset parameter", async () => {
   );
   assert.equal(res.status, 200);
 });
+
+// RFC 6749 §3.2: the authorization server MUST ignore unrecognized request parameters, whatever their shape.
+const IGNORED_ROWS: { name: string; request: (f: TokenFixture) => Request }[] = [
+  { name: "an unknown JSON parameter with a number value", request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), extra: 1 }) },
+  { name: "an unknown JSON parameter with an object value", request: (f) => postJson("/oauth/token", { ...codeBody(f.ac, f.code), resource: { a: [1] } }) },
+  { name: "an unknown JSON parameter named __proto__", request: (f) => postJson("/oauth/token", `{"__proto__":{"x":1},${JSON.stringify(codeBody(f.ac, f.code)).slice(1)}`) },
+  {
+    name: "an unknown form parameter sent twice",
+    request: (f) => {
+      const form = new URLSearchParams(codeBody(f.ac, f.code));
+      form.append("resource", "https://a.example");
+      form.append("resource", "https://b.example");
+      return postForm("/oauth/token", form.toString());
+    },
+  },
+];
+
+for (const row of IGNORED_ROWS) {
+  test(`token ignores ${row.name} (RFC 6749 §3.2)`, async () => {
+    const f = await tokenFixture();
+    const res = await f.t.app.fetch(row.request(f));
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).token_type, "Bearer");
+  });
+}
 
 test("token never stores the plaintext tokens and never logs them", async () => {
   const f = await tokenFixture();
@@ -264,6 +290,19 @@ const ROWS: ErrorRow[] = [
         "/oauth/token",
         `grant_type=client_credentials&grant_type=client_credentials&client_id=${f.cc.clientId}`,
       ),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "a recognized JSON parameter that is an array",
+    request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...ccCreds(f), scope: ["fields:read"] }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "a recognized form parameter sent twice next to ignored ones",
+    request: (f) =>
+      postForm("/oauth/token", `grant_type=client_credentials&extra=1&extra=2&client_id=${f.cc.clientId}&client_id=${f.cc.clientId}`),
     status: 400,
     error: "invalid_request",
   },
