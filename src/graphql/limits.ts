@@ -1,4 +1,4 @@
-// Static limits on a validated document: selection depth, estimated cost and aliases (tokens are capped in parse).
+// Static limits on a validated document: depth, estimated cost, aliases, one __schema (tokens are capped in parse).
 import {
   getNamedType,
   getNullableType,
@@ -22,6 +22,13 @@ import type { GraphQLFormattedError } from "graphql";
 const DEFAULT_LIST_SIZE = 10;
 /** Page size assumed for a connection when `first` is omitted (the schema's default). */
 const DEFAULT_PAGE_SIZE = 50;
+/**
+ * Flat prices of the introspection entry points, whatever they select below: `__schema` can return the whole schema
+ * (~30 KB fully expanded), `__type` one type. Priced high so they cannot ride along with other expensive selections.
+ */
+const INTROSPECTION_COST = new Map([["__schema", 500], ["__type", 50]]);
+/** How many `__schema` selections one operation may make: one answers every question a client can ask. */
+const MAX_SCHEMA_SELECTIONS = 1;
 
 interface Walk {
   schema: GraphQLSchema;
@@ -30,6 +37,7 @@ interface Walk {
   // Memo per fragment so a document that spreads fragments exponentially still costs linear time to measure.
   depthMemo: Map<string, number>;
   costMemo: Map<string, number>;
+  schemaMemo: Map<string, number>;
 }
 
 /** Page size a `first` argument implies: a literal (capped), the max for a variable, the default when absent. */
@@ -94,8 +102,10 @@ function costOf(walk: Walk, set: SelectionSetNode, parent: GraphQLNamedType | un
 }
 
 function fieldCost(walk: Walk, field: FieldNode, parent: GraphQLNamedType | undefined, pending?: number): number {
-  // Introspection is priced flat: its size is bounded by the (small) schema, and graphql-js's own
-  // MaxIntrospectionDepthRule (in the standard rules) already refuses recursive __Type nesting.
+  // Introspection entry points have a fixed price: their size is bounded by the (small) schema, and graphql-js's
+  // own MaxIntrospectionDepthRule (in the standard rules) already refuses recursive __Type nesting.
+  const introspection = INTROSPECTION_COST.get(field.name.value);
+  if (introspection !== undefined) return introspection;
   if (!field.selectionSet || field.name.value.startsWith("__")) return 1;
   const type = childFieldType(parent, field.name.value);
   const nullable = type && getNullableType(type);
@@ -104,6 +114,32 @@ function fieldCost(walk: Walk, field: FieldNode, parent: GraphQLNamedType | unde
   // A connection's page size applies to the lists directly below it (nodes, edges), not to the connection.
   const below = size ?? (nullable && isListType(nullable) ? undefined : pending);
   return 1 + multiplier * costOf(walk, field.selectionSet, type && getNamedType(type), size ?? below);
+}
+
+/**
+ * How many times a selection set selects `__schema`, through aliases and fragments (a fragment counts each time it
+ * is spread). Memoized per fragment; validation has already refused fragment cycles.
+ */
+function schemaSelections(walk: Walk, set: SelectionSetNode): number {
+  let count = 0;
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FIELD) {
+      if (selection.name.value === "__schema") count++;
+      else if (selection.selectionSet) count += schemaSelections(walk, selection.selectionSet);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      count += schemaSelections(walk, selection.selectionSet);
+    } else {
+      const name = selection.name.value;
+      let inFragment = walk.schemaMemo.get(name);
+      if (inFragment === undefined) {
+        const fragment = walk.fragments.get(name);
+        inFragment = fragment ? schemaSelections(walk, fragment.selectionSet) : 0;
+        walk.schemaMemo.set(name, inFragment);
+      }
+      count += inFragment;
+    }
+  }
+  return count;
 }
 
 function countAliases(document: DocumentNode): number {
@@ -120,12 +156,20 @@ export function checkLimits(schema: GraphQLSchema, document: DocumentNode, limit
   }
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
-  const walk: Walk = { schema, limits, fragments, depthMemo: new Map(), costMemo: new Map() };
+  const walk: Walk = { schema, limits, fragments, depthMemo: new Map(), costMemo: new Map(), schemaMemo: new Map() };
   for (const def of document.definitions) {
     if (def.kind !== Kind.OPERATION_DEFINITION) continue;
     const depth = depthOf(walk, def.selectionSet);
     if (depth > limits.maxDepth) {
       return requestError("DEPTH_LIMIT_EXCEEDED", `Query depth ${depth} exceeds the limit of ${limits.maxDepth}`);
+    }
+    // Checked before the cost so a client repeating __schema learns why rather than only a total.
+    const schemaCount = schemaSelections(walk, def.selectionSet);
+    if (schemaCount > MAX_SCHEMA_SELECTIONS) {
+      return requestError(
+        "COST_LIMIT_EXCEEDED",
+        `Query selects __schema ${schemaCount} times; it may be selected once per operation`,
+      );
     }
     const root = schema.getRootType(def.operation) ?? undefined;
     const cost = costOf(walk, def.selectionSet, root);

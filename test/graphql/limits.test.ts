@@ -15,12 +15,32 @@ const fragmentBomb = [
   "fragment F30 on Field { id }",
 ].join("\n");
 
+// The standard introspection fragments (FullType, InputValue, TypeRef), as GraphiQL and codegen tools send them.
+const standard = getIntrospectionQuery();
+const introspectionFragments = standard.slice(standard.indexOf("fragment FullType"));
+const schemaFlood = `{ ${Array.from({ length: 30 }, (_, i) => `s${i}: __schema { types { ...FullType } }`).join(" ")} }
+${introspectionFragments}`;
+// Costs 2 + 100 * (3 + 45) = 4 802 of 5 000: passes alone, not beside an introspection entry point's fixed price.
+const nearLimit = "fields(first: 100) { nodes { organization { fields(first: 45) { nodes { id } } } } }";
+const typeLookups = Array.from({ length: 4 }, (_, i) => `t${i}: __type(name: "Field") { name }`).join(" ");
+
 const rows = [
   { name: "a query deeper than maxDepth", query: deep, code: "DEPTH_LIMIT_EXCEEDED" },
   { name: "a query costlier than maxCost", query: costly, code: "COST_LIMIT_EXCEEDED" },
   { name: "more aliases than maxAliases", query: aliased, code: "ALIAS_LIMIT_EXCEEDED" },
   { name: "more tokens than maxTokens", query: longQuery, code: "TOKEN_LIMIT_EXCEEDED" },
   { name: "a fragment chain that nests deeper than allowed", query: fragmentBomb, code: "DEPTH_LIMIT_EXCEEDED" },
+  { name: "30 aliased __schema selections of the standard FullType fragment", query: schemaFlood, code: "COST_LIMIT_EXCEEDED" },
+  { name: "__schema twice under one response key", query: "{ __schema { queryType { name } } __schema { types { name } } }", code: "COST_LIMIT_EXCEEDED" },
+  {
+    name: "__schema through two fragments",
+    query: "{ ...A ...B } fragment A on Query { a: __schema { queryType { name } } } fragment B on Query { b: __schema { types { name } } }",
+    code: "COST_LIMIT_EXCEEDED",
+  },
+  { name: "one fragment with __schema spread twice", query: "{ ...A ...A } fragment A on Query { __schema { queryType { name } } }", code: "COST_LIMIT_EXCEEDED" },
+  { name: "__schema in an inline fragment and directly", query: "{ ... on Query { __schema { queryType { name } } } s: __schema { types { name } } }", code: "COST_LIMIT_EXCEEDED" },
+  { name: "__schema beside a selection costing just under the limit", query: `{ __schema { queryType { name } } ${nearLimit} }`, code: "COST_LIMIT_EXCEEDED" },
+  { name: "four __type lookups beside a selection costing just under the limit", query: `{ ${typeLookups} ${nearLimit} }`, code: "COST_LIMIT_EXCEEDED" },
   { name: "recursive introspection", query: "{ __schema { types { fields { type { fields { type { fields { type { fields { name } } } } } } } } } }", code: "GRAPHQL_VALIDATION_FAILED" },
 ];
 
@@ -55,6 +75,37 @@ test("the standard introspection query passes every limit", async () => {
   assert.equal(res.status, 200);
   assert.equal(body.errors, undefined);
   assert.equal(body.data.__schema.queryType.name, "Query");
+});
+
+test("a repeated __schema is refused with a message that names it", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const body = await (await t.app.fetch(graphqlRequest(acmeToken, { query: schemaFlood }))).json();
+  assert.equal(body.errors[0].extensions.code, "COST_LIMIT_EXCEEDED");
+  assert.match(body.errors[0].message, /__schema 30 times; it may be selected once per operation/);
+});
+
+test("the queries the introspection rows refuse pass without their extra introspection", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const queries = [
+    `{ __typename ${nearLimit} }`,
+    `{ t0: __type(name: "Field") { name } ${nearLimit.replace("first: 45", "first: 44")} }`,
+    `{ s0: __schema { types { ...FullType } } }\n${introspectionFragments}`,
+    "{ ...A } fragment A on Query { a: __schema { queryType { name } } }",
+  ];
+  for (const query of queries) {
+    const body = await (await t.app.fetch(graphqlRequest(acmeToken, { query }))).json();
+    assert.equal(body.errors, undefined, `${query.slice(0, 60)}: ${JSON.stringify(body.errors)}`);
+  }
+});
+
+test("__schema is counted per operation: each operation of a document may select it once", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const query = "query A { __schema { queryType { name } } } query B { __schema { types { name } } }";
+  for (const operationName of ["A", "B"]) {
+    const body = await (await t.app.fetch(graphqlRequest(acmeToken, { query, operationName }))).json();
+    assert.equal(body.errors, undefined);
+    assert.ok(body.data.__schema);
+  }
 });
 
 test("a full page of fields with every attribute stays within the default cost", async () => {
