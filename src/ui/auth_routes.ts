@@ -2,7 +2,7 @@
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext, Route } from "../http/router.ts";
-import type { ThrottleKey } from "../http/throttle.ts";
+import { addressBucket, type ThrottleKey } from "../http/throttle.ts";
 import { readParams } from "../http/body.ts";
 import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
@@ -93,11 +93,12 @@ async function checkCredentials(deps: Deps, username: string, password: string):
 
 /**
  * Throttle keys of a sign-in attempt. The address key is shared (NAT, offices): it tolerates more failures than the
- * per-username key. An implausible username gets no key of its own: a key embedding a 60 KB name would cost that
- * much memory, so such attempts count against the address only.
+ * per-username key, and is the address's bucket (an IPv6 /64) so rotating through one's own /64 finds no fresh key.
+ * An implausible username gets no key of its own: a key embedding a 60 KB name would cost that much memory, so such
+ * attempts count against the address only.
  */
 function throttleKeys(username: string | undefined, clientIp: string): ThrottleKey[] {
-  const addressKey = { id: `signin:ip:${clientIp}`, shared: true };
+  const addressKey = { id: `signin:ip:${addressBucket(clientIp)}`, shared: true };
   return username === undefined ? [addressKey] : [{ id: `signin:user:${username.toLowerCase()}` }, addressKey];
 }
 

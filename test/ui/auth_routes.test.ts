@@ -173,6 +173,17 @@ test("overlong usernames still count against the address key", async () => {
   assert.equal((await signIn(testBrowser(t.app, { clientIp: "203.0.113.41" }), user)).status, 303);
 });
 
+test("sign-in failures from one IPv6 /64 share one address key; another /64 is not locked out", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const user = await t.seed.user();
+  for (let i = 0; i < 3 * SHARED_KEY_FACTOR; i++) {
+    const browser = testBrowser(t.app, { clientIp: `2001:db8:1:2::${(i + 1).toString(16)}` });
+    await signIn(browser, { username: `guess${i}@example.com`, password: "x" });
+  }
+  assert.equal((await signIn(testBrowser(t.app, { clientIp: "2001:db8:1:2:ffff::1" }), user)).status, 429);
+  assert.equal((await signIn(testBrowser(t.app, { clientIp: "2001:db8:1:3::1" }), user)).status, 303);
+});
+
 test("sign-in upgrades a password hash made with fewer iterations than configured", async () => {
   const t = buildTestApp();
   const user = await t.seed.user();
