@@ -18,7 +18,7 @@ interface AccessRow {
 
 const rows: AccessRow[] = [
   { name: "no Authorization header", request: async () => graphqlRequest(undefined, QUERY), status: 401, challenge: /^Bearer realm="fieldgate"$/, error: "invalid_token" },
-  { name: "another scheme", request: async () => graphqlRequest(undefined, QUERY, { authorization: "Basic Zm9vOmJhcg==" }), status: 400, challenge: /error="invalid_request"/, error: "invalid_request" },
+  { name: "another scheme", request: async () => graphqlRequest(undefined, QUERY, { authorization: "Basic Zm9vOmJhcg==" }), status: 401, challenge: /^Bearer realm="fieldgate"$/, error: "invalid_token" },
   { name: "malformed bearer value", request: async () => graphqlRequest(undefined, QUERY, { authorization: "Bearer a b c" }), status: 400, challenge: /error="invalid_request"/, error: "invalid_request" },
   { name: "unknown token", request: async () => graphqlRequest("fgat_unknownunknownunknown", QUERY), status: 401, challenge: /error="invalid_token"/, error: "invalid_token" },
   {

@@ -56,6 +56,13 @@ const ROWS = [
   {
     name: "a Basic header",
     request: () => get("/oauth/token/info", { authorization: "Basic abc" }),
+    status: 401,
+    error: "invalid_token",
+    challenge: 'Bearer realm="fieldgate"',
+  },
+  {
+    name: "a Bearer header with bad characters",
+    request: () => get("/oauth/token/info", { authorization: "Bearer fgat_<x>" }),
     status: 400,
     error: "invalid_request",
     challenge: 'Bearer realm="fieldgate", error="invalid_request"',
