@@ -67,7 +67,13 @@ function createStore(db: Db): Store {
     async purge(now, retentionSeconds) {
       const cutoff = now - retentionSeconds;
       return db.transaction(() => ({
-        codes: Number(db.prepare("DELETE FROM authorization_codes WHERE expires_at < ?").run(cutoff).changes),
+        // A used code stays while its family has a live token: a later replay must still find it and revoke the
+        // family (RFC 6749 §4.1.2) instead of reporting it missing.
+        codes: Number(
+          db.prepare(`DELETE FROM authorization_codes WHERE expires_at < ?
+            AND NOT EXISTS (SELECT 1 FROM tokens t WHERE t.family_id = authorization_codes.family_id
+              AND t.expires_at >= ?)`).run(cutoff, now).changes,
+        ),
         tokens: Number(db.prepare("DELETE FROM tokens WHERE expires_at < ?").run(cutoff).changes),
         sessions: Number(db.prepare("DELETE FROM sessions WHERE expires_at < ?").run(cutoff).changes),
         // A family is dead once no token or code refers to it any more.

@@ -1,0 +1,32 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp } from "../helpers/test_app.ts";
+import { postJson } from "../helpers/requests.ts";
+import { authCodeTokens, codeBody, issueCode, refreshBody, tokenInfo } from "../helpers/codes.ts";
+
+test("purge keeps a used code while its family has a live token, so a replay after purge still revokes the family", async () => {
+  const t = buildTestApp();
+  const { client, issued, tokens } = await authCodeTokens(t);
+  t.clock.advance(t.config.codeTtlSeconds + 60);
+  // Retention 0: the code expired before the cutoff, only its family's live tokens keep it.
+  const counts = await t.store.purge(t.clock.nowSeconds(), 0);
+  assert.equal(counts.codes, 0);
+  const replay = await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)));
+  assert.equal(replay.status, 400);
+  assert.equal((await replay.json()).error, "invalid_grant");
+  assert.equal((await tokenInfo(t, tokens.access_token)).status, 401, "the family's access token is revoked");
+  const refresh = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
+  assert.equal((await refresh.json()).error, "invalid_grant", "the family's refresh token is revoked");
+  const events = await t.store.audit.list({});
+  assert.ok(events.some((e) => e.event === "code_reuse_detected"));
+});
+
+test("purge deletes an expired code once no token of its family is live, and an expired unused code at once", async () => {
+  const t = buildTestApp();
+  const { client } = await authCodeTokens(t);
+  await issueCode(t, client);
+  t.clock.advance(t.config.codeTtlSeconds + 60);
+  assert.equal((await t.store.purge(t.clock.nowSeconds(), 0)).codes, 1, "only the unused code goes");
+  t.clock.advance(t.config.refreshTokenTtlSeconds);
+  assert.equal((await t.store.purge(t.clock.nowSeconds(), 0)).codes, 1, "the used code goes with its last token");
+});
