@@ -1,0 +1,33 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { hashPassword, passwordIterations, sha256Base64Url, sha256Hex, verifyPassword } from "../../src/crypto/hash.ts";
+import { cryptoRandom } from "../../src/deps.ts";
+
+test("sha256Hex matches the FIPS 180-2 test vector", async () => {
+  assert.equal(await sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+});
+
+test("sha256Base64Url is the PKCE S256 transform of RFC 7636 appendix B", async () => {
+  assert.equal(await sha256Base64Url("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+});
+
+test("hashPassword stores scheme, iterations, salt and hash, and verifies only the right password", async () => {
+  const stored = await hashPassword("correct horse battery", { iterations: 1000, random: cryptoRandom });
+  assert.match(stored, /^pbkdf2-sha256\$1000\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+  assert.equal(passwordIterations(stored), 1000);
+  assert.equal(await verifyPassword("correct horse battery", stored), true);
+  assert.equal(await verifyPassword("correct horse batterY", stored), false);
+});
+
+test("two hashes of one password differ by their salt", async () => {
+  const a = await hashPassword("pw-123456789", { iterations: 10, random: cryptoRandom });
+  const b = await hashPassword("pw-123456789", { iterations: 10, random: cryptoRandom });
+  assert.notEqual(a, b);
+});
+
+const malformed = ["", "plain", "md5$1$abc$def", "pbkdf2-sha256$x$abc$def", "pbkdf2-sha256$0$abc$def", "pbkdf2-sha256$10$!!$def"];
+for (const stored of malformed) {
+  test(`verifyPassword is false for the malformed hash ${JSON.stringify(stored)}`, async () => {
+    assert.equal(await verifyPassword("anything", stored), false);
+  });
+}
