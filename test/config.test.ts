@@ -1,0 +1,69 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ACCESS_TOKEN_TTL_SECONDS, loadConfig } from "../src/config.ts";
+
+test("defaults give the spec's lifetimes and a safe local server", () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.host, "127.0.0.1");
+  assert.equal(config.baseUrl, "http://localhost:8080");
+  assert.equal(config.dbPath, "data/fieldgate.db");
+  assert.equal(config.codeTtlSeconds, 60);
+  assert.equal(config.refreshGraceSeconds, 0);
+  assert.equal(config.pbkdf2Iterations, 600_000);
+  assert.equal(config.maxBodyBytes, 65_536);
+  assert.equal(config.metricsToken, undefined);
+  assert.deepEqual(config.corsOrigins, []);
+  assert.deepEqual(ACCESS_TOKEN_TTL_SECONDS, { authorization_code: 28_800, refresh_token: 28_800, client_credentials: 1_800 });
+});
+
+test("config is frozen, nested limits included", () => {
+  const config = loadConfig({});
+  assert.ok(Object.isFrozen(config));
+  assert.ok(Object.isFrozen(config.graphql));
+  assert.ok(Object.isFrozen(config.corsOrigins));
+});
+
+test("settings are read from the environment record", () => {
+  const config = loadConfig({
+    PORT: "9000",
+    FIELDGATE_BASE_URL: "https://auth.example.com/",
+    FIELDGATE_CODE_TTL: "600",
+    FIELDGATE_REFRESH_REQUIRE_REDIRECT_URI: "yes",
+    FIELDGATE_CORS_ORIGINS: "https://a.example, https://b.example:8443",
+    FIELDGATE_METRICS_TOKEN: "0123456789abcdef",
+  });
+  assert.equal(config.port, 9000);
+  assert.equal(config.baseUrl, "https://auth.example.com");
+  assert.equal(config.codeTtlSeconds, 600);
+  assert.equal(config.refreshRequiresRedirectUri, true);
+  assert.deepEqual(config.corsOrigins, ["https://a.example", "https://b.example:8443"]);
+  assert.equal(config.metricsToken, "0123456789abcdef");
+});
+
+// Bad settings fail at startup naming the variable (TypeError for a bad shape, RangeError for a bad range).
+const bad: { env: Record<string, string>; error: typeof TypeError | typeof RangeError; names: string }[] = [
+  { env: { PORT: "eighty" }, error: TypeError, names: "PORT" },
+  { env: { PORT: "70000" }, error: RangeError, names: "PORT" },
+  { env: { FIELDGATE_CODE_TTL: "601" }, error: RangeError, names: "FIELDGATE_CODE_TTL" },
+  { env: { FIELDGATE_CODE_TTL: "-5" }, error: TypeError, names: "FIELDGATE_CODE_TTL" },
+  { env: { FIELDGATE_REFRESH_GRACE: "61" }, error: RangeError, names: "FIELDGATE_REFRESH_GRACE" },
+  { env: { FIELDGATE_REQUIRE_PKCE: "maybe" }, error: TypeError, names: "FIELDGATE_REQUIRE_PKCE" },
+  { env: { FIELDGATE_BASE_URL: "not a url" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_BASE_URL: "ftp://example.com" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_BASE_URL: "https://example.com/?x=1" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_CORS_ORIGINS: "https://a.example/path" }, error: TypeError, names: "FIELDGATE_CORS_ORIGINS" },
+  { env: { FIELDGATE_CORS_ORIGINS: "nonsense" }, error: TypeError, names: "FIELDGATE_CORS_ORIGINS" },
+  { env: { FIELDGATE_METRICS_TOKEN: "short" }, error: RangeError, names: "FIELDGATE_METRICS_TOKEN" },
+  { env: { FIELDGATE_MAX_BODY_BYTES: "10" }, error: RangeError, names: "FIELDGATE_MAX_BODY_BYTES" },
+];
+
+for (const row of bad) {
+  test(`loadConfig refuses ${JSON.stringify(row.env)}`, () => {
+    assert.throws(() => loadConfig(row.env), (error: unknown) => {
+      assert.ok(error instanceof row.error, `expected ${row.error.name}, got ${String(error)}`);
+      assert.match((error as Error).message, new RegExp(row.names));
+      return true;
+    });
+  });
+}
