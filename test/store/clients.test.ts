@@ -1,0 +1,51 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openStore, type Store } from "../../src/store/store.ts";
+import { StoreConflictError } from "../../src/store/errors.ts";
+
+async function setup(): Promise<{ store: Store; userId: number }> {
+  const store = openStore(":memory:");
+  const user = await store.users.insert({ username: "robot", kind: "integration", now: 1 });
+  return { store, userId: user.id };
+}
+
+const web = { clientId: "web", secretHash: "h1", name: "Web", grantType: "authorization_code" as const, redirectUri: "https://c.example/cb", scope: "fields:read", integrationUserId: null, now: 10 };
+
+test("clients insert and find by public and internal id", async () => {
+  const { store } = await setup();
+  const client = await store.clients.insert(web);
+  assert.equal((await store.clients.findByClientId("web"))?.id, client.id);
+  assert.equal((await store.clients.findById(client.id))?.redirectUri, "https://c.example/cb");
+  await assert.rejects(store.clients.insert(web), StoreConflictError);
+});
+
+test("the schema refuses a code client without redirect URI and a credentials client without integration user", async () => {
+  const { store } = await setup();
+  await assert.rejects(store.clients.insert({ ...web, clientId: "x", redirectUri: null }), /CHECK constraint/);
+  await assert.rejects(store.clients.insert({ ...web, clientId: "y", grantType: "client_credentials", redirectUri: null }), /CHECK constraint/);
+});
+
+test("rotateSecret replaces the digest and revokes tokens only when asked", async () => {
+  const { store, userId } = await setup();
+  const job = await store.clients.insert({ ...web, clientId: "job", grantType: "client_credentials", redirectUri: null, integrationUserId: userId });
+  const token = { tokenHash: "t1", kind: "access" as const, grantType: "client_credentials" as const, scope: "fields:read", issuedAt: 10, expiresAt: 1810 };
+  await store.tokens.issue({ clientId: job.id, userId, familyId: null, tokens: [token] });
+  const kept = await store.clients.rotateSecret("job", { secretHash: "h2", now: 20, revokeTokens: false });
+  assert.equal(kept?.secretHash, "h2");
+  assert.equal(kept?.secretRotatedAt, 20);
+  assert.ok(await store.tokens.findActiveAccess("t1", 30));
+  await store.clients.rotateSecret("job", { secretHash: "h3", now: 40, revokeTokens: true });
+  assert.equal(await store.tokens.findActiveAccess("t1", 50), undefined);
+  assert.equal(await store.clients.rotateSecret("nope", { secretHash: "h", now: 1, revokeTokens: false }), undefined);
+});
+
+test("a disabled client's tokens stop being active", async () => {
+  const { store, userId } = await setup();
+  const job = await store.clients.insert({ ...web, clientId: "job", grantType: "client_credentials", redirectUri: null, integrationUserId: userId });
+  await store.tokens.issue({ clientId: job.id, userId, familyId: null, tokens: [{ tokenHash: "t", kind: "access", grantType: "client_credentials", scope: "fields:read", issuedAt: 1, expiresAt: 100 }] });
+  assert.equal((await store.clients.setDisabled("job", true))?.disabled, true);
+  assert.equal(await store.tokens.findActiveAccess("t", 2), undefined);
+  await store.clients.setDisabled("job", false);
+  assert.ok(await store.tokens.findActiveAccess("t", 2));
+  assert.equal(await store.clients.setDisabled("nope", true), undefined);
+});

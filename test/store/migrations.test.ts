@@ -1,0 +1,62 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { openDatabase, SchemaTooNewError } from "../../src/store/sqlite.ts";
+
+test("opening a new database applies every migration once and records it", () => {
+  const db = openDatabase(":memory:", { now: 1_700_000_000_000 });
+  const rows = db.prepare("SELECT version, name, applied_at FROM schema_migrations ORDER BY version").all();
+  assert.deepEqual(rows.map((r) => ({ ...r })), MIGRATIONS.map((m, i) => ({ version: i + 1, name: m.name, applied_at: 1_700_000_000 })));
+  db.close();
+});
+
+test("reopening a migrated file applies nothing again and keeps the data", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-migrations-"));
+  const path = join(dir, "m.db");
+  try {
+    const first = openDatabase(path);
+    first.prepare("INSERT INTO organizations (slug, name, created_at) VALUES ('acme', 'ACME', 1)").run();
+    first.close();
+    const second = openDatabase(path);
+    assert.equal(second.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()?.n, MIGRATIONS.length);
+    assert.equal(second.prepare("SELECT name FROM organizations").get()?.name, "ACME");
+    second.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a database migrated by a newer fieldgate is refused with a clear message", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-migrations-"));
+  const path = join(dir, "new.db");
+  try {
+    openDatabase(path).close();
+    const raw = new DatabaseSync(path);
+    raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from the future', 0)").run(MIGRATIONS.length + 1);
+    raw.close();
+    assert.throws(() => openDatabase(path), (error: unknown) => error instanceof SchemaTooNewError && /newer than this fieldgate/.test(error.message));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("foreign keys are enforced", () => {
+  const db = openDatabase(":memory:");
+  assert.throws(() => db.prepare("INSERT INTO memberships (user_id, organization_id, created_at) VALUES (99, 99, 0)").run(), /FOREIGN KEY/);
+  db.close();
+});
+
+test("a transaction that throws leaves nothing behind", () => {
+  const db = openDatabase(":memory:");
+  assert.throws(() =>
+    db.transaction(() => {
+      db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES ('a', 'A', 1)").run();
+      throw new Error("boom");
+    }), /boom/);
+  assert.equal(db.prepare("SELECT COUNT(*) AS n FROM organizations").get()?.n, 0);
+  db.close();
+});

@@ -1,0 +1,35 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { openStore } from "../../src/store/store.ts";
+import { StoreConflictError } from "../../src/store/errors.ts";
+
+test("users insert, find by id and by case-insensitive username", async () => {
+  const store = openStore(":memory:");
+  const alice = await store.users.insert({ username: "Alice@example.com", kind: "person", passwordHash: "h", now: 5 });
+  assert.equal((await store.users.findById(alice.id))?.username, "Alice@example.com");
+  assert.equal((await store.users.findByUsername("alice@EXAMPLE.com"))?.id, alice.id);
+  assert.equal(await store.users.findByUsername("bob@example.com"), undefined);
+});
+
+test("a taken username is a StoreConflictError, whatever its case", async () => {
+  const store = openStore(":memory:");
+  await store.users.insert({ username: "a@example.com", kind: "person", now: 1 });
+  await assert.rejects(store.users.insert({ username: "A@example.com", kind: "person", now: 1 }), StoreConflictError);
+});
+
+test("an integration user can never hold a password hash", async () => {
+  const store = openStore(":memory:");
+  await assert.rejects(store.users.insert({ username: "robot", kind: "integration", passwordHash: "h", now: 1 }), /CHECK constraint/);
+  const robot = await store.users.insert({ username: "robot", kind: "integration", now: 1 });
+  await store.users.updatePasswordHash(robot.id, "h");
+  assert.equal((await store.users.findById(robot.id))?.passwordHash, null);
+});
+
+test("users can be disabled and listed in id order", async () => {
+  const store = openStore(":memory:");
+  const a = await store.users.insert({ username: "a", kind: "person", now: 1 });
+  await store.users.insert({ username: "b", kind: "integration", now: 1 });
+  await store.users.setDisabled(a.id, true);
+  const list = await store.users.list();
+  assert.deepEqual(list.map((u) => [u.username, u.kind, u.disabled]), [["a", "person", true], ["b", "integration", false]]);
+});
