@@ -3,6 +3,7 @@
 // in a web stream, headers are copied once, and the response is written with a single end() call.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app.ts";
+import { BufferedRequest, deferResponseBodies, deferredText } from "../http/fast_bodies.ts";
 
 /** Used only when handed an app-like object without config (test doubles). */
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
@@ -12,6 +13,8 @@ export function toNodeListener(app: App, origin: string) {
   // Bodies are buffered here, so the adapter enforces the same cap the app does: past it, it stops reading and
   // hands over maxBodyBytes + 1 bytes, which the app refuses with 413 exactly as it would a streamed body.
   const maxBodyBytes = app.deps?.config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  // This listener writes deferred response text itself, so the app may skip building body streams.
+  deferResponseBodies();
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let response: Response;
     let body: Uint8Array | undefined;
@@ -70,7 +73,10 @@ function toRequest(req: IncomingMessage, origin: string, body: Uint8Array | unde
   const headers: [string, string][] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
-  return new Request(origin + (req.url ?? "/"), { method: req.method ?? "GET", headers, body: body as BodyInit | undefined });
+  const url = origin + (req.url ?? "/");
+  const method = req.method ?? "GET";
+  // The body is already in memory: hand it over as bytes rather than as a web stream (see fast_bodies.ts).
+  return body === undefined ? new Request(url, { method, headers }) : new BufferedRequest(url, { method, headers }, body);
 }
 
 async function writeResponse(response: Response, res: ServerResponse, close: boolean): Promise<void> {
@@ -82,6 +88,14 @@ async function writeResponse(response: Response, res: ServerResponse, close: boo
     else headers.push(key, value);
   });
   for (const cookie of cookies ?? []) headers.push("set-cookie", cookie);
+  const text = deferredText(response);
+  if (text !== undefined) {
+    // Headers and a string body leave in one write; no stream to read back.
+    headers.push("content-length", String(Buffer.byteLength(text)));
+    res.writeHead(response.status, headers);
+    res.end(text);
+    return;
+  }
   if (!response.body) {
     res.writeHead(response.status, headers);
     res.end();

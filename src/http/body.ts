@@ -1,5 +1,6 @@
 // Request bodies: size-limited reading, and OAuth parameters from JSON or form bodies as a string record.
 import { OAuthError, invalidRequest } from "../oauth/errors.ts";
+import { BufferedRequest } from "./fast_bodies.ts";
 
 /** The media type of a request without parameters, lowercased ("" when absent). */
 export function mediaType(request: Request): string {
@@ -23,6 +24,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export async function readText(request: Request, maxBytes: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  if (request instanceof BufferedRequest) return decode(request.takeBytes(), maxBytes);
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -37,7 +39,11 @@ export async function readText(request: Request, maxBytes: number): Promise<stri
     }
     chunks.push(value);
   }
-  const bytes = chunks.length === 1 ? chunks[0]! : concat(chunks, total);
+  return decode(chunks.length === 1 ? chunks[0]! : concat(chunks, total), maxBytes);
+}
+
+function decode(bytes: Uint8Array, maxBytes: number): string {
+  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
   try {
     return utf8.decode(bytes);
   } catch (error) {

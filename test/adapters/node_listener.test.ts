@@ -120,3 +120,18 @@ test("listener answers a body-less response (redirect) without Content-Length", 
     await s.close();
   }
 });
+
+test("listener writes a deferred JSON response with its UTF-8 Content-Length and headers", async () => {
+  const { json } = await import("../../src/http/respond.ts");
+  const s = await serve(() => json({ name: "Çé田" }, 201, { "x-a": "1" }));
+  try {
+    const res = await fetch(`${s.origin}/x`, { method: "POST", body: "é" });
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get("x-a"), "1");
+    assert.equal(res.headers.get("content-length"), String(new TextEncoder().encode('{"name":"Çé田"}').byteLength));
+    assert.deepEqual(await res.json(), { name: "Çé田" });
+    assert.equal(s.seen[0]!.body, "é");
+  } finally {
+    await s.close();
+  }
+});

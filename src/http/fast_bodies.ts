@@ -1,0 +1,95 @@
+// Request and Response subclasses whose bodies are plain values until someone asks for a stream.
+// Building a Response or Request with a body makes undici (Node) allocate a ReadableStream and read it back, about
+// 15–25 µs per request (bench/micro measurements in the commit); a server adapter that already holds the bytes, or
+// writes the text itself, skips that. Every standard body accessor still works: it builds the real body on demand.
+
+type Body = string | Uint8Array;
+
+/** A real Response (or the Request's bytes as one) built on first use, so the standard accessors behave as usual. */
+function materialize(body: Body, init?: ResponseInit): Response {
+  return new Response(body as BodyInit, init);
+}
+
+/**
+ * Adds the body accessors to a subclass prototype; `inner(self)` returns the lazily built real body holder.
+ * Accessors are defined on the prototype because TypeScript (and the DOM types) declare `body` as a property.
+ */
+function delegateBody(proto: object, inner: (self: never) => Response | undefined, make: (self: never) => Response): void {
+  Object.defineProperties(proto, {
+    body: { get() { return make(this as never).body; } },
+    bodyUsed: { get() { return inner(this as never)?.bodyUsed ?? (this as { consumed: boolean }).consumed; } },
+  });
+  for (const name of ["text", "json", "arrayBuffer", "bytes", "blob", "formData"] as const) {
+    Object.defineProperty(proto, name, {
+      value(this: never) {
+        return (make(this) as unknown as Record<string, () => Promise<unknown>>)[name]!();
+      },
+    });
+  }
+}
+
+let deferred = false;
+
+/**
+ * Lets respond helpers build DeferredResponse objects. Off by default: only an adapter that writes
+ * `deferredText()` itself may turn it on (Deno.serve reads a Response's internal body, which a deferred one lacks).
+ */
+export function deferResponseBodies(on = true): void {
+  deferred = on;
+}
+
+/** A Response carrying string text that the Node adapter writes directly, without a body stream. */
+export class DeferredResponse extends Response {
+  readonly text0: string;
+  consumed = false;
+  real: Response | undefined;
+  constructor(text: string, init: ResponseInit) {
+    super(null, init);
+    this.text0 = text;
+  }
+  override clone(): Response {
+    return realResponse(this).clone();
+  }
+}
+
+function realResponse(self: DeferredResponse): Response {
+  return (self.real ??= materialize(self.text0, { status: self.status, statusText: self.statusText, headers: self.headers }));
+}
+delegateBody(DeferredResponse.prototype, (self: DeferredResponse) => self.real, realResponse);
+
+/** A text response: deferred when the adapter asked for it, a standard Response otherwise. */
+export function textResponse(text: string, init: ResponseInit): Response {
+  return deferred ? new DeferredResponse(text, init) : new Response(text, init);
+}
+
+/** The text of a deferred response nobody has read yet; undefined for any other response. */
+export function deferredText(response: Response): string | undefined {
+  return response instanceof DeferredResponse && response.real === undefined ? response.text0 : undefined;
+}
+
+/** A Request whose body bytes were already buffered by the adapter; readText takes them without a stream. */
+export class BufferedRequest extends Request {
+  readonly bytes0: Uint8Array;
+  consumed = false;
+  real: Response | undefined;
+  constructor(url: string, init: { method: string; headers: HeadersInit }, bytes: Uint8Array) {
+    super(url, init);
+    this.bytes0 = bytes;
+  }
+  /** The buffered bytes, once: like reading a body, a second read fails. */
+  takeBytes(): Uint8Array {
+    if (this.consumed || this.real !== undefined) throw new TypeError("Body is unusable: Body has already been read");
+    this.consumed = true;
+    return this.bytes0;
+  }
+  override clone(): Request {
+    return new BufferedRequest(this.url, { method: this.method, headers: this.headers }, this.bytes0);
+  }
+}
+
+function realRequestBody(self: BufferedRequest): Response {
+  if (self.real === undefined && self.consumed) throw new TypeError("Body is unusable: Body has already been read");
+  const type = self.headers.get("content-type");
+  return (self.real ??= materialize(self.bytes0, type === null ? undefined : { headers: { "content-type": type } }));
+}
+delegateBody(BufferedRequest.prototype, (self: BufferedRequest) => self.real, realRequestBody);
