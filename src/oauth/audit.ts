@@ -1,6 +1,7 @@
 // Security events: one call records the audit row and emits the matching structured log line.
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
+import type { NewAuditEvent } from "../store/audit.ts";
 
 export type AuditEventName =
   | "token_issued"
@@ -27,19 +28,28 @@ export interface AuditFacts {
   detail?: Record<string, unknown>;
 }
 
+type AuditDeps = Pick<Deps, "store" | "clock" | "log"> & Partial<Pick<Deps, "metrics">>;
+
 /** Records a security event in the audit table and the log stream. */
-export async function audit(
-  deps: Pick<Deps, "store" | "clock" | "log"> & Partial<Pick<Deps, "metrics">>,
-  event: AuditEventName, facts: AuditFacts = {}): Promise<void> {
-  const at = nowSeconds(deps.clock);
-  await deps.store.audit.insert({
-    at,
+export async function audit(deps: AuditDeps, event: AuditEventName, facts: AuditFacts = {}): Promise<void> {
+  await deps.store.audit.insert(auditRow(deps, event, facts));
+  announceAudit(deps, event, facts);
+}
+
+/** The audit row for an event, for a store operation that writes it inside its own transaction. */
+export function auditRow(deps: Pick<Deps, "clock">, event: AuditEventName, facts: AuditFacts = {}): NewAuditEvent {
+  return {
+    at: nowSeconds(deps.clock),
     event,
     clientId: facts.clientId ?? null,
     userId: facts.userId ?? null,
     ip: facts.ip ?? null,
     detail: facts.detail ?? null,
-  });
+  };
+}
+
+/** Counts and logs an event whose row was already written (by audit(), or by a store transaction via auditRow). */
+export function announceAudit(deps: AuditDeps, event: AuditEventName, facts: AuditFacts = {}): void {
   // Token and reuse counters are derived here so the OAuth code needs no separate metrics calls.
   deps.metrics?.recordAuditEvent(event, facts.detail);
   deps.log(`audit.${event}`, {

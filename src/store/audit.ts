@@ -34,11 +34,16 @@ function toEvent(row: Row): AuditEvent {
   };
 }
 
+/** Inserts one audit row synchronously, so other store operations can write it inside their own transaction. */
+export function insertAuditRow(db: Db, e: NewAuditEvent): void {
+  db.prepare("INSERT INTO audit_events (at, event, client_id, user_id, ip, detail) VALUES (?, ?, ?, ?, ?, ?)")
+    .run(e.at, e.event, e.clientId, e.userId, e.ip, e.detail === null ? null : JSON.stringify(e.detail));
+}
+
 export function createAuditStore(db: Db): AuditStore {
   return {
     async insert(e) {
-      db.prepare("INSERT INTO audit_events (at, event, client_id, user_id, ip, detail) VALUES (?, ?, ?, ?, ?, ?)")
-        .run(e.at, e.event, e.clientId, e.userId, e.ip, e.detail === null ? null : JSON.stringify(e.detail));
+      insertAuditRow(db, e);
     },
     async list({ since = 0, limit = 1000 }) {
       const rows = db.prepare("SELECT * FROM audit_events WHERE at >= ? ORDER BY id LIMIT ?").all(since, limit) as Row[];

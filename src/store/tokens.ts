@@ -1,6 +1,7 @@
 // tokens table: access and refresh token digests, their lifetimes, revocation and refresh rotation.
 import type { Db, Row } from "./sqlite.ts";
 import { type AuthorizationCode, consumeCodeRow, type ConsumeResult, revokeFamilyRows } from "./codes.ts";
+import { insertAuditRow, type NewAuditEvent } from "./audit.ts";
 
 export type TokenKind = "access" | "refresh";
 export type TokenGrantType = "authorization_code" | "refresh_token" | "client_credentials";
@@ -46,6 +47,8 @@ export interface IssueInput {
   /** The grant family (approval) the tokens descend from; null for client credentials. */
   familyId: string | null;
   tokens: NewToken[];
+  /** An audit row written in the same transaction: one commit per issuance instead of two, and never a token without its row. */
+  audit?: NewAuditEvent;
 }
 
 export interface RotateInput {
@@ -190,6 +193,7 @@ export function createTokenStore(db: Db): TokenStore {
       return db.transaction(() => {
         if (input.familyId !== null && familyRevoked(input.familyId)) return false;
         for (const t of input.tokens) insertToken({ ...input, parentId: null }, t);
+        if (input.audit) insertAuditRow(db, input.audit);
         return true;
       });
     },

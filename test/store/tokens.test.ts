@@ -176,3 +176,23 @@ test("tokens.revokeUserClient revokes every token the user granted the client", 
   assert.equal(await t.store.tokens.revokeUserClient(issued.userId, client.client.id, now), 2);
   assert.equal(await t.store.tokens.findActiveAccess(access, now), undefined);
 });
+
+test("tokens.issue writes its audit row in the same transaction, and neither when a row fails", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const now = t.clock.nowSeconds();
+  const token = (tokenHash: string): NewToken => ({
+    tokenHash, kind: "access", grantType: "client_credentials", scope: "fields:read", issuedAt: now, expiresAt: now + 1800,
+  });
+  const audit = { at: now, event: "token_issued", clientId: client.client.clientId, userId: 7, ip: "192.0.2.1", detail: { grant_type: "client_credentials" } };
+  const owner = { clientId: client.client.id, userId: client.client.integrationUserId!, familyId: null };
+  const before = (await t.store.audit.list({})).length;
+  const tokenHash = await hash();
+  assert.equal(await t.store.tokens.issue({ ...owner, tokens: [token(tokenHash)], audit }), true);
+  const rows = await t.store.audit.list({});
+  assert.equal(rows.length, before + 1);
+  assert.deepEqual({ ...rows.at(-1)!, id: 0 }, { ...audit, id: 0 });
+  // A duplicate token hash aborts the transaction: no second token and no audit row for it.
+  await assert.rejects(t.store.tokens.issue({ ...owner, tokens: [token(await hash()), token(tokenHash)], audit }));
+  assert.equal((await t.store.audit.list({})).length, before + 1);
+});

@@ -3,7 +3,7 @@ import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
 import type { Client } from "../../store/clients.ts";
-import { audit } from "../audit.ts";
+import { announceAudit, auditRow } from "../audit.ts";
 import { invalidGrant, unauthorizedClient } from "../errors.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
@@ -26,17 +26,14 @@ export async function issueClientCredentials(
   if (!user || user.disabled) throw invalidGrant("The client's integration user is disabled");
   const now = nowSeconds(deps.clock);
   const minted = await mintTokens(deps, { grantType: "client_credentials", scope, now, withRefresh: false });
+  const facts = { clientId: client.clientId, userId: user.id, ip, detail: { grant_type: "client_credentials", scope } };
   await deps.store.tokens.issue({
     clientId: client.id,
     userId: user.id,
     familyId: null,
     tokens: minted.rows,
+    audit: auditRow(deps, "token_issued", facts),
   });
-  await audit(deps, "token_issued", {
-    clientId: client.clientId,
-    userId: user.id,
-    ip,
-    detail: { grant_type: "client_credentials", scope },
-  });
+  announceAudit(deps, "token_issued", facts);
   return { minted, scope };
 }
