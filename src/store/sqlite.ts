@@ -1,5 +1,6 @@
 // The one module that imports node:sqlite: opens the file, sets pragmas, applies migrations, wraps transactions.
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { setImmediate } from "node:timers";
 import { Worker } from "node:worker_threads";
 import { MIGRATIONS } from "./migrations.ts";
 
@@ -13,6 +14,12 @@ export interface Db {
   prepare(sql: string): Statement;
   /** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. `fn` must be synchronous. */
   transaction<T>(fn: () => T): T;
+  /**
+   * Group commit: runs `fn` in one BEGIN IMMEDIATE … COMMIT shared with the other calls queued in the same
+   * event-loop turn, each under its own SAVEPOINT (a throwing `fn` rolls back only its own writes). The promise
+   * settles after the shared COMMIT, so a caller answers only once its writes are as durable as with transaction().
+   */
+  transactionBatched<T>(fn: () => T): Promise<T>;
   exec(sql: string): void;
   /** Runs a WAL checkpoint; PASSIVE never blocks readers or writers. */
   checkpoint(mode: "PASSIVE" | "TRUNCATE"): void;
@@ -85,12 +92,72 @@ function migrate(db: DatabaseSync, nowMs: number): void {
   }
 }
 
+interface Queued {
+  fn: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Commits the writes queued during one event-loop turn together. A WAL commit costs about 25-45 µs of locking and
+ * page writes whatever its size, so under load ten token issuances share one instead of paying ten.
+ */
+function createGroupCommit(db: DatabaseSync, nested: (fn: () => void) => void) {
+  let queue: Queued[] = [];
+  const flush = () => {
+    const jobs = queue;
+    queue = [];
+    if (jobs.length === 0) return;
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      db.exec("BEGIN IMMEDIATE");
+      // Inside, Db.transaction() calls join this transaction as they would join any outer one.
+      nested(() => {
+        for (const job of jobs) outcomes.push(runSavepoint(db, job.fn));
+      });
+      db.exec("COMMIT");
+    } catch (error) {
+      if (db.isTransaction) db.exec("ROLLBACK");
+      for (const job of jobs) job.reject(error);
+      return;
+    }
+    jobs.forEach((job, i) => (outcomes[i]!.ok ? job.resolve(outcomes[i]!.value) : job.reject(outcomes[i]!.value)));
+  };
+  const run = <T>(fn: () => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (queue.length === 0) setImmediate(flush);
+      queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+    });
+  return { run, flush };
+}
+
+function runSavepoint(db: DatabaseSync, fn: () => unknown): { ok: boolean; value: unknown } {
+  db.exec("SAVEPOINT batched");
+  try {
+    const value = fn();
+    db.exec("RELEASE batched");
+    return { ok: true, value };
+  } catch (error) {
+    db.exec("ROLLBACK TO batched");
+    db.exec("RELEASE batched");
+    return { ok: false, value: error };
+  }
+}
+
 function wrap(db: DatabaseSync, path: string): Db {
   const cache = new Map<string, Statement>();
   let depth = 0;
   const checkpointer = path === ":memory:" ? undefined : createCheckpointer(path);
   const checkpoint = (mode: "PASSIVE" | "TRUNCATE") =>
     db.exec(mode === "TRUNCATE" ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)");
+  const batch = createGroupCommit(db, (fn) => {
+    depth++;
+    try {
+      fn();
+    } finally {
+      depth--;
+    }
+  });
   return {
     path,
     prepare(sql) {
@@ -117,6 +184,7 @@ function wrap(db: DatabaseSync, path: string): Db {
         depth--;
       }
     },
+    transactionBatched: batch.run,
     exec(sql) {
       db.exec(sql);
     },
@@ -126,6 +194,7 @@ function wrap(db: DatabaseSync, path: string): Db {
       checkpoint(mode);
     },
     close() {
+      batch.flush();
       checkpointer?.close();
       cache.clear();
       if (db.isOpen) db.close();

@@ -190,7 +190,8 @@ export function createTokenStore(db: Db): TokenStore {
 
   return {
     async issue(input) {
-      return db.transaction(() => {
+      // Issuance is the hottest write: concurrent issuances share one commit (see Db.transactionBatched).
+      return db.transactionBatched(() => {
         if (input.familyId !== null && familyRevoked(input.familyId)) return false;
         for (const t of input.tokens) insertToken({ ...input, parentId: null }, t);
         if (input.audit) insertAuditRow(db, input.audit);

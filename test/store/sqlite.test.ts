@@ -56,3 +56,55 @@ test("checkpointInBackground on an in-memory database resolves without a worker"
     db.close();
   }
 });
+
+test("transactionBatched commits one turn's calls together, each under its own savepoint", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-batch-"));
+  const db = openDatabase(join(dir, "db.sqlite"));
+  try {
+    db.exec("CREATE TABLE t (v TEXT UNIQUE)");
+    const insert = (v: string) => () => {
+      db.prepare("INSERT INTO t (v) VALUES (?)").run(v);
+      return v;
+    };
+    const count = () => Number((db.prepare("SELECT COUNT(*) AS n FROM t").get() as { n: number }).n);
+    const results = await Promise.allSettled([
+      db.transactionBatched(insert("a")),
+      // Two writes, the second fails: only this call's first write is rolled back with it.
+      db.transactionBatched(() => {
+        insert("b")();
+        return insert("a")();
+      }),
+      // A nested transaction() joins the shared one instead of failing on BEGIN.
+      db.transactionBatched(() => db.transaction(insert("c"))),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.deepEqual((db.prepare("SELECT v FROM t ORDER BY v").all() as { v: string }[]).map((r) => r.v), ["a", "c"]);
+    // Settled promises mean committed: another connection sees the rows.
+    const other = openDatabase(join(dir, "db.sqlite"));
+    assert.equal(Number((other.prepare("SELECT COUNT(*) AS n FROM t").get() as { n: number }).n), 2);
+    other.close();
+    const pending = db.transactionBatched(insert("d"));
+    assert.equal(count(), 2);
+    await pending;
+    assert.equal(count(), 3);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("closing the database commits the writes still queued for a batch", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-batch-"));
+  try {
+    const db = openDatabase(join(dir, "db.sqlite"));
+    db.exec("CREATE TABLE t (v TEXT)");
+    const pending = db.transactionBatched(() => db.prepare("INSERT INTO t (v) VALUES ('x')").run());
+    db.close();
+    await pending;
+    const again = openDatabase(join(dir, "db.sqlite"));
+    assert.equal(Number((again.prepare("SELECT COUNT(*) AS n FROM t").get() as { n: number }).n), 1);
+    again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
