@@ -68,14 +68,36 @@ const SCOPE = {
   both: "organization_id IN (SELECT value FROM json_each(?)) AND crop = ? AND season = ?",
 } as const;
 
-/** The WHERE clause and its parameters for a filter. */
-export function scopeOf(filter: FieldFilter): { where: string; params: string[] } {
+// The same filters over field_counts: the flags keep a filter value from matching NULL crops or seasons.
+const COUNT_SCOPE = {
+  none: "organization_id IN (SELECT value FROM json_each(?))",
+  crop: "organization_id IN (SELECT value FROM json_each(?)) AND crop_null = 0 AND crop = ?",
+  season: "organization_id IN (SELECT value FROM json_each(?)) AND season_null = 0 AND season = ?",
+  both: "organization_id IN (SELECT value FROM json_each(?)) AND crop_null = 0 AND crop = ? AND season_null = 0 AND season = ?",
+} as const;
+
+type ScopeKey = keyof typeof SCOPE;
+
+/** Which fixed WHERE clause a filter uses, and its parameters in order. */
+function scopeParts(filter: FieldFilter): { key: ScopeKey; params: string[] } {
   const orgs = JSON.stringify(filter.organizationIds);
   const { crop, season } = filter;
-  if (crop !== undefined && season !== undefined) return { where: SCOPE.both, params: [orgs, crop, season] };
-  if (crop !== undefined) return { where: SCOPE.crop, params: [orgs, crop] };
-  if (season !== undefined) return { where: SCOPE.season, params: [orgs, season] };
-  return { where: SCOPE.none, params: [orgs] };
+  if (crop !== undefined && season !== undefined) return { key: "both", params: [orgs, crop, season] };
+  if (crop !== undefined) return { key: "crop", params: [orgs, crop] };
+  if (season !== undefined) return { key: "season", params: [orgs, season] };
+  return { key: "none", params: [orgs] };
+}
+
+/** The WHERE clause and its parameters for a filter. */
+export function scopeOf(filter: FieldFilter): { where: string; params: string[] } {
+  const { key, params } = scopeParts(filter);
+  return { where: SCOPE[key], params };
+}
+
+/** The same filter over field_counts. */
+function countScopeOf(filter: FieldFilter): { where: string; params: string[] } {
+  const { key, params } = scopeParts(filter);
+  return { where: COUNT_SCOPE[key], params };
 }
 
 export function createFieldStore(db: Db): FieldStore {
@@ -91,8 +113,10 @@ export function createFieldStore(db: Db): FieldStore {
       });
     },
     async count(filter) {
-      const { where, params } = scopeOf(filter);
-      const row = db.prepare(`SELECT COUNT(*) AS n FROM fields WHERE ${where}`).get(...params) as Row;
+      // From the trigger-kept field_counts (migration "field counts"): cost follows the number of distinct
+      // crop/season pairs, not the number of fields.
+      const { where, params } = countScopeOf(filter);
+      const row = db.prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM field_counts WHERE ${where}`).get(...params) as Row;
       return Number(row.n);
     },
     async page(filter, { afterId, limit }) {

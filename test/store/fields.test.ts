@@ -79,3 +79,33 @@ for (const row of planRows) {
     assert.match(details, row.index);
   });
 }
+
+/** The count straight from the fields table, to check the trigger-kept field_counts against. */
+function scanCount(db: ReturnType<typeof openDatabase>, filter: FieldFilter): number {
+  const { where, params } = scopeOf(filter);
+  return Number((db.prepare(`SELECT COUNT(*) AS n FROM fields WHERE ${where}`).get(...params) as { n: number }).n);
+}
+
+test("count from field_counts matches a scan after inserts, updates, deletes and an organization cascade", async () => {
+  const { db, fields, a, b } = await setup();
+  await fields.insertMany(a, [field("A4", "", ""), field("A5", "maize", null)], 100);
+  const filters: FieldFilter[] = [
+    { organizationIds: [a, b] }, { organizationIds: [a] }, { organizationIds: [a], crop: "wheat" },
+    { organizationIds: [a], crop: "" }, { organizationIds: [a], season: "" }, { organizationIds: [a, b], season: "2026" },
+    { organizationIds: [a], crop: "maize", season: "2026" }, { organizationIds: [b], crop: "wheat", season: "2026" },
+  ];
+  const check = async (when: string) => {
+    for (const filter of filters) assert.equal(await fields.count(filter), scanCount(db, filter), `${when}: ${JSON.stringify(filter)}`);
+  };
+  await check("after inserts");
+  // An empty-string filter must not count NULL crops or seasons.
+  assert.equal(await fields.count({ organizationIds: [a], crop: "" }), 1);
+  db.exec("UPDATE fields SET crop = 'maize', season = NULL WHERE name = 'A1'");
+  db.exec(`UPDATE fields SET organization_id = ${b} WHERE name = 'A2'`);
+  await check("after updates");
+  db.exec("DELETE FROM fields WHERE name = 'A3'");
+  await check("after a delete");
+  db.exec(`DELETE FROM organizations WHERE id = ${b}`);
+  await check("after the organization cascade");
+  assert.equal(await fields.count({ organizationIds: [b] }), 0);
+});
