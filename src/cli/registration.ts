@@ -95,7 +95,8 @@ export async function createClient(
 ): Promise<{ client: Client; clientSecret: string }> {
   const clientSecret = randomToken(options.random, "clientSecret");
   const client = await store.clients.insert({
-    clientId: randomId(options.random),
+    // Operators type client ids as command-line arguments: a leading "-" would read as an option (1 id in 64).
+    clientId: randomId(options.random).replace(/^-/, "A"),
     secretHash: await sha256Hex(clientSecret),
     ...input,
     now: options.now,

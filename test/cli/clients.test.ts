@@ -129,3 +129,17 @@ test("clients list on an empty database says so", async () => {
   const h = cliHarness();
   assert.equal((await h.run(["clients", "list"])).stdout, "No clients.\n");
 });
+
+test("client ids never start with '-', so they can be passed as command-line arguments", async () => {
+  const { createClient } = await import("../../src/cli/registration.ts");
+  const store = await openStore(":memory:");
+  try {
+    // 0xF8 makes the first base64url character '-' (its top six bits are 62).
+    const random = (n: number) => new Uint8Array(n).fill(0xf8);
+    const { client } = await createClient(store, { name: "x", grantType: "authorization_code", redirectUri: "https://x.example/cb", scope: "fields:read", integrationUserId: null }, { random, now: 1 });
+    assert.doesNotMatch(client.clientId, /^-/);
+    assert.equal(client.clientId.length, 22);
+  } finally {
+    await store.close();
+  }
+});
