@@ -7,6 +7,7 @@ import { enableCompileCache } from "node:module";
 enableCompileCache();
 const { runCli } = await import("../cli/main.ts");
 const { createNodeDeps, nodeIo } = await import("./serve_node.ts");
+const { leavePool } = await import("./node_cluster.ts");
 
 try {
   process.exitCode = await runCli(process.argv.slice(2), nodeIo(), createNodeDeps(process.env));
@@ -14,4 +15,6 @@ try {
   // Not a usage error: something the operator must see in full (a port in use, an unreadable database).
   console.error(error instanceof Error ? `fieldgate: ${error.message}` : error);
   process.exitCode = 1;
+} finally {
+  leavePool();
 }

@@ -10,6 +10,7 @@ import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
 import { toNodeListener } from "./node_listener.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
 import { nodeStderrLog } from "./node_log.ts";
+import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
 import { pooledRandom } from "./node_random.ts";
 
 /** How long shutdown waits for in-flight requests before cutting the remaining connections. */
@@ -42,9 +43,12 @@ export async function listenNode(app: App, options: { port: number; host: string
   return { url, close: () => closeGracefully(server) };
 }
 
-/** Resolves at the first SIGTERM or SIGINT; a second one gets Node's default behaviour (exit at once). */
+/**
+ * Resolves at the first SIGTERM or SIGINT, or in a `--workers` worker when the primary forwards one; a second
+ * signal gets Node's default behaviour (exit at once).
+ */
 export function nodeShutdownSignal(): Promise<string> {
-  return new Promise((resolve) => {
+  return Promise.race([primaryShutdownRequest(), new Promise<string>((resolve) => {
     const on = (signal: NodeJS.Signals) => {
       process.off("SIGTERM", on);
       process.off("SIGINT", on);
@@ -52,7 +56,7 @@ export function nodeShutdownSignal(): Promise<string> {
     };
     process.on("SIGTERM", on);
     process.on("SIGINT", on);
-  });
+  })]);
 }
 
 async function readText(path: string | URL): Promise<string | undefined> {
@@ -84,6 +88,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     },
     listen: listenNode,
     shutdownSignal: nodeShutdownSignal,
+    workers: nodeWorkerPool(),
     ...overrides,
   };
 }

@@ -23,6 +23,14 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+/** Several `serve` processes sharing one port (Node: node:cluster); see CliDeps.workers. */
+export interface WorkerPool {
+  /** This process's 1-based worker number when it was forked by run(); undefined otherwise. */
+  index: number | undefined;
+  /** Forks `count` workers running the same command line, forwards SIGTERM/SIGINT, resolves with the exit code. */
+  run(count: number): Promise<number>;
+}
+
 /** Runtime services the CLI needs; each adapter implements them once. */
 export interface CliDeps {
   env: Record<string, string | undefined>;
@@ -41,6 +49,8 @@ export interface CliDeps {
   listen(app: App, options: { port: number; host: string }): Promise<Listener>;
   /** Resolves with the signal name at the first SIGTERM or SIGINT. */
   shutdownSignal(): Promise<string>;
+  /** Multi-process serving for `serve --workers`; absent where the runtime has none (Deno). */
+  workers?: WorkerPool;
 }
 
 /** What a command returns: one JSON object for --json, and the human-readable text otherwise. */

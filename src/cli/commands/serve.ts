@@ -6,7 +6,18 @@ import { formatDemoBanner } from "../../demo/banner.ts";
 import { DEMO_FIELDS_URL, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
 import { startMaintenance } from "../../server/maintenance.ts";
 import type { Store } from "../../store/store.ts";
-import { CommandError, type CliDeps, type CliIo, type Command } from "../types.ts";
+import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "../types.ts";
+
+const MAX_WORKERS = 64;
+
+/** --workers as a count; 1 when absent. */
+function workerCount(args: ParsedArgs): number {
+  const value = args.flags.workers;
+  if (value === undefined) return 1;
+  const n = typeof value === "string" && /^[0-9]{1,3}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_WORKERS)) throw new UsageError(`--workers must be a whole number from 1 to ${MAX_WORKERS}`);
+  return n;
+}
 
 async function seedIfEmpty(store: Store, config: Readonly<Config>, io: CliIo, deps: CliDeps, now: number): Promise<void> {
   if ((await store.organizations.list()).length > 0) return;
@@ -49,16 +60,33 @@ export const serve: Command = {
     port: { type: "string", value: "N", description: "port to listen on (env PORT, default 8080; 0 picks a free one)" },
     host: { type: "string", value: "H", description: "address to bind (env HOST, default 127.0.0.1)" },
     "base-url": { type: "string", value: "URL", description: "public base URL (env FIELDGATE_BASE_URL)" },
+    workers: {
+      type: "string",
+      value: "N",
+      description: "processes sharing the port and the database (default 1; Node only, one per core at most)",
+    },
   },
+  validate: (args) => void workerCount(args),
   // Checkpoints run on a timer (maintenance.ts) instead of inside request commits.
   storeOptions: { autoCheckpointPages: 0 },
-  async run({ config: initial, env, io, deps, store, now }) {
-    await seedIfEmpty(store, initial, io, deps, now);
+  async run({ args, config: initial, env, io, deps, store, now }) {
+    const workers = workerCount(args);
+    const worker = deps.workers?.index;
+    // A forked worker finds the database seeded by the primary; the primary seeds it once, before forking.
+    if (worker === undefined) await seedIfEmpty(store, initial, io, deps, now);
+    if (workers > 1 && worker === undefined) {
+      if (!deps.workers) throw new CommandError("--workers is not supported on this runtime; run one process per port");
+      deps.log("starting_workers", { workers });
+      return deps.workers.run(workers);
+    }
     const { config, demo } = await demoSettings(initial, env, deps);
     const app = createApp({ config, store, clock: deps.clock, random: deps.random, log: deps.log, digest: deps.digest, demo });
     const listener = await deps.listen(app, { port: config.port, host: config.host });
     deps.log("listening", { url: listener.url, base_url: config.baseUrl, demo: config.demo });
-    const maintenance = startMaintenance({ store, config, clock: deps.clock, log: deps.log });
+    // Checkpoints and purges need one process only: worker 1 (or the single process) runs them.
+    const maintenance = worker === undefined || worker === 1
+      ? startMaintenance({ store, config, clock: deps.clock, log: deps.log })
+      : { stop() {} };
     const signal = await deps.shutdownSignal();
     deps.log("shutting_down", { signal });
     maintenance.stop();

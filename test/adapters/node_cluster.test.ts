@@ -1,0 +1,63 @@
+// `serve --workers 2` as a real process tree: two workers share one port and the database, SIGTERM stops all with 0.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runCli } from "../../src/cli/main.ts";
+import { cliHarness } from "../cli/harness.ts";
+
+const NODE = fileURLToPath(new URL("../../node_modules/.bin/node", import.meta.url));
+const ENTRY = fileURLToPath(new URL("../../src/adapters/node.ts", import.meta.url));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test("serve --workers 2 answers from two worker processes on one port and exits 0 on SIGTERM", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-workers-"));
+  const port = await freePort();
+  const child = spawn(NODE, [ENTRY, "serve", "--workers", "2", "--host", "127.0.0.1", "--port", String(port), "--db", join(dir, "db.sqlite")], {
+    env: { ...process.env, FIELDGATE_DEMO: "false" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let log = "";
+  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+  const exited = new Promise<string>((resolve) => child.on("exit", (code, signal) => resolve(`${code} ${signal}`)));
+  try {
+    while ((log.match(/"event":"listening"/g) ?? []).length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status)));
+    assert.deepEqual(new Set(statuses), new Set([200]));
+    // The primary seeded and forked; each worker listened on the same port.
+    assert.match(log, /"event":"starting_workers","workers":2/);
+    const urls = [...log.matchAll(/"event":"listening","url":"([^"]+)"/g)].map((m) => m[1]);
+    assert.deepEqual(urls, [`http://127.0.0.1:${port}`, `http://127.0.0.1:${port}`]);
+    // process.kill, not child.kill: Deno's child_process reports a child.kill()ed process as killed by that signal
+    // even when it handled the signal and exited 0.
+    process.kill(child.pid!, "SIGTERM");
+    assert.equal(await exited, "0 null", log);
+    assert.equal((log.match(/"event":"stopped"/g) ?? []).length, 2);
+  } finally {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("serve --workers 2 on a runtime without a worker pool fails with exit 1 and serves nothing", async () => {
+  const h = cliHarness();
+  let listened = false;
+  const deps = h.deps({ workers: undefined, listen: async () => ((listened = true), { url: "http://x", close: async () => {} }) });
+  let stderr = "";
+  const io = { stdout: () => {}, stderr: (text: string) => void (stderr += text), readStdin: async () => "", isTTY: false };
+  assert.equal(await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, deps), 1);
+  assert.match(stderr, /--workers is not supported/);
+  assert.equal(listened, false);
+});
