@@ -26,6 +26,8 @@ const { values: args } = parseArgs({
     server: { type: "string", default: "auto" },
     "refresh-pool": { type: "string", default: "80000" },
     keep: { type: "boolean", default: false },
+    // serve --workers N: server processes sharing the port; CPU and RSS are summed over all of them.
+    workers: { type: "string", default: "1" },
     // Extra Node flags for the server child, e.g. --server-flags=--max-semi-space-size=2
     "server-flags": { type: "string", default: "" },
   },
@@ -46,7 +48,8 @@ const notes: string[] = [];
 /** The real entry point once the CLI has `serve --db`; the bench-local server otherwise. */
 function serverCommand(db: string): { name: string; args: string[] } {
   const cli = existsSync(CLI_ENTRY) && args.server !== "local";
-  if (cli) return { name: "serve", args: [CLI_ENTRY, "serve", "--port", "{port}", "--host", "127.0.0.1", "--db", db] };
+  const workers = Number(args.workers) > 1 ? ["--workers", String(Number(args.workers))] : [];
+  if (cli) return { name: "serve", args: [CLI_ENTRY, "serve", "--port", "{port}", "--host", "127.0.0.1", "--db", db, ...workers] };
   return { name: "bench/server.ts", args: [LOCAL_ENTRY, "--port", "{port}", "--db", db] };
 }
 
@@ -149,13 +152,13 @@ async function main(): Promise<void> {
   const ceiling = ceilingAfter.requestsPerSecond > ceilingBefore.requestsPerSecond ? ceilingAfter : ceilingBefore;
   for (const s of scenarios) s.ratio = ratio(s.requestsPerSecond, ceiling.requestsPerSecond);
   notes.push(`ceiling measured twice: ${ceilingBefore.requestsPerSecond} and ${ceilingAfter.requestsPerSecond} req/s; ratios use the higher`);
-  if (!readFileSync(CLI_ENTRY, "utf8").includes("workers") && !existsSync(join(ROOT, "src/adapters/cluster.ts"))) {
-    notes.push("serve has no --workers option yet: every figure is one server process");
-  }
+  notes.push(Number(args.workers) > 1
+    ? `serve --workers ${Number(args.workers)}: cpu µs/req and peak RSS are summed over the primary and its workers`
+    : "one server process (npm run bench -- --workers 2 for several)");
   const report: Report = {
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version, platform: process.platform },
-    options: { ...load, server: serverCommand("DB").name, serverFlags: args["server-flags"], cpuProfile: args["cpu-prof"] },
+    options: { ...load, server: serverCommand("DB").name, serverFlags: args["server-flags"], cpuProfile: args["cpu-prof"], workers: Number(args.workers) },
     ceiling,
     scenarios,
     servers,

@@ -1,6 +1,6 @@
 // Server child processes for the benchmark: free port, spawn, time to first answer, peak RSS, clean stop.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, openSync, closeSync, readFileSync } from "node:fs";
+import { existsSync, openSync, closeSync, readFileSync, readdirSync } from "node:fs";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -9,13 +9,16 @@ export interface ServerProcess {
   origin: string;
   /** Milliseconds from spawn until the first successful answer to `readyPath`. */
   firstResponseMs: number;
-  /** Peak resident set size of the process so far (VmHWM), in MiB; NaN where /proc is unavailable. */
+  /**
+   * Peak resident set size so far (VmHWM), in MiB, summed over the process and its children (`serve --workers`
+   * forks); NaN where /proc is unavailable.
+   */
   peakRssMiB(): number;
   /** False once the process has exited (e.g. crashed under load). */
   alive(): boolean;
   /** The last lines the process wrote to its log file. */
   logTail(lines?: number): string;
-  /** User + system CPU seconds the process has used so far; NaN where /proc is unavailable. */
+  /** User + system CPU seconds the process and its live children have used so far; NaN where /proc is unavailable. */
   cpuSeconds(): number;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
   stop(graceMs?: number): Promise<void>;
@@ -72,8 +75,8 @@ export async function startServer(options: SpawnOptions): Promise<ServerProcess>
     pid,
     origin,
     firstResponseMs: Math.round(firstResponseMs),
-    peakRssMiB: () => peakRss(pid),
-    cpuSeconds: () => cpuSeconds(pid),
+    peakRssMiB: () => sum(processTree(pid).map(peakRss)),
+    cpuSeconds: () => sum(processTree(pid).map(cpuSeconds)),
     alive: () => child.exitCode === null && child.signalCode === null,
     logTail: (lines = 10) => readFileSync(options.logFile, "utf8").split("\n").slice(-lines - 1).join("\n"),
     async stop(graceMs = 5_000) {
@@ -125,4 +128,28 @@ function cpuSeconds(pid: number): number {
   const line = readFileSync(file, "utf8");
   const fields = line.slice(line.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+function sum(values: number[]): number {
+  return Math.round(values.reduce((a, b) => a + b, 0) * 100) / 100;
+}
+
+/** `pid` and its descendants, from the parent pid in every /proc/<pid>/stat. */
+function processTree(pid: number): number[] {
+  if (!existsSync("/proc")) return [pid];
+  const parents = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const line = readFileSync(`/proc/${name}/stat`, "utf8");
+      parents.set(Number(name), Number(line.slice(line.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
+  }
+  return tree;
 }
