@@ -25,8 +25,16 @@ export function createBufferedLog(
     lines = [];
     write(text);
   };
+  // Under load many lines share a millisecond: format the timestamp once per millisecond, not once per line.
+  let lastMs = -1;
+  let lastIso = "";
   const log: Log = (event, fields = {}) => {
-    lines.push(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + "\n");
+    const ms = Date.now();
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastIso = new Date(ms).toISOString();
+    }
+    lines.push(JSON.stringify({ time: lastIso, event, ...fields }) + "\n");
     if (!scheduled) {
       scheduled = true;
       schedule(flush);

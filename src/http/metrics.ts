@@ -53,12 +53,17 @@ function labels(pairs: Record<string, string>): string {
 // A counter keyed by its serialised label set, remembering the labels to render them.
 function createCounter() {
   const values = new Map<string, { labels: Record<string, string>; value: number }>();
+  const entry = (pairs: Record<string, string>) => {
+    const key = labels(pairs);
+    let found = values.get(key);
+    if (!found) values.set(key, (found = { labels: pairs, value: 0 }));
+    return found;
+  };
   return {
+    /** The live entry for a label set, so a hot caller can keep it and add to `value` directly. */
+    entry,
     inc(pairs: Record<string, string>, by = 1) {
-      const key = labels(pairs);
-      const entry = values.get(key) ?? { labels: pairs, value: 0 };
-      entry.value += by;
-      values.set(key, entry);
+      entry(pairs).value += by;
     },
     lines(name: string): string[] {
       return [...values.values()].map((e) => `${name}${labels(e.labels)} ${e.value}`);
@@ -86,19 +91,24 @@ export function createMetrics(): Metrics {
   const revoked = createCounter();
   const reuse = createCounter();
   const latency = new Map<string, Histogram>();
+  // Every request lands here: its counter entry is found by one string key instead of serialising labels again.
+  const requestEntries = new Map<string, { value: number }>();
 
   const metrics: Metrics = {
     observeRequest(route, method, status, seconds) {
-      requests.inc({ route, method: closed(method, METHODS), status: String(status) });
+      const label = closed(method, METHODS);
+      const key = `${route}\u0000${label}\u0000${status}`;
+      let counted = requestEntries.get(key);
+      if (!counted) requestEntries.set(key, (counted = requests.entry({ route, method: label, status: String(status) })));
+      counted.value++;
       // 429 is only ever answered by the failure throttle, so counting it here covers every throttled surface.
       if (status === 429) throttled.inc({ route });
-      const h = latency.get(route) ?? { buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 };
-      LATENCY_BUCKETS.forEach((le, i) => {
-        if (seconds <= le) h.buckets[i]!++;
-      });
+      let h = latency.get(route);
+      if (!h) latency.set(route, (h = { buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
+      // Buckets are cumulative: every bound at or above the latency counts it, so walk down from the largest.
+      for (let i = LATENCY_BUCKETS.length - 1; i >= 0 && seconds <= LATENCY_BUCKETS[i]!; i--) h.buckets[i]!++;
       h.sum += seconds;
       h.count++;
-      latency.set(route, h);
     },
     tokenIssued: (grant) => issued.inc({ grant: closed(grant, GRANTS) }),
     tokenRefreshed: (grant) => refreshed.inc({ grant: closed(grant, GRANTS) }),

@@ -134,3 +134,16 @@ test("two registries never share counts", () => {
   a.tokenIssued("client_credentials");
   assert.equal(samples(b.render()).size, 0);
 });
+
+test("a latency exactly on a bucket bound counts in that bucket, and repeated label sets share one sample", () => {
+  const m = createMetrics();
+  m.observeRequest("/healthz", "GET", 200, 0.001);
+  m.observeRequest("/healthz", "GET", 200, 0.0010001);
+  m.observeRequest("/healthz", "BREW", 200, 0.5);
+  const s = samples(m.render());
+  assert.equal(s.get('fieldgate_http_request_duration_seconds_bucket{route="/healthz",le="0.001"}'), 1);
+  assert.equal(s.get('fieldgate_http_request_duration_seconds_bucket{route="/healthz",le="0.0025"}'), 2);
+  assert.equal(s.get('fieldgate_http_request_duration_seconds_bucket{route="/healthz",le="0.5"}'), 3);
+  assert.equal(s.get('fieldgate_http_requests_total{route="/healthz",method="GET",status="200"}'), 2);
+  assert.equal(s.get('fieldgate_http_requests_total{route="/healthz",method="other",status="200"}'), 1);
+});
