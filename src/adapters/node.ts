@@ -5,6 +5,14 @@ import { enableCompileCache } from "node:module";
 // startup fell from ~0.32 s to ~0.19 s and RSS by ~30 MB, since the TypeScript stripper is then never loaded.
 // The dynamic imports below are what let the cache cover the whole module graph.
 enableCompileCache();
+
+// `serve` is long-lived: a 2 MiB young generation (V8's default grows to 16 MiB per semi-space) cut the server's
+// peak RSS from ~270 to ~165 MiB in npm run bench at the same throughput. V8 reads the flag only at startup, so
+// the process replaces itself once (same pid) with the flag added; an explicit setting is left alone.
+const SEMI_SPACE = "--max-semi-space-size";
+if (process.argv[2] === "serve" && !process.execArgv.some((a) => a.startsWith(SEMI_SPACE)) && !process.env.NODE_OPTIONS?.includes(SEMI_SPACE)) {
+  process.execve!(process.execPath, [process.execPath, ...process.execArgv, `${SEMI_SPACE}=2`, ...process.argv.slice(1)], process.env);
+}
 const { runCli } = await import("../cli/main.ts");
 const { createNodeDeps, nodeIo } = await import("./serve_node.ts");
 const { leavePool } = await import("./node_cluster.ts");

@@ -1,8 +1,9 @@
 // `serve --workers 2` as a real process tree: two workers share one port and the database, SIGTERM stops all with 0.
+// It also shows the serve process running with the small young generation node.ts adds.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,6 +39,8 @@ test("serve --workers 2 answers from two worker processes on one port and exits 
     assert.deepEqual(new Set(statuses), new Set([200]));
     // The primary seeded and forked; each worker listened on the same port.
     assert.match(log, /"event":"starting_workers","workers":2/);
+    // serve re-executed itself once with a small young generation (src/adapters/node.ts), keeping its pid.
+    if (process.platform === "linux") assert.match(readFileSync(`/proc/${child.pid}/cmdline`, "utf8"), /--max-semi-space-size=2\0/);
     const urls = [...log.matchAll(/"event":"listening","url":"([^"]+)"/g)].map((m) => m[1]);
     assert.deepEqual(urls, [`http://127.0.0.1:${port}`, `http://127.0.0.1:${port}`]);
     // process.kill, not child.kill: Deno's child_process reports a child.kill()ed process as killed by that signal
