@@ -72,11 +72,12 @@ test("the field counts step backfills counts for fields stored before it", () =>
     raw.exec("INSERT INTO organizations (slug, name, created_at) VALUES ('acme', 'ACME', 1)");
     const insert = raw.prepare(`INSERT INTO fields (organization_id, name, area_ha, crop, season, boundary, centroid_lon,
       centroid_lat, created_at, updated_at) VALUES (1, 'f', 1, ?, ?, '{}', 0, 0, 1, 1)`);
-    for (const [crop, season] of [["wheat", "2026"], ["wheat", "2026"], [null, "2026"], ["maize", null]]) insert.run(crop, season);
+    const rows: [string | null, string | null][] = [["wheat", "2026"], ["wheat", "2026"], [null, "2026"], ["maize", null]];
+    for (const [crop, season] of rows) insert.run(crop, season);
     raw.close();
     const db = openDatabase(path);
-    const rows = db.prepare("SELECT crop_null, crop, season_null, season, n FROM field_counts ORDER BY crop, crop_null").all();
-    assert.deepEqual(rows.map((r) => ({ ...r })), [
+    const counts = db.prepare("SELECT crop_null, crop, season_null, season, n FROM field_counts ORDER BY crop, crop_null").all();
+    assert.deepEqual(counts.map((r) => ({ ...r })), [
       { crop_null: 1, crop: "", season_null: 0, season: "2026", n: 1 },
       { crop_null: 0, crop: "maize", season_null: 1, season: "", n: 1 },
       { crop_null: 0, crop: "wheat", season_null: 0, season: "2026", n: 2 },
