@@ -8,10 +8,11 @@ enableCompileCache();
 
 // `serve` is long-lived: a 2 MiB young generation (V8's default grows to 16 MiB per semi-space) cut the server's
 // peak RSS from ~270 to ~165 MiB in npm run bench at the same throughput. V8 reads the flag only at startup, so
-// the process replaces itself once (same pid) with the flag added; an explicit setting is left alone.
+// the process replaces itself once (same pid) with the flag added; an explicit setting is left alone, and a Node
+// without process.execve (added in 23.11, still experimental) simply runs with V8's default.
 const SEMI_SPACE = "--max-semi-space-size";
-if (process.argv[2] === "serve" && !process.execArgv.some((a) => a.startsWith(SEMI_SPACE)) && !process.env.NODE_OPTIONS?.includes(SEMI_SPACE)) {
-  process.execve!(process.execPath, [process.execPath, ...process.execArgv, `${SEMI_SPACE}=2`, ...process.argv.slice(1)], process.env);
+if (typeof process.execve === "function" && process.argv[2] === "serve" && !process.execArgv.some((a) => a.startsWith(SEMI_SPACE)) && !process.env.NODE_OPTIONS?.includes(SEMI_SPACE)) {
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, `${SEMI_SPACE}=2`, ...process.argv.slice(1)], process.env);
 }
 const { runCli } = await import("../cli/main.ts");
 const { createNodeDeps, nodeIo } = await import("./serve_node.ts");
