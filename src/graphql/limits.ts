@@ -65,16 +65,28 @@ function depthOf(walk: Walk, set: SelectionSetNode): number {
       max = Math.max(max, depthOf(walk, selection.selectionSet));
     } else {
       const name = selection.name.value;
-      let depth = walk.depthMemo.get(name);
-      if (depth === undefined) {
-        const fragment = walk.fragments.get(name);
-        depth = fragment ? depthOf(walk, fragment.selectionSet) : 0;
-        walk.depthMemo.set(name, depth);
-      }
-      max = Math.max(max, depth);
+      max = Math.max(max, viaFragment(walk, { memo: walk.depthMemo, key: name, name, measure: (f) => depthOf(walk, f.selectionSet) }));
     }
   }
   return max;
+}
+
+/**
+ * A measurement of the named fragment, computed once per memo key; an unknown fragment measures 0 (validation
+ * reports it). Memoizing keeps exponential fragment fan-out linear to measure.
+ */
+function viaFragment(
+  walk: Walk,
+  options: { memo: Map<string, number>; key: string; name: string; measure: (fragment: FragmentDefinitionNode) => number },
+): number {
+  const { memo, key, name, measure } = options;
+  let value = memo.get(key);
+  if (value === undefined) {
+    const fragment = walk.fragments.get(name);
+    value = fragment ? measure(fragment) : 0;
+    memo.set(key, value);
+  }
+  return value;
 }
 
 /** Cost of one selection set per parent object: every field 1, lists multiply what is selected below them. */
@@ -88,14 +100,12 @@ function costOf(walk: Walk, set: SelectionSetNode, parent: GraphQLNamedType | un
       total += costOf(walk, selection.selectionSet, type ?? parent, pending);
     } else {
       const key = `${selection.name.value}|${pending ?? ""}`;
-      let cost = walk.costMemo.get(key);
-      if (cost === undefined) {
-        const fragment = walk.fragments.get(selection.name.value);
-        const type = fragment && walk.schema.getType(fragment.typeCondition.name.value);
-        cost = fragment ? costOf(walk, fragment.selectionSet, type ?? parent, pending) : 0;
-        walk.costMemo.set(key, cost);
-      }
-      total += cost;
+      total += viaFragment(walk, {
+        memo: walk.costMemo,
+        key,
+        name: selection.name.value,
+        measure: (f) => costOf(walk, f.selectionSet, walk.schema.getType(f.typeCondition.name.value) ?? parent, pending),
+      });
     }
   }
   return total;
@@ -130,13 +140,7 @@ function schemaSelections(walk: Walk, set: SelectionSetNode): number {
       count += schemaSelections(walk, selection.selectionSet);
     } else {
       const name = selection.name.value;
-      let inFragment = walk.schemaMemo.get(name);
-      if (inFragment === undefined) {
-        const fragment = walk.fragments.get(name);
-        inFragment = fragment ? schemaSelections(walk, fragment.selectionSet) : 0;
-        walk.schemaMemo.set(name, inFragment);
-      }
-      count += inFragment;
+      count += viaFragment(walk, { memo: walk.schemaMemo, key: name, name, measure: (f) => schemaSelections(walk, f.selectionSet) });
     }
   }
   return count;
