@@ -22,16 +22,8 @@ export interface Client {
   secretRotatedAt: number | null;
 }
 
-export interface NewClient {
-  clientId: string;
-  secretHash: string;
-  name: string;
-  grantType: ClientGrantType;
-  redirectUri: string | null;
-  scope: string;
-  integrationUserId: number | null;
-  now: number;
-}
+/** A client to register: its attributes without the row id and the flags and times the store sets. */
+export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRotatedAt"> & { now: number };
 
 export interface ClientStore {
   /** @throws StoreConflictError when the client_id exists. */

@@ -16,17 +16,8 @@ export interface AuthorizationCode {
   usedAt: number | null;
 }
 
-export interface NewAuthorizationCode {
-  codeHash: string;
-  familyId: string;
-  clientId: number;
-  userId: number;
-  redirectUri: string;
-  scope: string;
-  codeChallenge: string | null;
-  issuedAt: number;
-  expiresAt: number;
-}
+/** A code to store: its digest plus the approved request; the method is always S256 when a challenge is set. */
+export type NewAuthorizationCode = Omit<AuthorizationCode, "id" | "codeChallengeMethod" | "usedAt"> & { codeHash: string };
 
 export type ConsumeResult =
   | { status: "ok"; code: AuthorizationCode }

@@ -15,14 +15,8 @@ export interface Field {
   updatedAt: number;
 }
 
-export interface NewField {
-  name: string;
-  areaHa: number;
-  crop: string | null;
-  season: string | null;
-  boundary: string;
-  centroid: { lon: number; lat: number };
-}
+/** A field to insert: the stored attributes without the ids and timestamps the store assigns. */
+export type NewField = Omit<Field, "id" | "organizationId" | "createdAt" | "updatedAt">;
 
 /** Which fields a query may see: always restricted to `organizationIds` (the acting user's memberships). */
 export interface FieldFilter {
