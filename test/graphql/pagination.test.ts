@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { buildWorld, gql } from "../helpers/graphql.ts";
+import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { mintAccessToken } from "../helpers/tokens.ts";
 
@@ -9,19 +9,19 @@ const PAGE = `query($after: String) { fields(first: 3, after: $after) {
 
 test("walking fields page by page visits every field once with a stable total", async () => {
   const { t, acmeToken } = await buildWorld();
-  const seen: string[] = [];
-  let after: string | null = null;
+  const seen: unknown[] = [];
+  let after: unknown = null;
   let pages = 0;
   for (;;) {
     const res = await gql(t, acmeToken, PAGE, { after });
-    const conn = res.body.data!.fields;
-    assert.equal(conn.total_count, 7);
-    assert.deepEqual(conn.edges.map((e: { node: { id: string } }) => e.node.id), conn.nodes.map((n: { id: string }) => n.id));
-    seen.push(...conn.nodes.map((n: { id: string }) => n.id));
+    const conn = at(res.body.data, "fields");
+    assert.equal(at(conn, "total_count"), 7);
+    assert.deepEqual(listAt(conn, "edges").map((e) => at(e, "node", "id")), listAt(conn, "nodes").map((n) => at(n, "id")));
+    seen.push(...listAt(conn, "nodes").map((n) => at(n, "id")));
     pages++;
-    if (!conn.page_info.has_next_page) break;
-    assert.equal(conn.page_info.end_cursor, conn.edges.at(-1).cursor);
-    after = conn.page_info.end_cursor;
+    if (!at(conn, "page_info", "has_next_page")) break;
+    assert.equal(at(conn, "page_info", "end_cursor"), at(listAt(conn, "edges"), -1, "cursor"));
+    after = at(conn, "page_info", "end_cursor");
   }
   assert.equal(pages, 3);
   assert.equal(seen.length, 7);
@@ -41,17 +41,17 @@ test("first defaults to 50 and is capped at the maximum page size", async () => 
   const { client } = await t.seed.client({ grant: "client_credentials" });
   const token = await mintAccessToken(t, { client });
   const byDefault = await gql(t, token, "{ fields { total_count nodes { id } page_info { has_next_page } } }");
-  assert.equal(byDefault.body.data!.fields.nodes.length, 50);
-  assert.equal(byDefault.body.data!.fields.total_count, 120);
+  assert.equal(listAt(byDefault.body.data, "fields", "nodes").length, 50);
+  assert.equal(at(byDefault.body.data, "fields", "total_count"), 120);
   const capped = await gql(t, token, "{ fields(first: 1000) { nodes { id } page_info { has_next_page } } }");
-  assert.equal(capped.body.data!.fields.nodes.length, t.config.graphql.maxPageSize);
-  assert.equal(capped.body.data!.fields.page_info.has_next_page, true);
+  assert.equal(listAt(capped.body.data, "fields", "nodes").length, t.config.graphql.maxPageSize);
+  assert.equal(at(capped.body.data, "fields", "page_info", "has_next_page"), true);
 });
 
 test("first: 0 returns no nodes but still says whether fields follow", async () => {
   const { t, acmeToken } = await buildWorld();
   const res = await gql(t, acmeToken, "{ fields(first: 0) { total_count nodes { id } page_info { has_next_page end_cursor } } }");
-  assert.deepEqual(res.body.data!.fields, { total_count: 7, nodes: [], page_info: { has_next_page: true, end_cursor: null } });
+  assert.deepEqual(at(res.body.data, "fields"), { total_count: 7, nodes: [], page_info: { has_next_page: true, end_cursor: null } });
 });
 
 const badArgs = [

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { buildWorld, gql } from "../helpers/graphql.ts";
+import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
 import { encodeCursor, globalId } from "../../src/graphql/cursor.ts";
 
 // acme (org 1) has fields 1..7, globex (org 2) fields 8..11; the acme token must never see globex data.
@@ -8,11 +8,11 @@ import { encodeCursor, globalId } from "../../src/graphql/cursor.ts";
 test("fields: total_count and nodes only cover the caller's organizations", async () => {
   const { t, acmeToken, globexToken } = await buildWorld();
   const acme = await gql(t, acmeToken, "{ fields(first: 100) { total_count nodes { crop organization { slug } } } }");
-  assert.equal(acme.body.data!.fields.total_count, 7);
-  assert.ok(acme.body.data!.fields.nodes.every((n: { organization: { slug: string } }) => n.organization.slug === "acme"));
+  assert.equal(at(acme.body.data, "fields", "total_count"), 7);
+  assert.ok(listAt(acme.body.data, "fields", "nodes").every((n) => at(n, "organization", "slug") === "acme"));
   const globex = await gql(t, globexToken, "{ fields(first: 100) { total_count nodes { crop organization { slug } } } }");
-  assert.equal(globex.body.data!.fields.total_count, 4);
-  assert.ok(globex.body.data!.fields.nodes.every((n: { organization: { slug: string } }) => n.organization.slug === "globex"));
+  assert.equal(at(globex.body.data, "fields", "total_count"), 4);
+  assert.ok(listAt(globex.body.data, "fields", "nodes").every((n) => at(n, "organization", "slug") === "globex"));
 });
 
 test("field(id): another organization's field is null, exactly like a missing one", async () => {
@@ -30,7 +30,7 @@ test("field(id): a guessed raw row id or an id of another type is a BAD_USER_INP
   const { t, acmeToken } = await buildWorld();
   for (const id of ["8", globalId("Organization", 2), "RmllbGQ6OA==", "not base64!"]) {
     const res = await gql(t, acmeToken, "query($id: ID!) { field(id: $id) { name } }", { id });
-    assert.equal(res.body.data!.field, null, id);
+    assert.equal(at(res.body.data, "field"), null, id);
     assert.equal(res.body.errors![0]!.extensions!.code, "BAD_USER_INPUT", id);
   }
 });
@@ -55,10 +55,10 @@ test("organization_id of an organization the caller is not in yields an empty co
   const query = "query($org: ID) { fields(organization_id: $org) { total_count nodes { id } page_info { has_next_page end_cursor } } }";
   for (const org of [globalId("Organization", 2), globalId("Organization", 999)]) {
     const res = await gql(t, acmeToken, query, { org });
-    assert.deepEqual(res.body.data!.fields, { total_count: 0, nodes: [], page_info: { has_next_page: false, end_cursor: null } });
+    assert.deepEqual(at(res.body.data, "fields"), { total_count: 0, nodes: [], page_info: { has_next_page: false, end_cursor: null } });
   }
   const own = await gql(t, acmeToken, query, { org: globalId("Organization", 1) });
-  assert.equal(own.body.data!.fields.total_count, 7);
+  assert.equal(at(own.body.data, "fields", "total_count"), 7);
   const bad = await gql(t, acmeToken, query, { org: "2" });
   assert.equal(bad.body.errors![0]!.extensions!.code, "BAD_USER_INPUT");
 });
@@ -67,20 +67,20 @@ test("a cursor pointing into another organization's ids still returns only the c
   const { t, acmeToken, globexToken } = await buildWorld();
   // Field 7 is acme's last; after it come only globex ids, which the acme caller must not reach.
   const acme = await gql(t, acmeToken, `{ fields(after: "${encodeCursor(7)}") { total_count nodes { id } } }`);
-  assert.deepEqual(acme.body.data!.fields, { total_count: 7, nodes: [] });
+  assert.deepEqual(at(acme.body.data, "fields"), { total_count: 7, nodes: [] });
   const globex = await gql(t, globexToken, `{ fields(after: "${encodeCursor(1)}") { nodes { organization { slug } } } }`);
-  assert.equal(globex.body.data!.fields.nodes.length, 4);
-  assert.ok(globex.body.data!.fields.nodes.every((n: { organization: { slug: string } }) => n.organization.slug === "globex"));
+  assert.equal(listAt(globex.body.data, "fields", "nodes").length, 4);
+  assert.ok(listAt(globex.body.data, "fields", "nodes").every((n) => at(n, "organization", "slug") === "globex"));
 });
 
 test("crop and season filters stay inside the caller's organizations", async () => {
   const { t, acmeToken } = await buildWorld();
   const barley = await gql(t, acmeToken, '{ fields(crop: "barley") { total_count } }');
-  assert.equal(barley.body.data!.fields.total_count, 0);
+  assert.equal(at(barley.body.data, "fields", "total_count"), 0);
   const season = await gql(t, acmeToken, '{ fields(season: "2025") { total_count } }');
-  assert.equal(season.body.data!.fields.total_count, 0);
+  assert.equal(at(season.body.data, "fields", "total_count"), 0);
   const wheat = await gql(t, acmeToken, '{ fields(crop: "wheat", season: "2026") { total_count } }');
-  assert.equal(wheat.body.data!.fields.total_count, 7);
+  assert.equal(at(wheat.body.data, "fields", "total_count"), 7);
 });
 
 test("viewer shows the acting user and application, never another user's", async () => {
@@ -88,11 +88,11 @@ test("viewer shows the acting user and application, never another user's", async
   const query = "{ viewer { id username is_integration application { client_id name } } }";
   const a = await gql(t, acmeToken, query);
   const b = await gql(t, globexToken, query);
-  assert.notEqual(a.body.data!.viewer.id, b.body.data!.viewer.id);
-  assert.notEqual(a.body.data!.viewer.application.client_id, b.body.data!.viewer.application.client_id);
+  assert.notEqual(at(a.body.data, "viewer", "id"), at(b.body.data, "viewer", "id"));
+  assert.notEqual(at(a.body.data, "viewer", "application", "client_id"), at(b.body.data, "viewer", "application", "client_id"));
   const tokenA = await t.store.tokens.findByHash(await t.app.deps.digest(acmeToken));
-  assert.equal(a.body.data!.viewer.id, globalId("User", tokenA!.userId));
-  assert.equal(a.body.data!.viewer.application.client_id, tokenA!.clientPublicId);
+  assert.equal(at(a.body.data, "viewer", "id"), globalId("User", tokenA!.userId));
+  assert.equal(at(a.body.data, "viewer", "application", "client_id"), tokenA!.clientPublicId);
 });
 
 test("a user in both organizations sees both", async () => {

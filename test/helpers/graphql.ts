@@ -35,9 +35,31 @@ export function graphqlRequest(token: string | undefined, body: unknown, headers
   });
 }
 
+/** Any value JSON.parse can return. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
 export interface GqlBody {
-  data?: Record<string, any> | null;
+  data?: { [key: string]: Json } | null;
   errors?: { message: string; path?: unknown[]; extensions?: { code?: string } }[];
+}
+
+/** Walks parsed JSON by object keys and array indexes (negative from the end); undefined where a step is missing. */
+export function at(value: unknown, ...path: (string | number)[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (Array.isArray(current) && typeof key === "number") current = current.at(key);
+    else if (typeof current === "object" && current !== null && !Array.isArray(current) && typeof key === "string") {
+      current = (current as Record<string, unknown>)[key];
+    } else return undefined;
+  }
+  return current;
+}
+
+/** The array at `path`; throws (failing the test) when something else is there. */
+export function listAt(value: unknown, ...path: (string | number)[]): unknown[] {
+  const found = at(value, ...path);
+  if (!Array.isArray(found)) throw new TypeError(`Expected an array at ${path.join(".")}, got ${JSON.stringify(found)}`);
+  return found;
 }
 
 /** Runs a query and returns status and parsed body. */
