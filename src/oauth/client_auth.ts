@@ -4,10 +4,10 @@ import { nowSeconds } from "../deps.ts";
 import type { RequestContext } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
 import { addressBucket, type ThrottleKey } from "../http/throttle.ts";
-import type { Client } from "../store/clients.ts";
+import type { TokenClient } from "../store/clients.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { audit } from "./audit.ts";
-import { invalidClient, invalidRequest, tooManyRequests } from "./errors.ts";
+import { invalidClient, invalidRequest, type OAuthError, tooManyRequests } from "./errors.ts";
 
 export type ClientAuthMethod = "client_secret_basic" | "client_secret_post";
 
@@ -106,6 +106,34 @@ function boundedId(clientId: string): string {
   return clientId.slice(0, 100);
 }
 
+/** The facts of one authentication attempt that every refusal records. */
+interface Attempt {
+  now: number;
+  ip: string;
+  method: ClientAuthMethod;
+}
+
+/** Counts a failed attempt against the throttle keys, audits it, and builds the invalid_client error to throw. */
+async function refusal(
+  deps: Deps,
+  attempt: Attempt,
+  failure: { keys: readonly ThrottleKey[]; reason: string; clientId?: string },
+): Promise<OAuthError> {
+  const { now, ip, method } = attempt;
+  const { keys, reason, clientId } = failure;
+  deps.throttle.fail(keys, now);
+  await audit(deps, "client_auth_failed", { clientId, ip, detail: { reason, method } });
+  // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
+  // flood of them cannot flood the audit table.
+  const lockout = deps.throttle.retryAfter(keys, now);
+  if (lockout > 0) {
+    await audit(deps, "throttled", { clientId, ip, detail: { retry_after: lockout } });
+  }
+  // RFC 6749 §5.2: a client that tried Basic gets a WWW-Authenticate challenge with its 401.
+  const challenge = method === "client_secret_basic" ? { "www-authenticate": 'Basic realm="fieldgate"' } : undefined;
+  return invalidClient("Client authentication failed", { headers: challenge });
+}
+
 /**
  * Authenticates the client by client_secret_post or client_secret_basic, throttling repeated failures.
  * @throws OAuthError invalid_client (401), invalid_request (400), too_many_requests (429 with Retry-After)
@@ -114,28 +142,13 @@ export async function authenticateClient(
   deps: Deps,
   request: Request,
   options: { params: Params; ctx: RequestContext },
-): Promise<Client> {
+): Promise<TokenClient> {
   const { params, ctx } = options;
   const presented = presentedCredentials(request, params);
   const now = nowSeconds(deps.clock);
-  const challenge = presented.method === "client_secret_basic"
-    ? { "www-authenticate": 'Basic realm="fieldgate"' }
-    : undefined;
-  const refuse = async (keys: readonly ThrottleKey[], reason: string, clientId?: string) => {
-    deps.throttle.fail(keys, now);
-    await audit(deps, "client_auth_failed", {
-      clientId,
-      ip: ctx.clientIp,
-      detail: { reason, method: presented.method },
-    });
-    // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
-    // flood of them cannot flood the audit table.
-    const lockout = deps.throttle.retryAfter(keys, now);
-    if (lockout > 0) {
-      await audit(deps, "throttled", { clientId, ip: ctx.clientIp, detail: { retry_after: lockout } });
-    }
-    return invalidClient("Client authentication failed", { headers: challenge });
-  };
+  const attempt: Attempt = { now, ip: ctx.clientIp, method: presented.method };
+  const refuse = (keys: readonly ThrottleKey[], reason: string, clientId?: string) =>
+    refusal(deps, attempt, { keys, reason, clientId });
   if (presented.clientId === undefined) throw await refuse([addressKey(ctx.clientIp)], "missing_client_id");
   const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);
@@ -143,7 +156,7 @@ export async function authenticateClient(
   if (presented.secret === undefined) {
     throw await refuse(keys, "missing_secret", boundedId(presented.clientId));
   }
-  const client = await deps.store.clients.findByClientId(presented.clientId);
+  const client = await deps.store.clients.findForTokenRequest(presented.clientId);
   const digest = await deps.digest(presented.secret);
   const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
   if (!client || !matches) {

@@ -2,7 +2,7 @@
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
-import type { Client } from "../../store/clients.ts";
+import type { TokenClient } from "../../store/clients.ts";
 import type { AuthorizationCode } from "../../store/codes.ts";
 import type { ExchangeFacts } from "../../store/tokens.ts";
 import { sha256Base64Url } from "../../crypto/hash.ts";
@@ -36,7 +36,7 @@ function pkceError(code: AuthorizationCode, verifierHash: string | undefined): O
 }
 
 interface Presented {
-  client: Client;
+  client: TokenClient;
   redirectUri: string;
   verifierHash: string | undefined;
   now: number;
@@ -53,17 +53,12 @@ function codeError(code: AuthorizationCode, facts: ExchangeFacts, p: Presented):
   return pkceError(code, p.verifierHash);
 }
 
-/**
- * Exchanges an authorization code for an access and refresh token. Consuming the code and storing the tokens is
- * one transaction; a failed check still uses the code up, and a replay revokes every token of the approval
- * (RFC 6749 §4.1.2).
- * @throws OAuthError invalid_request, unauthorized_client, invalid_grant
- */
-export async function exchangeAuthorizationCode(
+/** Checks the client's grant and the request's shape (RFC 6749 §4.1.3, RFC 7636 §4.5) before any code is touched. */
+async function readPresented(
   deps: Deps,
-  options: { client: Client; params: Params; ip: string },
-): Promise<GrantResult> {
-  const { client, params, ip } = options;
+  client: TokenClient,
+  params: Params,
+): Promise<{ codeValue: string; presented: Presented }> {
   if (client.grantType !== "authorization_code") {
     throw unauthorizedClient("This client is not registered for the authorization_code grant");
   }
@@ -80,6 +75,22 @@ export async function exchangeAuthorizationCode(
     now,
     verifierHash: verifier === undefined ? undefined : await sha256Base64Url(verifier),
   };
+  return { codeValue, presented };
+}
+
+/**
+ * Exchanges an authorization code for an access and refresh token. Consuming the code and storing the tokens is
+ * one transaction; a failed check still uses the code up, and a replay revokes every token of the approval
+ * (RFC 6749 §4.1.2).
+ * @throws OAuthError invalid_request, unauthorized_client, invalid_grant
+ */
+export async function exchangeAuthorizationCode(
+  deps: Deps,
+  options: { client: TokenClient; params: Params; ip: string },
+): Promise<GrantResult> {
+  const { client, params, ip } = options;
+  const { codeValue, presented } = await readPresented(deps, client, params);
+  const { now } = presented;
   // Minted up front (digests are async) so the store can insert them in the consuming transaction.
   const minted = await mintTokens(deps, {
     grantType: "authorization_code",
