@@ -24,6 +24,29 @@ export interface DemoSeed {
   clientCredentialsClient: { client_id: string; client_secret: string; integration_user: string; scope: string };
 }
 
+/** The two demo clients: a confidential web app (authorization code) and a nightly sync (client credentials). */
+async function createDemoClients(
+  store: Store,
+  options: { redirectUri: string; robotId: number; random: Random; now: number },
+) {
+  const { random, now } = options;
+  const web = await createClient(store, {
+    name: "Demo field notes app",
+    grantType: "authorization_code",
+    redirectUri: options.redirectUri,
+    scope: DEMO_SCOPE,
+    integrationUserId: null,
+  }, { random, now });
+  const sync = await createClient(store, {
+    name: "Demo nightly sync",
+    grantType: "client_credentials",
+    redirectUri: null,
+    scope: DEMO_SCOPE,
+    integrationUserId: options.robotId,
+  }, { random, now });
+  return { web, sync };
+}
+
 /** Creates the demo organization, fields, users and clients in `store`; call only on an empty database. */
 export async function seedDemo(
   store: Store,
@@ -45,20 +68,7 @@ export async function seedDemo(
   const organization = (await store.organizations.findBySlug(DEMO_ORG))!;
   await store.fields.insertMany(organization.id, fields, now);
   const redirectUri = `${options.baseUrl}/demo/callback`;
-  const web = await createClient(store, {
-    name: "Demo field notes app",
-    grantType: "authorization_code",
-    redirectUri,
-    scope: DEMO_SCOPE,
-    integrationUserId: null,
-  }, { random, now });
-  const sync = await createClient(store, {
-    name: "Demo nightly sync",
-    grantType: "client_credentials",
-    redirectUri: null,
-    scope: DEMO_SCOPE,
-    integrationUserId: robot.id,
-  }, { random, now });
+  const { web, sync } = await createDemoClients(store, { redirectUri, robotId: robot.id, random, now });
   return {
     organization: DEMO_ORG,
     username: person.username,
