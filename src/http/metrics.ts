@@ -103,28 +103,13 @@ export function createMetrics(): Metrics {
       counted.value++;
       // 429 is only ever answered by the failure throttle, so counting it here covers every throttled surface.
       if (status === 429) throttled.inc({ route });
-      let h = latency.get(route);
-      if (!h) latency.set(route, (h = { buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
-      // Buckets are cumulative: every bound at or above the latency counts it, so walk down from the largest.
-      for (let i = LATENCY_BUCKETS.length - 1; i >= 0 && seconds <= LATENCY_BUCKETS[i]!; i--) h.buckets[i]!++;
-      h.sum += seconds;
-      h.count++;
+      observeLatency(latency, route, seconds);
     },
     tokenIssued: (grant) => issued.inc({ grant: closed(grant, GRANTS) }),
     tokenRefreshed: (grant) => refreshed.inc({ grant: closed(grant, GRANTS) }),
     tokenRevoked: (kind) => revoked.inc({ kind: closed(kind, TOKEN_KINDS) }),
     reuseDetected: (kind) => reuse.inc({ kind: closed(kind, REUSE_KINDS) }),
-    recordAuditEvent(event, detail) {
-      const grant = grantOf(detail);
-      if (event === "token_issued") metrics.tokenIssued(grant);
-      else if (event === "token_refreshed") {
-        // A rotation issues a new access token too, so it counts under issued{grant="refresh_token"} as well.
-        metrics.tokenIssued("refresh_token");
-        metrics.tokenRefreshed("refresh_token");
-      } else if (event === "token_revoked") metrics.tokenRevoked(String(detail?.kind));
-      else if (event === "refresh_reuse_detected") metrics.reuseDetected("refresh_token");
-      else if (event === "code_reuse_detected") metrics.reuseDetected("authorization_code");
-    },
+    recordAuditEvent: (event, detail) => recordAuditEvent(metrics, event, detail),
     render() {
       return [
         ...section("fieldgate_http_requests_total", "counter", "HTTP requests by route, method and status", requests.lines("fieldgate_http_requests_total")),
@@ -138,6 +123,29 @@ export function createMetrics(): Metrics {
     },
   };
   return metrics;
+}
+
+/** Adds one latency sample to the route's histogram, creating it on first use. */
+function observeLatency(latency: Map<string, Histogram>, route: string, seconds: number): void {
+  let h = latency.get(route);
+  if (!h) latency.set(route, (h = { buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
+  // Buckets are cumulative: every bound at or above the latency counts it, so walk down from the largest.
+  for (let i = LATENCY_BUCKETS.length - 1; i >= 0 && seconds <= LATENCY_BUCKETS[i]!; i--) h.buckets[i]!++;
+  h.sum += seconds;
+  h.count++;
+}
+
+/** Maps an audit event onto the token counters it stands for; other events count nothing. */
+function recordAuditEvent(metrics: Metrics, event: string, detail: Record<string, unknown> | null | undefined): void {
+  const grant = grantOf(detail);
+  if (event === "token_issued") metrics.tokenIssued(grant);
+  else if (event === "token_refreshed") {
+    // A rotation issues a new access token too, so it counts under issued{grant="refresh_token"} as well.
+    metrics.tokenIssued("refresh_token");
+    metrics.tokenRefreshed("refresh_token");
+  } else if (event === "token_revoked") metrics.tokenRevoked(String(detail?.kind));
+  else if (event === "refresh_reuse_detected") metrics.reuseDetected("refresh_token");
+  else if (event === "code_reuse_detected") metrics.reuseDetected("authorization_code");
 }
 
 function grantOf(detail: Record<string, unknown> | null | undefined): string {
