@@ -4,7 +4,7 @@ import { nowSeconds } from "../deps.ts";
 import type { Handler } from "../http/router.ts";
 import { readParams } from "../http/body.ts";
 import { jsonNoStore } from "../http/respond.ts";
-import type { Client } from "../store/clients.ts";
+import type { TokenClient } from "../store/clients.ts";
 import type { TokenDetails } from "../store/tokens.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest } from "./errors.ts";
@@ -21,7 +21,7 @@ export function subjectOf(token: Pick<TokenDetails, "userKind" | "userId">): str
 }
 
 /** Whether the token is usable right now by the client asking (RFC 7662 §2.2: otherwise just inactive). */
-function isActive(token: TokenDetails, client: Client, now: number): boolean {
+function isActive(token: TokenDetails, client: TokenClient, now: number): boolean {
   return token.clientId === client.id && token.revokedAt === null && token.expiresAt > now &&
     token.rotatedAt === null && !token.clientDisabled && !token.userDisabled;
 }

@@ -3,7 +3,7 @@ import type { Deps } from "../deps.ts";
 import type { Handler } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
 import { readParams } from "../http/body.ts";
-import type { Client } from "../store/clients.ts";
+import type { TokenClient } from "../store/clients.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest, unsupportedGrantType } from "./errors.ts";
 import { type GrantResult, tokenResponse } from "./issue_tokens.ts";
@@ -23,7 +23,7 @@ const TOKEN_PARAMS = [
   "scope",
 ] as const;
 
-type Grant = (deps: Deps, options: { client: Client; params: Params; ip: string }) => Promise<GrantResult>;
+type Grant = (deps: Deps, options: { client: TokenClient; params: Params; ip: string }) => Promise<GrantResult>;
 
 /** Supported grants; a Map so a grant_type like "constructor" cannot reach an object prototype. */
 const GRANTS = new Map<string, Grant>([

@@ -22,6 +22,18 @@ export interface Client {
   secretRotatedAt: number | null;
 }
 
+/**
+ * The client as the client-authenticated endpoints (token, revocation, introspection) read it: only the columns
+ * they use, plus whether its integration user may act, so client_credentials issuance needs no second read.
+ */
+export type TokenClient = Pick<
+  Client,
+  "id" | "clientId" | "secretHash" | "grantType" | "redirectUri" | "scope" | "integrationUserId" | "disabled"
+> & {
+  /** True only when the integration user exists and is not disabled; false for clients without one. */
+  integrationUserEnabled: boolean;
+};
+
 /** A client to register: its attributes without the row id and the flags and times the store sets. */
 export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRotatedAt"> & { now: number };
 
@@ -29,6 +41,8 @@ export interface ClientStore {
   /** @throws StoreConflictError when the client_id exists. */
   insert(client: NewClient): Promise<Client>;
   findByClientId(clientId: string): Promise<Client | undefined>;
+  /** The client with its integration user's enabled flag, in one query (one WAL read transaction, not two). */
+  findForTokenRequest(clientId: string): Promise<TokenClient | undefined>;
   findById(id: number): Promise<Client | undefined>;
   list(): Promise<Client[]>;
   /**
@@ -56,6 +70,25 @@ function toClient(row: Row): Client {
   };
 }
 
+function toTokenClient(row: Row): TokenClient {
+  return {
+    id: Number(row.id),
+    clientId: String(row.client_id),
+    secretHash: String(row.secret_hash),
+    grantType: row.grant_type === "client_credentials" ? "client_credentials" : "authorization_code",
+    redirectUri: row.redirect_uri === null ? null : String(row.redirect_uri),
+    scope: String(row.scope),
+    integrationUserId: row.integration_user_id === null ? null : Number(row.integration_user_id),
+    disabled: row.disabled === 1,
+    integrationUserEnabled: row.user_enabled === 1,
+  };
+}
+
+// LEFT JOIN: authorization_code clients have no integration user; a missing one reads as not enabled.
+const TOKEN_CLIENT_SQL = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
+  c.integration_user_id, c.disabled, u.disabled = 0 AS user_enabled
+  FROM clients c LEFT JOIN users u ON u.id = c.integration_user_id WHERE c.client_id = ?`;
+
 export function createClientStore(db: Db): ClientStore {
   const byClientId = (clientId: string) =>
     db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
@@ -74,6 +107,10 @@ export function createClientStore(db: Db): ClientStore {
     async findByClientId(clientId) {
       const row = byClientId(clientId);
       return row && toClient(row);
+    },
+    async findForTokenRequest(clientId) {
+      const row = db.prepare(TOKEN_CLIENT_SQL).get(clientId) as Row | undefined;
+      return row && toTokenClient(row);
     },
     async findById(id) {
       const row = db.prepare("SELECT * FROM clients WHERE id = ?").get(id) as Row | undefined;

@@ -2,7 +2,7 @@
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
-import type { Client } from "../../store/clients.ts";
+import type { TokenClient } from "../../store/clients.ts";
 import { audit } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
@@ -12,7 +12,7 @@ import { narrowScope } from "../scope.ts";
  * The spec lists redirect_uri for refresh; RFC 6749 §6 does not, and standard libraries never send it. When sent it
  * must be the registered one; when absent it is accepted unless the operator made it mandatory.
  */
-function checkRedirectUri(deps: Deps, client: Client, redirectUri: string | undefined): void {
+function checkRedirectUri(deps: Deps, client: TokenClient, redirectUri: string | undefined): void {
   if (redirectUri === undefined) {
     if (deps.config.refreshRequiresRedirectUri) throw invalidRequest("Missing parameter: redirect_uri");
     return;
@@ -25,7 +25,7 @@ function checkRedirectUri(deps: Deps, client: Client, redirectUri: string | unde
 /** Mints the new pair and rotates in one store transaction; the scope is fixed once the presented token is known. */
 async function rotate(
   deps: Deps,
-  options: { client: Client; refreshHash: string; requested: string | undefined; now: number },
+  options: { client: TokenClient; refreshHash: string; requested: string | undefined; now: number },
 ) {
   const { client, refreshHash, requested, now } = options;
   // Minted before the transaction because digests are async.
@@ -58,7 +58,7 @@ async function rotate(
  */
 export async function exchangeRefreshToken(
   deps: Deps,
-  options: { client: Client; params: Params; ip: string },
+  options: { client: TokenClient; params: Params; ip: string },
 ): Promise<GrantResult> {
   const { client, params, ip } = options;
   if (client.grantType !== "authorization_code") {
