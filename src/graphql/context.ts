@@ -8,7 +8,9 @@ import type { User } from "../store/users.ts";
 export interface GraphqlContext {
   deps: Deps;
   access: AccessContext;
-  /** The organizations the acting user belongs to: the scope of every data read. */
+  /** Ids of the organizations the acting user belongs to (read with the token): the scope of every data read. */
+  organizationIds: ReadonlySet<number>;
+  /** Those organizations in full, read only when a resolver needs their names or slugs. */
   organizations(): Promise<ReadonlyMap<number, Organization>>;
   /** The acting user (the integration user for client credentials, the approving user for code tokens). */
   viewer(): Promise<User | undefined>;
@@ -25,6 +27,7 @@ export function createContext(deps: Deps, access: AccessContext): GraphqlContext
   return {
     deps,
     access,
+    organizationIds: access.organizationIds,
     organizations: once(async () => {
       const list = await deps.store.organizations.listForUser(userId);
       return new Map(list.map((organization) => [organization.id, organization]));

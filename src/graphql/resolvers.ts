@@ -66,8 +66,8 @@ export function fieldConnection(ctx: GraphqlContext, organizationIds: readonly n
  * not a member of (or that does not exist) yields an empty connection, so ids reveal nothing about other tenants.
  */
 export async function resolveFields(ctx: GraphqlContext, args: FieldsArgs): Promise<FieldConnection> {
-  const memberships = await ctx.organizations();
-  let ids = [...memberships.keys()];
+  const memberships = ctx.organizationIds;
+  let ids = [...memberships];
   if (args.organization_id != null) {
     const wanted = parseGlobalId("Organization", args.organization_id);
     ids = memberships.has(wanted) ? [wanted] : [];
@@ -78,8 +78,7 @@ export async function resolveFields(ctx: GraphqlContext, args: FieldsArgs): Prom
 /** Query.field: the field, or null when it does not exist or belongs to another organization (indistinguishable). */
 export async function resolveField(ctx: GraphqlContext, id: string): Promise<Field | null> {
   const fieldId = parseGlobalId("Field", id);
-  const memberships = await ctx.organizations();
-  return (await ctx.deps.store.fields.findById(fieldId, [...memberships.keys()])) ?? null;
+  return (await ctx.deps.store.fields.findById(fieldId, [...ctx.organizationIds])) ?? null;
 }
 
 /** Query.organizations: the organizations the acting user belongs to. */

@@ -9,6 +9,8 @@ import type { TokenDetails } from "../store/tokens.ts";
 export interface AccessContext {
   token: TokenDetails;
   scopes: ReadonlySet<string>;
+  /** The acting user's organization ids, read with the token: the scope of every data read. */
+  organizationIds: ReadonlySet<number>;
 }
 
 /**
@@ -27,7 +29,7 @@ export async function authenticateBearer(deps: Deps, request: Request, url: URL)
       headers: { "www-authenticate": bearerChallenge("invalid_token") },
     });
   }
-  return { token: found, scopes: new Set(found.scope.split(" ")) };
+  return { token: found, scopes: new Set(found.scope.split(" ")), organizationIds: new Set(found.organizationIds) };
 }
 
 /** @throws OAuthError insufficient_scope (403) naming the missing scope (RFC 6750 §3.1). */

@@ -32,6 +32,12 @@ export interface TokenDetails extends TokenRecord {
   userDisabled: boolean;
 }
 
+/** A live access token as the bearer check returns it: its details plus the acting user's organization ids. */
+export interface ActiveAccess extends TokenDetails {
+  /** Ids of the organizations the acting user belongs to, ascending; read in the same query as the token. */
+  organizationIds: number[];
+}
+
 export interface NewToken {
   tokenHash: string;
   kind: TokenKind;
@@ -102,7 +108,7 @@ export interface TokenStore {
   /** Any token by digest, live or not, with its client and user. */
   findByHash(tokenHash: string): Promise<TokenDetails | undefined>;
   /** The access token if it is unexpired, unrevoked, and its client and user are enabled; the bearer check. */
-  findActiveAccess(tokenHash: string, now: number): Promise<TokenDetails | undefined>;
+  findActiveAccess(tokenHash: string, now: number): Promise<ActiveAccess | undefined>;
   /** Refresh-token rotation as one transaction: single-use, reuse detection, optional grace period. */
   rotateRefresh(input: RotateInput): Promise<RotateResult>;
   /**
@@ -144,10 +150,18 @@ function toDetails(row: Row): TokenDetails {
   };
 }
 
-const DETAILS =
-  `SELECT t.*, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
-  u.username AS username, u.kind AS user_kind, u.disabled AS user_disabled
-  FROM tokens t JOIN clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id`;
+const DETAIL_COLUMNS = `t.*, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
+  u.username AS username, u.kind AS user_kind, u.disabled AS user_disabled`;
+const DETAIL_TABLES = "tokens t JOIN clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id";
+const DETAILS = `SELECT ${DETAIL_COLUMNS} FROM ${DETAIL_TABLES}`;
+
+// The memberships ride along as a JSON array, so a GraphQL request reads the token and its scope in one query
+// (one WAL read transaction) instead of two.
+const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS},
+  (SELECT json_group_array(organization_id) FROM (SELECT m.organization_id FROM memberships m
+    WHERE m.user_id = t.user_id ORDER BY m.organization_id)) AS organization_ids
+  FROM ${DETAIL_TABLES} WHERE t.token_hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > ?
+  AND c.disabled = 0 AND u.disabled = 0`;
 
 export function createTokenStore(db: Db): TokenStore {
   const insertToken = (
@@ -223,9 +237,8 @@ export function createTokenStore(db: Db): TokenStore {
       return row && toDetails(row);
     },
     async findActiveAccess(tokenHash, now) {
-      const row = db.prepare(`${DETAILS} WHERE t.token_hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL
-        AND t.expires_at > ? AND c.disabled = 0 AND u.disabled = 0`).get(tokenHash, now) as Row | undefined;
-      return row && toDetails(row);
+      const row = db.prepare(ACTIVE_ACCESS).get(tokenHash, now) as Row | undefined;
+      return row && { ...toDetails(row), organizationIds: JSON.parse(String(row.organization_ids)) as number[] };
     },
     async rotateRefresh({ refreshHash, clientId, now, graceSeconds, next }) {
       return db.transaction((): RotateResult => {
