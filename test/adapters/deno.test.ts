@@ -46,3 +46,21 @@ test("serve on Deno seeds, answers /healthz and exits 0 on SIGTERM", async () =>
   assert.ok(existsSync(credentials));
   assert.equal(statSync(credentials).mode & 0o777, 0o600);
 });
+
+// deno.json's tasks are how Deno users run fieldgate. Deno's task runner resolves a bare `deno` to
+// node_modules/.bin/deno (the pinned binary) and would try to run that binary as JavaScript, so the tasks name
+// the path; this runs one through `deno task` to keep them working.
+test("deno task cli runs the CLI through deno.json", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-task-"));
+  const child = spawn("node_modules/.bin/deno", ["task", "cli", "users", "list", "--json", "--db", join(dir, "t.db")], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+  assert.equal(code, 0, stderr);
+  assert.deepEqual(JSON.parse(stdout), { users: [] });
+});
