@@ -3,7 +3,8 @@
 // in a web stream, headers are copied once, and the response is written with a single end() call.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app.ts";
-import { BufferedRequest, deferResponseBodies, deferredText } from "../http/fast_bodies.ts";
+import { deferResponseBodies, deferredText } from "../http/fast_bodies.ts";
+import { ParsedRequest } from "../http/parsed_request.ts";
 
 /** Used only when handed an app-like object without config (test doubles). */
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
@@ -69,14 +70,15 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
   });
 }
 
+/**
+ * llhttp has validated the method, target and every header, and the body is already in memory: hand them over as
+ * they are (see parsed_request.ts). A target that is not a path ("*", absolute-form) would not make a URL that
+ * app.fetch can route, so it is refused here as a malformed request, as a standard Request would have been.
+ */
 function toRequest(req: IncomingMessage, origin: string, body: Uint8Array | undefined): Request {
-  const headers: [string, string][] = [];
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
-  const url = origin + (req.url ?? "/");
-  const method = req.method ?? "GET";
-  // The body is already in memory: hand it over as bytes rather than as a web stream (see fast_bodies.ts).
-  return body === undefined ? new Request(url, { method, headers }) : new BufferedRequest(url, { method, headers }, body);
+  const target = req.url ?? "/";
+  if (!target.startsWith("/")) throw new TypeError("request target is not a path");
+  return new ParsedRequest(req.method ?? "GET", origin + target, req.rawHeaders, body);
 }
 
 async function writeResponse(response: Response, res: ServerResponse, close: boolean): Promise<void> {

@@ -1,6 +1,6 @@
 // Request bodies: size-limited reading, and OAuth parameters from JSON or form bodies as a string record.
 import { OAuthError, invalidRequest } from "../oauth/errors.ts";
-import { BufferedRequest } from "./fast_bodies.ts";
+import { ParsedRequest } from "./parsed_request.ts";
 
 /** The media type of a request without parameters, lowercased ("" when absent). */
 export function mediaType(request: Request): string {
@@ -24,7 +24,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export async function readText(request: Request, maxBytes: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  if (request instanceof BufferedRequest) return decode(request.takeBytes(), maxBytes);
+  if (request instanceof ParsedRequest) return decode(request.takeBytes(), maxBytes);
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -1,7 +1,7 @@
-// Request and Response subclasses whose bodies are plain values until someone asks for a stream.
-// Building a Response or Request with a body makes undici (Node) allocate a ReadableStream and read it back, about
-// 15–25 µs per request (bench/micro measurements in the commit); a server adapter that already holds the bytes, or
-// writes the text itself, skips that. Every standard body accessor still works: it builds the real body on demand.
+// A Response subclass whose body is a plain string until someone asks for a stream.
+// Building a Response with a body makes undici (Node) allocate a ReadableStream and read it back, about
+// 15–25 µs per request (bench/micro measurements in the commit); a server adapter that writes the text itself
+// skips that (requests: see parsed_request.ts). Every standard body accessor still works: it builds the real body on demand.
 
 type Body = string | Uint8Array;
 
@@ -66,30 +66,3 @@ export function textResponse(text: string, init: ResponseInit): Response {
 export function deferredText(response: Response): string | undefined {
   return response instanceof DeferredResponse && response.real === undefined ? response.text0 : undefined;
 }
-
-/** A Request whose body bytes were already buffered by the adapter; readText takes them without a stream. */
-export class BufferedRequest extends Request {
-  readonly bytes0: Uint8Array;
-  consumed = false;
-  real: Response | undefined;
-  constructor(url: string, init: { method: string; headers: HeadersInit }, bytes: Uint8Array) {
-    super(url, init);
-    this.bytes0 = bytes;
-  }
-  /** The buffered bytes, once: like reading a body, a second read fails. */
-  takeBytes(): Uint8Array {
-    if (this.consumed || this.real !== undefined) throw new TypeError("Body is unusable: Body has already been read");
-    this.consumed = true;
-    return this.bytes0;
-  }
-  override clone(): Request {
-    return new BufferedRequest(this.url, { method: this.method, headers: this.headers }, this.bytes0);
-  }
-}
-
-function realRequestBody(self: BufferedRequest): Response {
-  if (self.real === undefined && self.consumed) throw new TypeError("Body is unusable: Body has already been read");
-  const type = self.headers.get("content-type");
-  return (self.real ??= materialize(self.bytes0, type === null ? undefined : { headers: { "content-type": type } }));
-}
-delegateBody(BufferedRequest.prototype, (self: BufferedRequest) => self.real, realRequestBody);
