@@ -39,8 +39,12 @@ test("serve --workers 2 answers from two worker processes on one port and exits 
     assert.deepEqual(new Set(statuses), new Set([200]));
     // The primary seeded and forked; each worker listened on the same port.
     assert.match(log, /"event":"starting_workers","workers":2/);
-    // serve re-executed itself once with a small young generation (src/adapters/node.ts), keeping its pid.
-    if (process.platform === "linux") assert.match(readFileSync(`/proc/${child.pid}/cmdline`, "utf8"), /--max-semi-space-size=2\0/);
+    // serve re-executed itself once with its heap settings (src/adapters/node.ts), keeping its pid.
+    if (process.platform === "linux") {
+      const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, "utf8");
+      assert.match(cmdline, /--max-semi-space-size=2\0/);
+      assert.match(cmdline, /--max-old-space-size=256\0/);
+    }
     const urls = [...log.matchAll(/"event":"listening","url":"([^"]+)"/g)].map((m) => m[1]);
     assert.deepEqual(urls, [`http://127.0.0.1:${port}`, `http://127.0.0.1:${port}`]);
     // process.kill, not child.kill: Deno's child_process reports a child.kill()ed process as killed by that signal
@@ -48,6 +52,29 @@ test("serve --workers 2 answers from two worker processes on one port and exits 
     process.kill(child.pid!, "SIGTERM");
     assert.equal(await exited, "0 null", log);
     assert.equal((log.match(/"event":"stopped"/g) ?? []).length, 2);
+  } finally {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a heap setting given in NODE_OPTIONS is left alone; only the missing one is added (Linux: reads /proc)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-flags-"));
+  const port = await freePort();
+  const child = spawn(NODE, [ENTRY, "serve", "--host", "127.0.0.1", "--port", String(port), "--db", join(dir, "db.sqlite")], {
+    env: { ...process.env, FIELDGATE_DEMO: "false", NODE_OPTIONS: "--max-old-space-size=300" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let log = "";
+  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+  const exited = new Promise<string>((resolve) => child.on("exit", (code, signal) => resolve(`${code} ${signal}`)));
+  try {
+    while (!log.includes('"event":"listening"')) await new Promise((resolve) => setTimeout(resolve, 20));
+    const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, "utf8");
+    assert.match(cmdline, /--max-semi-space-size=2\0/);
+    assert.doesNotMatch(cmdline, /--max-old-space-size/);
+    process.kill(child.pid!, "SIGTERM");
+    assert.equal(await exited, "0 null", log);
   } finally {
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
