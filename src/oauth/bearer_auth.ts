@@ -4,6 +4,7 @@ import { nowSeconds } from "../deps.ts";
 import { bearerChallenge, readBearer } from "../http/bearer.ts";
 import { insufficientScope, invalidToken } from "./errors.ts";
 import type { TokenDetails } from "../store/tokens.ts";
+import { tokenKey } from "./token_keys.ts";
 
 /** Who is calling: the live access token with its client and acting user. */
 export interface AccessContext {
@@ -23,7 +24,7 @@ export async function authenticateBearer(deps: Deps, request: Request, url: URL)
     // RFC 6750 §3.1: a request without credentials gets a bare challenge, no error code.
     throw invalidToken("Bearer token required", { headers: { "www-authenticate": bearerChallenge() } });
   }
-  const found = await deps.store.tokens.findActiveAccess(await deps.digest(token), nowSeconds(deps.clock));
+  const found = await deps.store.tokens.findActiveAccess(await tokenKey(deps, token), nowSeconds(deps.clock));
   if (!found) {
     throw invalidToken("The access token is invalid, expired or revoked", {
       headers: { "www-authenticate": bearerChallenge("invalid_token") },

@@ -8,6 +8,7 @@ import type { TokenClient } from "../store/clients.ts";
 import type { TokenDetails } from "../store/tokens.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest } from "./errors.ts";
+import { tokenKey } from "./token_keys.ts";
 
 /** The parameters this endpoint reads (RFC 7662 §2.1, client auth RFC 6749 §2.3.1); others are ignored (§3.2). */
 const PARAMS = ["token", "token_type_hint", "client_id", "client_secret"] as const;
@@ -34,7 +35,7 @@ export function introspectEndpoint(deps: Deps): Handler {
     const client = await authenticateClient(deps, request, { params, ctx });
     if (params.token === undefined) throw invalidRequest("Missing parameter: token");
     // RFC 7662 §2.1: the hint is optional and an unknown one is ignored; one digest lookup finds either kind.
-    const token = await deps.store.tokens.findByHash(await deps.digest(params.token));
+    const token = await deps.store.tokens.findByHash(await tokenKey(deps, params.token));
     if (!token || !isActive(token, client, nowSeconds(deps.clock))) return jsonNoStore({ active: false });
     return jsonNoStore({
       active: true,

@@ -1,9 +1,9 @@
 // Minting token strings (stored only as digests) and shaping the token response (spec §2.1, RFC 6749 §5.1).
 import type { Deps } from "../deps.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
-import { randomToken } from "../crypto/random.ts";
 import { jsonNoStore } from "../http/respond.ts";
 import type { NewToken, TokenGrantType } from "../store/tokens.ts";
+import { mintBearerToken, tokenKey } from "./token_keys.ts";
 
 /** Freshly minted credentials: the plaintext goes to the client once, the digests to the store. */
 export interface MintedTokens {
@@ -21,9 +21,9 @@ export async function mintTokens(
   options: { grantType: TokenGrantType; scope: string; now: number; withRefresh: boolean },
 ): Promise<MintedTokens> {
   const { grantType, scope, now } = options;
-  const accessToken = randomToken(deps.random, "accessToken");
+  const accessToken = mintBearerToken(deps, "accessToken");
   const rows: NewToken[] = [{
-    tokenHash: await deps.digest(accessToken),
+    tokenHash: await tokenKey(deps, accessToken),
     kind: "access",
     grantType,
     scope,
@@ -32,9 +32,9 @@ export async function mintTokens(
   }];
   let refreshToken: string | undefined;
   if (options.withRefresh) {
-    refreshToken = randomToken(deps.random, "refreshToken");
+    refreshToken = mintBearerToken(deps, "refreshToken");
     rows.push({
-      tokenHash: await deps.digest(refreshToken),
+      tokenHash: await tokenKey(deps, refreshToken),
       kind: "refresh",
       grantType,
       scope,

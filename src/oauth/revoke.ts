@@ -7,6 +7,7 @@ import { nowSeconds } from "../deps.ts";
 import { audit } from "./audit.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest, unauthorizedClient } from "./errors.ts";
+import { tokenKey } from "./token_keys.ts";
 
 /** The parameters this endpoint reads (RFC 7009 §2.1, client auth RFC 6749 §2.3.1); others are ignored (§3.2). */
 const PARAMS = ["token", "token_type_hint", "client_id", "client_secret"] as const;
@@ -25,7 +26,7 @@ export function revokeEndpoint(deps: Deps): Handler {
     const token = params.token;
     if (token === undefined) throw invalidRequest("Missing parameter: token");
     const result = await deps.store.tokens.revoke(
-      await deps.digest(token),
+      await tokenKey(deps, token),
       client.id,
       nowSeconds(deps.clock),
     );

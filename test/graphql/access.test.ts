@@ -4,6 +4,7 @@ import { buildWorld, graphqlRequest } from "../helpers/graphql.ts";
 import { mintAccessToken } from "../helpers/tokens.ts";
 import { BASE } from "../helpers/requests.ts";
 import type { TestApp } from "../helpers/test_app.ts";
+import { tokenKey } from "../../src/oauth/token_keys.ts";
 
 const QUERY = { query: "{ fields { total_count } }" };
 
@@ -31,8 +32,8 @@ const rows: AccessRow[] = [
   {
     name: "revoked token",
     request: async (t, token) => {
-      const found = await t.store.tokens.findByHash(await t.app.deps.digest(token));
-      await t.store.tokens.revoke(await t.app.deps.digest(token), found!.clientId, t.clock.nowSeconds());
+      const found = await t.store.tokens.findByHash(await tokenKey(t.app.deps, token));
+      await t.store.tokens.revoke(await tokenKey(t.app.deps, token), found!.clientId, t.clock.nowSeconds());
       return graphqlRequest(token, QUERY);
     },
     status: 401,
@@ -52,7 +53,7 @@ const rows: AccessRow[] = [
   {
     name: "disabled acting user",
     request: async (t, token) => {
-      const found = await t.store.tokens.findByHash(await t.app.deps.digest(token));
+      const found = await t.store.tokens.findByHash(await tokenKey(t.app.deps, token));
       await t.store.users.setDisabled(found!.userId, true);
       return graphqlRequest(token, QUERY);
     },
@@ -86,7 +87,7 @@ for (const row of rows) {
 
 test("graphql refuses a token whose client was disabled", async () => {
   const { t, acmeToken } = await buildWorld();
-  const found = await t.store.tokens.findByHash(await t.app.deps.digest(acmeToken));
+  const found = await t.store.tokens.findByHash(await tokenKey(t.app.deps, acmeToken));
   await t.store.clients.setDisabled(found!.clientPublicId, true);
   const res = await t.app.fetch(graphqlRequest(acmeToken, QUERY));
   assert.equal(res.status, 401);

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
 import { encodeCursor, globalId } from "../../src/graphql/cursor.ts";
+import { tokenKey } from "../../src/oauth/token_keys.ts";
 
 // acme (org 1) has fields 1..7, globex (org 2) fields 8..11; the acme token must never see globex data.
 
@@ -90,7 +91,7 @@ test("viewer shows the acting user and application, never another user's", async
   const b = await gql(t, globexToken, query);
   assert.notEqual(at(a.body.data, "viewer", "id"), at(b.body.data, "viewer", "id"));
   assert.notEqual(at(a.body.data, "viewer", "application", "client_id"), at(b.body.data, "viewer", "application", "client_id"));
-  const tokenA = await t.store.tokens.findByHash(await t.app.deps.digest(acmeToken));
+  const tokenA = await t.store.tokens.findByHash(await tokenKey(t.app.deps, acmeToken));
   assert.equal(at(a.body.data, "viewer", "id"), globalId("User", tokenA!.userId));
   assert.equal(at(a.body.data, "viewer", "application", "client_id"), tokenA!.clientPublicId);
 });

@@ -1,6 +1,5 @@
 // mintAccessToken: stores an access token digest directly, so API tests need not run the OAuth flows.
-import { sha256Hex } from "../../src/crypto/hash.ts";
-import { randomToken } from "../../src/crypto/random.ts";
+import { mintBearerToken, tokenKey } from "../../src/oauth/token_keys.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../../src/config.ts";
 import type { Client } from "../../src/store/clients.ts";
 import type { TokenGrantType } from "../../src/store/tokens.ts";
@@ -21,7 +20,7 @@ export async function mintAccessToken(t: TestApp, options: MintOptions): Promise
   const grantType = options.grantType ?? "client_credentials";
   const userId = options.userId ?? options.client.integrationUserId;
   if (userId === null || userId === undefined) throw new TypeError("mintAccessToken needs a userId for this client");
-  const token = randomToken(t.app.deps.random, "accessToken");
+  const token = mintBearerToken(t.app.deps, "accessToken");
   const issuedAt = t.clock.nowSeconds();
   const ttl = options.ttl ?? ACCESS_TOKEN_TTL_SECONDS[grantType];
   await t.store.tokens.issue({
@@ -29,7 +28,7 @@ export async function mintAccessToken(t: TestApp, options: MintOptions): Promise
     userId,
     familyId: null,
     tokens: [{
-      tokenHash: await sha256Hex(token),
+      tokenHash: await tokenKey(t.app.deps, token),
       kind: "access",
       grantType,
       scope: options.scope ?? "fields:read",

@@ -4,6 +4,7 @@ import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_a
 import { basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import { authCodeTokens, clientCredentialsToken, refreshBody } from "../helpers/codes.ts";
 import { subjectOf } from "../../src/oauth/introspect.ts";
+import { tokenKey } from "../../src/oauth/token_keys.ts";
 
 async function introspect(t: TestApp, client: SeededClient, token: string) {
   const res = await t.app.fetch(
@@ -132,9 +133,7 @@ const INACTIVE: {
   {
     name: "a token of a disabled user",
     prepare: async (t, c, tok) => {
-      const details = await t.store.tokens.findByHash(
-        await (await import("../../src/crypto/hash.ts")).sha256Hex(tok.access_token),
-      );
+      const details = await t.store.tokens.findByHash(await tokenKey(t.app.deps, tok.access_token));
       await t.store.users.setDisabled(details!.userId, true);
       void c;
       return { token: tok.access_token };

@@ -37,8 +37,8 @@ test("token exchanges a code for the Doorkeeper-shaped response with no-store he
   assert.equal(body.expires_in, 28_800);
   assert.equal(body.scope, "fields:read");
   assert.equal(body.created_at, f.t.clock.nowSeconds());
-  assert.match(body.access_token, /^fgat_[A-Za-z0-9_-]{43}$/);
-  assert.match(body.refresh_token, /^fgrt_[A-Za-z0-9_-]{43}$/);
+  assert.match(body.access_token, /^fgat_[0-9a-f]{12}[A-Za-z0-9_-]{43}$/);
+  assert.match(body.refresh_token, /^fgrt_[0-9a-f]{12}[A-Za-z0-9_-]{43}$/);
 });
 
 test("token accepts a form body with HTTP Basic client authentication", async () => {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { postJson } from "../helpers/requests.ts";
-import { sha256Hex } from "../../src/crypto/hash.ts";
+import { tokenKey } from "../../src/oauth/token_keys.ts";
 
 /** Signs a user in, approves the test client and exchanges the code at the real token endpoint. */
 async function authorizedApp(): Promise<{ t: TestApp; browser: TestBrowser; accessToken: string; clientId: string; userId: number }> {
@@ -57,7 +57,7 @@ test("revoking an application kills its tokens and forgets the consent", async (
   const res = await browser.post("/account/revoke", formFields(page, "/account/revoke"));
   assert.equal(res.status, 303);
   assert.match(res.headers.get("location") ?? "", /^\/account\?revoked=/);
-  assert.equal(await t.store.tokens.findActiveAccess(await sha256Hex(accessToken), t.clock.nowSeconds()), undefined);
+  assert.equal(await t.store.tokens.findActiveAccess(await tokenKey(t.app.deps, accessToken), t.clock.nowSeconds()), undefined);
   const client = (await t.store.clients.findByClientId(clientId))!;
   assert.equal(await t.store.consents.find(userId, client.id), undefined);
   assert.ok(t.log.some((l) => l.event === "audit.access_revoked_by_user"));
@@ -80,7 +80,7 @@ for (const row of forged) {
     const page = await (await browser.get("/account")).text();
     const res = await browser.post("/account/revoke", row.change(formFields(page, "/account/revoke")));
     assert.equal(res.status, 403);
-    assert.ok(await t.store.tokens.findActiveAccess(await sha256Hex(accessToken), t.clock.nowSeconds()));
+    assert.ok(await t.store.tokens.findActiveAccess(await tokenKey(t.app.deps, accessToken), t.clock.nowSeconds()));
   });
 }
 

@@ -7,6 +7,7 @@ import { audit } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
+import { tokenKey } from "../token_keys.ts";
 
 /**
  * The spec lists redirect_uri for refresh; RFC 6749 §6 does not, and standard libraries never send it. When sent it
@@ -68,7 +69,7 @@ export async function exchangeRefreshToken(
   if (presentedToken === undefined) throw invalidRequest("Missing parameter: refresh_token");
   checkRedirectUri(deps, client, params.redirect_uri);
   const now = nowSeconds(deps.clock);
-  const refreshHash = await deps.digest(presentedToken);
+  const refreshHash = await tokenKey(deps, presentedToken);
   const details = await deps.store.tokens.findByHash(refreshHash);
   if (details?.userDisabled) throw invalidGrant("The user who approved this grant is disabled");
   const { result, minted, scope } = await rotate(deps, { client, refreshHash, requested: params.scope, now });
