@@ -9,6 +9,7 @@ import { createContext } from "./context.ts";
 import { corsHeaders, preflightResponse } from "./cors.ts";
 import { requestError } from "./errors.ts";
 import { createExecutor, type Executor, type RunResult } from "./execute.ts";
+import { stringifyResult } from "./raw_json.ts";
 import { buildFieldSchema } from "./schema.ts";
 import {
   GRAPHQL_RESPONSE,
@@ -23,7 +24,7 @@ import {
 export const FIELDS_SCOPE = "fields:read";
 
 function respond(media: ResponseMedia, body: RunResult, status: number, headers: Record<string, string> = {}): Response {
-  return textResponse(JSON.stringify(body), {
+  return textResponse(stringifyResult(body), {
     status,
     // Results are per-user data: never cached by browsers or shared caches.
     headers: { "content-type": `${media}; charset=utf-8`, "cache-control": "no-store", ...headers },

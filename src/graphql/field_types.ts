@@ -17,6 +17,7 @@ import type { GraphqlContext } from "./context.ts";
 import { globalId } from "./cursor.ts";
 import { DateTimeScalar, JsonScalar } from "./json_scalar.ts";
 import { cursorOf, fieldConnection, resolveFieldOrganization, type FieldConnection, type FieldsArgs } from "./resolvers.ts";
+import { RawJson } from "./raw_json.ts";
 
 const nonNull = <T extends GraphQLNullableType>(type: T) => new GraphQLNonNull(type);
 
@@ -81,7 +82,8 @@ export const FieldType: GraphQLObjectType<Field, GraphqlContext> = new GraphQLOb
     boundary: {
       type: nonNull(JsonScalar),
       description: "The field boundary as a GeoJSON Polygon or MultiPolygon geometry object (RFC 7946).",
-      resolve: (f): unknown => JSON.parse(f.boundary),
+      // Stored as JSON.stringify output (src/geo/geojson.ts): spliced into the response as it is.
+      resolve: (f): unknown => new RawJson(f.boundary),
     },
     centroid: { type: nonNull(GeoPointType), description: "Centre point of the boundary.", resolve: (f) => f.centroid },
     created_at: { type: nonNull(DateTimeScalar), description: "When the field was recorded.", resolve: (f) => new Date(f.createdAt * 1000) },
