@@ -64,10 +64,11 @@ export interface RotateInput {
   now: number;
   graceSeconds: number;
   /**
-   * Computes the new pair from the presented refresh token (scope narrowing happens here). Returning undefined
-   * refuses; throwing rolls the whole rotation back.
+   * Computes the new pair from the presented refresh token (scope narrowing happens here), and the audit row the
+   * rotation writes with it; `retried` is true for a grace-period retry. Returning undefined refuses; throwing
+   * rolls the whole rotation back.
    */
-  next: (presented: TokenRecord) => { tokens: NewToken[] } | undefined;
+  next: (presented: TokenRecord, retried: boolean) => { tokens: NewToken[]; audit?: NewAuditEvent } | undefined;
 }
 
 export type RotateResult =
@@ -241,7 +242,9 @@ export function createTokenStore(db: Db): TokenStore {
       return row && { ...toDetails(row), organizationIds: JSON.parse(String(row.organization_ids)) as number[] };
     },
     async rotateRefresh({ refreshHash, clientId, now, graceSeconds, next }) {
-      return db.transaction((): RotateResult => {
+      // Shares a commit with concurrent issuances and rotations like issue(); each runs in its own savepoint, one
+      // after another, so two rotations of one token still see each other exactly as two transactions would.
+      return db.transactionBatched((): RotateResult => {
         const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ? AND kind = 'refresh'").get(
           refreshHash,
         ) as
@@ -264,7 +267,7 @@ export function createTokenStore(db: Db): TokenStore {
           );
           retried = true;
         }
-        const plan = next(presented);
+        const plan = next(presented, retried);
         if (!plan) return { status: "invalid" };
         if (!retried) db.prepare("UPDATE tokens SET rotated_at = ? WHERE id = ?").run(now, presented.id);
         const owner = {
@@ -274,6 +277,7 @@ export function createTokenStore(db: Db): TokenStore {
           parentId: presented.id,
         };
         for (const t of plan.tokens) insertToken(owner, t);
+        if (plan.audit) insertAuditRow(db, plan.audit);
         return { status: "ok", presented, retried };
       });
     },

@@ -3,7 +3,7 @@ import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
 import type { TokenClient } from "../../store/clients.ts";
-import { audit } from "../audit.ts";
+import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
@@ -26,30 +26,34 @@ function checkRedirectUri(deps: Deps, client: TokenClient, redirectUri: string |
 /** Mints the new pair and rotates in one store transaction; the scope is fixed once the presented token is known. */
 async function rotate(
   deps: Deps,
-  options: { client: TokenClient; refreshHash: string; requested: string | undefined; now: number },
+  options: { client: TokenClient; refreshHash: string; requested: string | undefined; now: number; ip: string },
 ) {
-  const { client, refreshHash, requested, now } = options;
+  const { client, refreshHash, requested, now, ip } = options;
   // Minted before the transaction because digests are async.
   const minted = await mintTokens(deps, { grantType: "refresh_token", scope: "", now, withRefresh: true });
   let scope = "";
+  let facts: AuditFacts = {};
   const result = await deps.store.tokens.rotateRefresh({
     refreshHash,
     clientId: client.id,
     now,
     graceSeconds: deps.config.refreshGraceSeconds,
-    next: (presented) => {
+    next: (presented, retried) => {
       // RFC 6749 §6: the access token may be narrowed, never widened; the new refresh token keeps the
       // presented one's scope, so a later refresh can ask for the original scope again. Throwing rolls back.
       scope = narrowScope(requested, presented.scope);
+      facts = { clientId: client.clientId, userId: presented.userId, ip, detail: { scope, grace_retry: retried } };
       return {
         tokens: minted.rows.map((row) => ({
           ...row,
           scope: row.kind === "access" ? scope : presented.scope,
         })),
+        // Written in the rotation's own transaction: no new pair without its audit row, and one commit.
+        audit: auditRow(deps, "token_refreshed", facts),
       };
     },
   });
-  return { result, minted, scope };
+  return { result, minted, scope, facts };
 }
 
 /**
@@ -72,7 +76,7 @@ export async function exchangeRefreshToken(
   const refreshHash = await tokenKey(deps, presentedToken);
   const details = await deps.store.tokens.findByHash(refreshHash);
   if (details?.userDisabled) throw invalidGrant("The user who approved this grant is disabled");
-  const { result, minted, scope } = await rotate(deps, { client, refreshHash, requested: params.scope, now });
+  const { result, minted, scope, facts } = await rotate(deps, { client, refreshHash, requested: params.scope, now, ip });
   if (result.status === "reused") {
     const { userId, familyId } = result.presented;
     await audit(deps, "refresh_reuse_detected", {
@@ -84,12 +88,6 @@ export async function exchangeRefreshToken(
     throw invalidGrant("The refresh token has already been used");
   }
   if (result.status === "invalid") throw invalidGrant("The refresh token is invalid, expired or revoked");
-  const detail = { scope, grace_retry: result.retried };
-  await audit(deps, "token_refreshed", {
-    clientId: client.clientId,
-    userId: result.presented.userId,
-    ip,
-    detail,
-  });
+  announceAudit(deps, "token_refreshed", facts);
   return { minted, scope };
 }

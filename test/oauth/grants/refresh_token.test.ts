@@ -12,6 +12,7 @@ import {
   tokenInfo,
 } from "../../helpers/codes.ts";
 import type { SeededClient } from "../../helpers/test_app.ts";
+import { tokenKey } from "../../../src/oauth/token_keys.ts";
 
 async function refresh(t: TestApp, client: SeededClient, token: string, extra: Record<string, string> = {}) {
   const res = await t.app.fetch(postJson("/oauth/token", refreshBody(client, token, extra)));
@@ -34,8 +35,12 @@ test("refresh rotates: a new access and refresh token, the old refresh token sto
   assert.equal((await tokenInfo(t, body.access_token)).status, 200);
   // The previous access token keeps its own lifetime (RFC 6749 §6 leaves it to the server).
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 200);
-  const events = await t.store.audit.list({});
-  assert.ok(events.some((e) => e.event === "token_refreshed"));
+  const refreshed = (await t.store.audit.list({})).filter((e) => e.event === "token_refreshed");
+  // One row, written in the rotation's transaction, naming the client, the user and the grant's scope.
+  assert.equal(refreshed.length, 1);
+  assert.equal(refreshed[0]!.clientId, client.clientId);
+  assert.equal(refreshed[0]!.userId, (await t.store.tokens.findByHash(await tokenKey(t.app.deps, body.access_token)))!.userId);
+  assert.deepEqual(refreshed[0]!.detail, { scope: "fields:read", grace_retry: false });
 });
 
 test("refresh works without redirect_uri, as standard libraries send it (form body, Basic)", async () => {
@@ -121,6 +126,20 @@ test("refresh: within the grace period a retry gets a fresh pair and the lost pa
   assert.equal((await refresh(t, client, lost.refresh_token)).res.status, 400);
   assert.equal((await tokenInfo(t, retry.body.access_token)).status, 200);
   assert.equal((await refresh(t, client, retry.body.refresh_token)).res.status, 200);
+  const retries = (await t.store.audit.list({})).filter((e) => e.event === "token_refreshed").map((e) => e.detail?.grace_retry);
+  assert.deepEqual(retries.sort(), [false, false, true]);
+});
+
+test("refresh: a refused rotation (wider scope) writes neither tokens nor an audit row", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  const before = (await t.store.audit.list({})).length;
+  const { res } = await refresh(t, client, tokens.refresh_token, { scope: "fields:read fields:write" });
+  assert.equal(res.status, 400);
+  assert.equal((await t.store.audit.list({})).filter((e) => e.event === "token_refreshed").length, 0);
+  assert.equal((await t.store.audit.list({})).length, before);
+  // The presented token was not spent: it still rotates.
+  assert.equal((await refresh(t, client, tokens.refresh_token)).res.status, 200);
 });
 
 test("refresh: after the grace period a retry is reuse and revokes the family", async () => {
