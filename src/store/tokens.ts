@@ -104,7 +104,7 @@ export interface TokenStore {
   exchangeCode(
     codeHash: string,
     now: number,
-    decide: (code: AuthorizationCode, facts: ExchangeFacts) => NewToken[] | undefined,
+    decide: (code: AuthorizationCode, facts: ExchangeFacts) => { tokens: NewToken[]; audit?: NewAuditEvent } | undefined,
   ): Promise<ExchangeResult>;
   /** Any token by digest, live or not, with its client and user. */
   findByHash(tokenHash: string): Promise<TokenDetails | undefined>;
@@ -214,22 +214,25 @@ export function createTokenStore(db: Db): TokenStore {
       });
     },
     async exchangeCode(codeHash, now, decide) {
-      return db.transaction((): ExchangeResult => {
+      // In the group commit like issue() and rotateRefresh(): each exchange runs alone in its savepoint, so of two
+      // exchanges of one code the second still finds it consumed.
+      return db.transactionBatched((): ExchangeResult => {
         const consumed = consumeCodeRow(db, codeHash, now);
         if (consumed.status !== "ok") return consumed;
         const { code } = consumed;
         const user = db.prepare("SELECT disabled FROM users WHERE id = ?").get(code.userId) as
           | Row
           | undefined;
-        const tokens = decide(code, { userDisabled: user?.disabled !== 0 });
-        if (!tokens || familyRevoked(code.familyId)) return { status: "ok", code, issued: false };
+        const plan = decide(code, { userDisabled: user?.disabled !== 0 });
+        if (!plan || familyRevoked(code.familyId)) return { status: "ok", code, issued: false };
         const owner = {
           clientId: code.clientId,
           userId: code.userId,
           familyId: code.familyId,
           parentId: null,
         };
-        for (const t of tokens) insertToken(owner, t);
+        for (const t of plan.tokens) insertToken(owner, t);
+        if (plan.audit) insertAuditRow(db, plan.audit);
         return { status: "ok", code, issued: true };
       });
     },

@@ -34,7 +34,7 @@ async function exchanged(t: TestApp) {
   const issued = await issueCode(t, client);
   const now = t.clock.nowSeconds();
   const tokens = await pair(now);
-  const result = await t.store.tokens.exchangeCode(await sha256Hex(issued.code), now, () => tokens);
+  const result = await t.store.tokens.exchangeCode(await sha256Hex(issued.code), now, () => ({ tokens }));
   assert.equal(result.status, "ok");
   return { client, issued, now, access: tokens[0]!.tokenHash, refresh: tokens[1]!.tokenHash };
 }
@@ -57,7 +57,7 @@ test("tokens.exchangeCode uses up the code even when decide refuses", async () =
   const refused = await t.store.tokens.exchangeCode(codeHash, t.clock.nowSeconds(), () => undefined);
   assert.deepEqual(refused.status === "ok" && refused.issued, false);
   assert.equal(
-    (await t.store.tokens.exchangeCode(codeHash, t.clock.nowSeconds(), () => [])).status,
+    (await t.store.tokens.exchangeCode(codeHash, t.clock.nowSeconds(), () => ({ tokens: [] }))).status,
     "reused",
   );
 });

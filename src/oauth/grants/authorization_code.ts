@@ -7,7 +7,7 @@ import type { AuthorizationCode } from "../../store/codes.ts";
 import type { ExchangeFacts } from "../../store/tokens.ts";
 import { sha256Base64Url } from "../../crypto/hash.ts";
 import { constantTimeEqual } from "../../crypto/compare.ts";
-import { audit } from "../audit.ts";
+import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, type OAuthError, unauthorizedClient } from "../errors.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 
@@ -99,9 +99,13 @@ export async function exchangeAuthorizationCode(
     withRefresh: true,
   });
   let refusal: OAuthError | undefined;
+  let issued: AuditFacts = {};
   const result = await deps.store.tokens.exchangeCode(await deps.digest(codeValue), now, (code, facts) => {
     refusal = codeError(code, facts, presented);
-    return refusal ? undefined : minted.rows.map((row) => ({ ...row, scope: code.scope }));
+    if (refusal) return undefined;
+    issued = { clientId: client.clientId, userId: code.userId, ip, detail: { grant_type: "authorization_code", scope: code.scope } };
+    // The audit row is written in the exchange's own transaction: no tokens without it, and one commit.
+    return { tokens: minted.rows.map((row) => ({ ...row, scope: code.scope })), audit: auditRow(deps, "token_issued", issued) };
   });
   if (result.status === "missing") throw invalidGrant("The code is invalid");
   if (result.status === "reused") {
@@ -116,12 +120,6 @@ export async function exchangeAuthorizationCode(
   if (refusal) throw refusal;
   // The approval was revoked (e.g. the user withdrew access) after the code was issued.
   if (!result.issued) throw invalidGrant("The authorization behind this code has been revoked");
-  const { code } = result;
-  await audit(deps, "token_issued", {
-    clientId: client.clientId,
-    userId: code.userId,
-    ip,
-    detail: { grant_type: "authorization_code", scope: code.scope },
-  });
-  return { minted, scope: code.scope };
+  announceAudit(deps, "token_issued", issued);
+  return { minted, scope: result.code.scope };
 }

@@ -29,6 +29,27 @@ test("authorization_code issues tokens acting as the approving user with the cod
   assert.deepEqual(info.scope, ["fields:read"]);
 });
 
+test("authorization_code writes one token_issued audit row with the tokens, and none for a refused exchange", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const user = await t.seed.user();
+  const verifier = makeVerifier();
+  const refusedCode = await issueCode(t, client, { userId: user.id, verifier });
+  const refused = await exchange(t, codeBody(client, refusedCode, { code_verifier: makeVerifier() }));
+  assert.equal(refused.res.status, 400);
+  const issuedRows = async () => (await t.store.audit.list({})).filter((e) => e.event === "token_issued");
+  assert.equal((await issuedRows()).length, 0);
+  const issued = await issueCode(t, client, { userId: user.id });
+  const { res } = await exchange(t, codeBody(client, issued));
+  assert.equal(res.status, 200);
+  const rows = await issuedRows();
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.clientId, client.clientId);
+  assert.equal(rows[0]!.userId, user.id);
+  assert.deepEqual(rows[0]!.detail, { grant_type: "authorization_code", scope: "fields:read" });
+  assert.equal(t.log.filter((l) => l.event === "audit.token_issued").length, 1);
+});
+
 test("authorization_code accepts the right S256 code_verifier", async () => {
   const t = buildTestApp();
   const client = await t.seed.client();
