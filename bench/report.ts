@@ -9,6 +9,11 @@ export interface ScenarioResult extends LoadResult {
   /** Throughput as a fraction of the ceiling measured in the same run. */
   ratio: number;
   target?: { ratio?: number; p99?: number; relativeTo?: string };
+  /**
+   * For big-database rows: the same load against the empty-database server, measured right before and right after
+   * the big-database runs (A B B A), so drift on a shared machine cancels out of the comparison.
+   */
+  paired?: { baseRequestsPerSecond: number[]; bigRequestsPerSecond: number[] };
 }
 
 export interface ServerResult {
@@ -65,11 +70,25 @@ function describeTarget(s: ScenarioResult, report: Report): string {
   if (t.ratio !== undefined) parts.push(`${s.ratio >= t.ratio ? "ok" : "MISS"} >=${t.ratio}`);
   if (t.p99 !== undefined) parts.push(`${s.latency.p99 <= t.p99 ? "ok" : "MISS"} p99<=${t.p99}`);
   if (t.relativeTo !== undefined) {
-    const base = report.scenarios.find((x) => x.id === t.relativeTo);
-    if (base) {
-      const change = s.requestsPerSecond / base.requestsPerSecond - 1;
-      parts.push(`${change >= -0.1 ? "ok" : "MISS"} ${change >= 0 ? "+" : ""}${(change * 100).toFixed(1)}% vs ${base.id}`);
+    const change = relativeChange(s, report);
+    if (change !== undefined) {
+      const against = s.paired ? `${t.relativeTo}, paired ABBA` : t.relativeTo;
+      parts.push(`${change >= -0.1 ? "ok" : "MISS"} ${change >= 0 ? "+" : ""}${(change * 100).toFixed(1)}% vs ${against}`);
     }
   }
   return parts.join(", ");
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/**
+ * Throughput change of a big-database row against its base scenario: from the paired runs when there are any
+ * (mean of the big runs over mean of the empty runs around them), else against the base row of the table.
+ */
+export function relativeChange(s: ScenarioResult, report: Pick<Report, "scenarios">): number | undefined {
+  if (s.paired && s.paired.baseRequestsPerSecond.length > 0 && s.paired.bigRequestsPerSecond.length > 0) {
+    return mean(s.paired.bigRequestsPerSecond) / mean(s.paired.baseRequestsPerSecond) - 1;
+  }
+  const base = report.scenarios.find((x) => x.id === s.target?.relativeTo);
+  return base ? s.requestsPerSecond / base.requestsPerSecond - 1 : undefined;
 }
