@@ -72,13 +72,19 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
 
 /**
  * llhttp has validated the method, target and every header, and the body is already in memory: hand them over as
- * they are (see parsed_request.ts). A target that is not a path ("*", absolute-form) would not make a URL that
- * app.fetch can route, so it is refused here as a malformed request, as a standard Request would have been.
+ * they are (see parsed_request.ts). The URL is our own origin plus the target's path and query: an absolute-form
+ * target ("GET http://host/path", which RFC 9112 §3.2.2 says a server must accept) contributes only its path and
+ * query, never its host. Any other target ("*") cannot be routed and is refused as a malformed request.
  */
 function toRequest(req: IncomingMessage, origin: string, body: Uint8Array | undefined): Request {
-  const target = req.url ?? "/";
-  if (!target.startsWith("/")) throw new TypeError("request target is not a path");
-  return new ParsedRequest(req.method ?? "GET", origin + target, req.rawHeaders, body);
+  return new ParsedRequest(req.method ?? "GET", origin + pathAndQuery(req.url ?? "/"), req.rawHeaders, body);
+}
+
+function pathAndQuery(target: string): string {
+  if (target.startsWith("/")) return target;
+  const absolute = /^https?:\/\//i.test(target) ? URL.parse(target) : null;
+  if (!absolute) throw new TypeError("request target is neither a path nor an absolute URL");
+  return absolute.pathname + absolute.search;
 }
 
 async function writeResponse(response: Response, res: ServerResponse, close: boolean): Promise<void> {

@@ -135,3 +135,54 @@ test("listener writes a deferred JSON response with its UTF-8 Content-Length and
     await s.close();
   }
 });
+
+/** Sends raw bytes on a fresh connection and returns the status line of the answer. */
+async function rawStatusLine(origin: string, raw: string): Promise<string> {
+  const { connect } = await import("node:net");
+  const { port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), "127.0.0.1", () => socket.write(raw));
+    let data = "";
+    socket.on("data", (chunk) => {
+      data += chunk.toString("latin1");
+      if (data.includes("\r\n")) {
+        socket.destroy();
+        resolve(data.slice(0, data.indexOf("\r\n")));
+      }
+    });
+    socket.on("error", reject);
+  });
+}
+
+test("listener takes only the path and query of an absolute-form target, and refuses '*' with 400", async () => {
+  const s = await serve(() => new Response("ok"));
+  try {
+    // RFC 9112 §3.2.2: accepted, but the host in it never becomes the request's origin.
+    const line = await rawStatusLine(s.origin, "GET http://evil.example/oauth/x?y=1 HTTP/1.1\r\nHost: evil.example\r\n\r\n");
+    assert.match(line, /^HTTP\/1\.1 200 /);
+    assert.equal(s.seen[0]!.url, `${s.origin}/oauth/x?y=1`);
+    assert.match(await rawStatusLine(s.origin, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), /^HTTP\/1\.1 400 /);
+    assert.equal(s.seen.length, 1);
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener hands repeated header fields joined with a comma, as Headers would", async () => {
+  const s = await serve((request) => new Response(request.headers.get("x-forwarded-for") ?? "none"));
+  try {
+    const { connect } = await import("node:net");
+    const { port } = new URL(s.origin);
+    const body = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () =>
+        socket.write("GET /x HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 1.1.1.1\r\nx-forwarded-for: 2.2.2.2\r\nConnection: close\r\n\r\n"));
+      let data = "";
+      socket.on("data", (chunk) => (data += chunk.toString("latin1")));
+      socket.on("end", () => resolve(data.slice(data.indexOf("\r\n\r\n") + 4)));
+      socket.on("error", reject);
+    });
+    assert.equal(body, "1.1.1.1, 2.2.2.2");
+  } finally {
+    await s.close();
+  }
+});
