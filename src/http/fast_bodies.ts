@@ -1,7 +1,9 @@
-// A Response subclass whose body is a plain string until someone asks for a stream.
-// Building a Response with a body makes undici (Node) allocate a ReadableStream and read it back, about
-// 15–25 µs per request (bench/micro measurements in the commit); a server adapter that writes the text itself
-// skips that (requests: see parsed_request.ts). Every standard body accessor still works: it builds the real body on demand.
+// A Response subclass whose body is a plain string until someone asks for a stream, and whose headers are a
+// MapHeaders. Building a Response with a body makes undici (Node) allocate a ReadableStream and read it back, about
+// 15–25 µs per request, and its Headers cost ~2.3 µs more than a Map for the few constant fields we send
+// (bench/micro measurements in the commits); a server adapter that writes the text itself skips both (requests:
+// see parsed_request.ts). Every standard accessor still works: the real Response is built on demand.
+import { MapHeaders } from "./map_headers.ts";
 
 type Body = string | Uint8Array;
 
@@ -38,13 +40,23 @@ export function deferResponseBodies(on = true): void {
   deferred = on;
 }
 
+/** What the respond helpers pass: a status and our own header fields. */
+export interface TextInit {
+  status?: number;
+  statusText?: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
 /** A Response carrying string text that the Node adapter writes directly, without a body stream. */
 export class DeferredResponse extends Response {
   readonly text0: string;
+  readonly fields: MapHeaders;
   consumed = false;
   real: Response | undefined;
-  constructor(text: string, init: ResponseInit) {
-    super(null, init);
+  constructor(text: string, init: TextInit) {
+    // Status only: the header fields live in a MapHeaders (below), not in undici's Headers.
+    super(null, { status: init.status, statusText: init.statusText });
+    this.fields = MapHeaders.fromRecord(init.headers);
     this.text0 = text;
   }
   override clone(): Response {
@@ -53,12 +65,19 @@ export class DeferredResponse extends Response {
 }
 
 function realResponse(self: DeferredResponse): Response {
-  return (self.real ??= materialize(self.text0, { status: self.status, statusText: self.statusText, headers: self.headers }));
+  return (self.real ??= materialize(self.text0, { status: self.status, statusText: self.statusText, headers: self.fields }));
 }
 delegateBody(DeferredResponse.prototype, (self: DeferredResponse) => self.real, realResponse);
+// `headers` is declared as a property by the DOM types, so the accessor is defined on the prototype as well. Once
+// the real Response exists its Headers answer, so a reader of the body and of the headers see one object.
+Object.defineProperty(DeferredResponse.prototype, "headers", {
+  get(this: DeferredResponse) {
+    return this.real ? this.real.headers : this.fields;
+  },
+});
 
 /** A text response: deferred when the adapter asked for it, a standard Response otherwise. */
-export function textResponse(text: string, init: ResponseInit): Response {
+export function textResponse(text: string, init: TextInit): Response {
   return deferred ? new DeferredResponse(text, init) : new Response(text, init);
 }
 

@@ -1,86 +1,12 @@
 // A Request made from what a server adapter already parsed: method, URL text, raw header pairs, body bytes.
 // Building a standard Request costs undici ~4 µs of header validation and copying per request (about 7 % of a
 // GraphQL request in the server's perf profile), although the HTTP parser has already validated every header and
-// the app reads only a few of them. ParsedRequest answers headers.get/has and the body from what it was given, and
-// builds the standard Request or Headers only when some other member is used, so every reader still works.
+// the app reads only a few of them. ParsedRequest keeps the headers in a MapHeaders and the body as bytes, and
+// builds the standard Request only when some other member is used, so every reader still works.
+import { MapHeaders } from "./map_headers.ts";
 
 /** Header pairs as the HTTP parser delivered them: [name, value, name, value, ...] (Node's rawHeaders shape). */
 export type RawHeaders = readonly string[];
-
-/** Headers answering get/has from the parsed pairs; any other use builds and delegates to a real Headers. */
-class ParsedHeaders implements Headers {
-  #values: Map<string, string> | undefined;
-  #real: Headers | undefined;
-  readonly #raw: RawHeaders;
-
-  constructor(raw: RawHeaders) {
-    this.#raw = raw;
-  }
-
-  /** The same values Headers.get returns: names folded to lower case, repeated fields joined with ", ". */
-  #map(): Map<string, string> {
-    if (this.#values) return this.#values;
-    const values = new Map<string, string>();
-    const raw = this.#raw;
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i]!.toLowerCase();
-      // Headers strips leading and trailing whitespace from values; the parser already did, this keeps it exact.
-      const value = raw[i + 1]!.trim();
-      const previous = values.get(name);
-      values.set(name, previous === undefined ? value : `${previous}, ${value}`);
-    }
-    return (this.#values = values);
-  }
-
-  real(): Headers {
-    if (this.#real) return this.#real;
-    const pairs: [string, string][] = [];
-    for (let i = 0; i < this.#raw.length; i += 2) pairs.push([this.#raw[i]!, this.#raw[i + 1]!]);
-    return (this.#real = new Headers(pairs));
-  }
-
-  get(name: string): string | null {
-    if (this.#real) return this.#real.get(name);
-    return this.#map().get(name.toLowerCase()) ?? null;
-  }
-
-  has(name: string): boolean {
-    if (this.#real) return this.#real.has(name);
-    return this.#map().has(name.toLowerCase());
-  }
-
-  // Everything else, including the mutators, goes to the real Headers, which from then on answers get/has too.
-  append(name: string, value: string): void {
-    this.real().append(name, value);
-  }
-  delete(name: string): void {
-    this.real().delete(name);
-  }
-  set(name: string, value: string): void {
-    this.real().set(name, value);
-  }
-  getSetCookie(): string[] {
-    return this.real().getSetCookie();
-  }
-  forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
-    this.real().forEach(callback, thisArg);
-  }
-  entries(): HeadersIterator<[string, string]> {
-    return this.real().entries();
-  }
-  keys(): HeadersIterator<string> {
-    return this.real().keys();
-  }
-  values(): HeadersIterator<string> {
-    return this.real().values();
-  }
-  [Symbol.iterator](): HeadersIterator<[string, string]> {
-    return this.real()[Symbol.iterator]();
-  }
-  get [Symbol.toStringTag](): string {
-    return "Headers";
-  }
-}
 
 /**
  * The Request an adapter hands to app.fetch. `method` and `url` must already be valid (the adapter's HTTP parser
@@ -91,7 +17,6 @@ export class ParsedRequest implements Request {
   readonly method: string;
   readonly url: string;
   readonly headers: Headers;
-  readonly #headers: ParsedHeaders;
   readonly #bytes: Uint8Array | undefined;
   #real: Request | undefined;
   #taken = false;
@@ -99,8 +24,7 @@ export class ParsedRequest implements Request {
   constructor(method: string, url: string, rawHeaders: RawHeaders, bytes?: Uint8Array) {
     this.method = method;
     this.url = url;
-    this.#headers = new ParsedHeaders(rawHeaders);
-    this.headers = this.#headers;
+    this.headers = MapHeaders.fromRaw(rawHeaders);
     this.#bytes = bytes;
   }
 
@@ -109,7 +33,7 @@ export class ParsedRequest implements Request {
     if (this.#real) return this.#real;
     // After takeBytes the body is gone; bodyUsed and the readers below keep reporting it as read.
     const body = this.#taken || this.#bytes === undefined ? null : (this.#bytes as Uint8Array<ArrayBuffer>);
-    return (this.#real = new Request(this.url, { method: this.method, headers: this.#headers.real(), body }));
+    return (this.#real = new Request(this.url, { method: this.method, headers: this.headers, body }));
   }
 
   /** The buffered body, once: like reading a body, a second read (or a read after another accessor) fails. */
