@@ -81,9 +81,17 @@ async function webWorker(base: string, demo: DemoCredentialsFile, until: number)
   const web = { client_id: demo.authorizationCodeClient.client_id, client_secret: demo.authorizationCodeClient.client_secret };
   let browser = await signedInBrowser(base, demo);
   let signedInAt = Date.now();
+  let approvals = 0;
   while (Date.now() < until) {
     let pair;
     try {
+      // Every fourth approval is abandoned (the client never exchanges its code), as happens with real users: those
+      // codes expire, and purge must remove them. A used code stays while its grant has live tokens (store.ts).
+      if (++approvals % 4 === 0) {
+        await authorizeCode(browser, demo);
+        record("code abandoned", 200, [200]);
+        continue;
+      }
       pair = await exchangeCode(base, demo, await authorizeCode(browser, demo));
       record("token authorization_code", 200, [200]);
     } catch (error) {
