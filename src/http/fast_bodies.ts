@@ -65,7 +65,7 @@ export class DeferredResponse extends Response {
 }
 
 function realResponse(self: DeferredResponse): Response {
-  return (self.real ??= materialize(self.text0, { status: self.status, statusText: self.statusText, headers: self.fields }));
+  return (self.real ??= materialize(self.text0, { status: self.status, statusText: self.statusText, headers: [...self.fields] }));
 }
 delegateBody(DeferredResponse.prototype, (self: DeferredResponse) => self.real, realResponse);
 // `headers` is declared as a property by the DOM types, so the accessor is defined on the prototype as well. Once

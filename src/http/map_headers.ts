@@ -21,7 +21,13 @@ function normalizedValue(value: string): string {
   return trimmed;
 }
 
-export class MapHeaders implements Headers {
+/**
+ * Extends Headers only so that `instanceof Headers` holds for code handed our requests and responses; every member
+ * is overridden, and the inherited (empty) header list is never used. To copy one into a standard Request, Response
+ * or Headers, pass its pairs (`[...headers]`): undici iterates a Headers subclass like any iterable, but Deno reads
+ * the internal list of anything that is a Headers, which is empty here. (Only the Node adapter builds these.)
+ */
+export class MapHeaders extends Headers {
   // Lower-case name -> combined value; Set-Cookie values are kept apart in `cookies`.
   readonly #values = new Map<string, string>();
   #cookies: string[] = [];
@@ -49,24 +55,24 @@ export class MapHeaders implements Headers {
     this.#values.set(name, previous === undefined ? value : `${previous}, ${value}`);
   }
 
-  append(name: string, value: string): void {
+  override append(name: string, value: string): void {
     this.#add(checkedName(name), normalizedValue(value));
   }
 
-  set(name: string, value: string): void {
+  override set(name: string, value: string): void {
     const key = checkedName(name);
     const normalized = normalizedValue(value);
     if (key === "set-cookie") this.#cookies = [normalized];
     else this.#values.set(key, normalized);
   }
 
-  delete(name: string): void {
+  override delete(name: string): void {
     const key = checkedName(name);
     if (key === "set-cookie") this.#cookies = [];
     else this.#values.delete(key);
   }
 
-  get(name: string): string | null {
+  override get(name: string): string | null {
     const key = name.toLowerCase();
     if (key === "set-cookie") return this.#cookies.length === 0 ? null : this.#cookies.join(", ");
     const value = this.#values.get(key);
@@ -75,14 +81,14 @@ export class MapHeaders implements Headers {
     return null;
   }
 
-  has(name: string): boolean {
+  override has(name: string): boolean {
     const key = name.toLowerCase();
     if (key === "set-cookie" ? this.#cookies.length > 0 : this.#values.has(key)) return true;
     checkedName(name);
     return false;
   }
 
-  getSetCookie(): string[] {
+  override getSetCookie(): string[] {
     return [...this.#cookies];
   }
 
@@ -95,22 +101,19 @@ export class MapHeaders implements Headers {
     return pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
-  forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+  override forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
     for (const [name, value] of this.#pairs()) callback.call(thisArg, value, name, this);
   }
-  entries(): HeadersIterator<[string, string]> {
+  override entries(): HeadersIterator<[string, string]> {
     return this.#pairs()[Symbol.iterator]() as HeadersIterator<[string, string]>;
   }
-  keys(): HeadersIterator<string> {
+  override keys(): HeadersIterator<string> {
     return this.#pairs().map(([name]) => name)[Symbol.iterator]() as HeadersIterator<string>;
   }
-  values(): HeadersIterator<string> {
+  override values(): HeadersIterator<string> {
     return this.#pairs().map(([, value]) => value)[Symbol.iterator]() as HeadersIterator<string>;
   }
-  [Symbol.iterator](): HeadersIterator<[string, string]> {
+  override [Symbol.iterator](): HeadersIterator<[string, string]> {
     return this.entries();
-  }
-  get [Symbol.toStringTag](): string {
-    return "Headers";
   }
 }

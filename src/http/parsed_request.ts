@@ -33,7 +33,7 @@ export class ParsedRequest implements Request {
     if (this.#real) return this.#real;
     // After takeBytes the body is gone; bodyUsed and the readers below keep reporting it as read.
     const body = this.#taken || this.#bytes === undefined ? null : (this.#bytes as Uint8Array<ArrayBuffer>);
-    return (this.#real = new Request(this.url, { method: this.method, headers: this.headers, body }));
+    return (this.#real = new Request(this.url, { method: this.method, headers: [...this.headers], body }));
   }
 
   /** The buffered body, once: like reading a body, a second read (or a read after another accessor) fails. */
