@@ -5,31 +5,6 @@
 // see parsed_request.ts). Every standard accessor still works: the real Response is built on demand.
 import { MapHeaders } from "./map_headers.ts";
 
-type Body = string | Uint8Array;
-
-/** A real Response (or the Request's bytes as one) built on first use, so the standard accessors behave as usual. */
-function materialize(body: Body, init?: ResponseInit): Response {
-  return new Response(body as BodyInit, init);
-}
-
-/**
- * Adds the body accessors to a subclass prototype; `inner(self)` returns the lazily built real body holder.
- * Accessors are defined on the prototype because TypeScript (and the DOM types) declare `body` as a property.
- */
-function delegateBody(proto: object, inner: (self: never) => Response | undefined, make: (self: never) => Response): void {
-  Object.defineProperties(proto, {
-    body: { get() { return make(this as never).body; } },
-    bodyUsed: { get() { return inner(this as never)?.bodyUsed ?? (this as { consumed: boolean }).consumed; } },
-  });
-  for (const name of ["text", "json", "arrayBuffer", "bytes", "blob", "formData"] as const) {
-    Object.defineProperty(proto, name, {
-      value(this: never) {
-        return (make(this) as unknown as Record<string, () => Promise<unknown>>)[name]!();
-      },
-    });
-  }
-}
-
 let deferred = false;
 
 /**
@@ -51,7 +26,6 @@ export interface TextInit {
 export class DeferredResponse extends Response {
   readonly text0: string;
   readonly fields: MapHeaders;
-  consumed = false;
   real: Response | undefined;
   constructor(text: string, init: TextInit) {
     // Status only: the header fields live in a MapHeaders (below), not in undici's Headers.
@@ -64,10 +38,24 @@ export class DeferredResponse extends Response {
   }
 }
 
+/** The standard Response with the same status, headers and text, built on first use of a standard accessor. */
 function realResponse(self: DeferredResponse): Response {
-  return (self.real ??= materialize(self.text0, { status: self.status, statusText: self.statusText, headers: [...self.fields] }));
+  return (self.real ??= new Response(self.text0, { status: self.status, statusText: self.statusText, headers: [...self.fields] }));
 }
-delegateBody(DeferredResponse.prototype, (self: DeferredResponse) => self.real, realResponse);
+
+// The body accessors are defined on the prototype because TypeScript (and the DOM types) declare `body` as a
+// property; each reads the real Response, so the text is consumed exactly as a standard body would be.
+Object.defineProperties(DeferredResponse.prototype, {
+  body: { get(this: DeferredResponse) { return realResponse(this).body; } },
+  bodyUsed: { get(this: DeferredResponse) { return this.real?.bodyUsed ?? false; } },
+});
+for (const name of ["text", "json", "arrayBuffer", "bytes", "blob", "formData"] as const) {
+  Object.defineProperty(DeferredResponse.prototype, name, {
+    value(this: DeferredResponse) {
+      return (realResponse(this) as unknown as Record<string, () => Promise<unknown>>)[name]!();
+    },
+  });
+}
 // `headers` is declared as a property by the DOM types, so the accessor is defined on the prototype as well. Once
 // the real Response exists its Headers answer, so a reader of the body and of the headers see one object.
 Object.defineProperty(DeferredResponse.prototype, "headers", {

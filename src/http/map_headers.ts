@@ -32,10 +32,13 @@ export class MapHeaders extends Headers {
   readonly #values = new Map<string, string>();
   #cookies: string[] = [];
 
-  /** From header pairs an HTTP parser already validated ([name, value, name, value, ...]). */
+  /**
+   * From header pairs an HTTP parser already validated and trimmed ([name, value, name, value, ...]): llhttp
+   * refuses bad names and values and strips surrounding whitespace, so they are taken as they are.
+   */
   static fromRaw(raw: readonly string[]): MapHeaders {
     const headers = new MapHeaders();
-    for (let i = 0; i < raw.length; i += 2) headers.#add(raw[i]!.toLowerCase(), raw[i + 1]!.replace(EDGE_WHITESPACE, ""));
+    for (let i = 0; i < raw.length; i += 2) headers.#add(raw[i]!.toLowerCase(), raw[i + 1]!);
     return headers;
   }
 

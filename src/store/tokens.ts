@@ -186,6 +186,12 @@ export function createTokenStore(db: Db): TokenStore {
         input.parentId,
       );
 
+  // Every issuing operation stores its tokens together with the audit row of the issuance, in one transaction.
+  const insertIssued = (owner: Parameters<typeof insertToken>[0], tokens: readonly NewToken[], audit?: NewAuditEvent) => {
+    for (const t of tokens) insertToken(owner, t);
+    if (audit) insertAuditRow(db, audit);
+  };
+
   const familyRevoked = (familyId: string) =>
     (db.prepare("SELECT revoked_at FROM grant_families WHERE id = ?").get(familyId) as Row | undefined)
       ?.revoked_at !== null;
@@ -208,8 +214,7 @@ export function createTokenStore(db: Db): TokenStore {
       // Issuance is the hottest write: concurrent issuances share one commit (see Db.transactionBatched).
       return db.transactionBatched(() => {
         if (input.familyId !== null && familyRevoked(input.familyId)) return false;
-        for (const t of input.tokens) insertToken({ ...input, parentId: null }, t);
-        if (input.audit) insertAuditRow(db, input.audit);
+        insertIssued({ ...input, parentId: null }, input.tokens, input.audit);
         return true;
       });
     },
@@ -231,8 +236,7 @@ export function createTokenStore(db: Db): TokenStore {
           familyId: code.familyId,
           parentId: null,
         };
-        for (const t of plan.tokens) insertToken(owner, t);
-        if (plan.audit) insertAuditRow(db, plan.audit);
+        insertIssued(owner, plan.tokens, plan.audit);
         return { status: "ok", code, issued: true };
       });
     },
@@ -279,8 +283,7 @@ export function createTokenStore(db: Db): TokenStore {
           familyId: presented.familyId,
           parentId: presented.id,
         };
-        for (const t of plan.tokens) insertToken(owner, t);
-        if (plan.audit) insertAuditRow(db, plan.audit);
+        insertIssued(owner, plan.tokens, plan.audit);
         return { status: "ok", presented, retried };
       });
     },

@@ -88,14 +88,20 @@ export async function authCodeTokens(t: TestApp, options: { scope?: string } = {
   return { client, issued, tokens: (await res.json()) as TokenPair };
 }
 
-/** Seeds a client-credentials client and obtains a token for it. */
-export async function clientCredentialsToken(t: TestApp) {
-  const client = await t.seed.client({ grant: "client_credentials" });
-  const res = await t.app.fetch(postJson("/oauth/token", {
+/** A client_credentials token request (JSON body, credentials in the body) for a client. */
+export function ccRequest(client: { clientId: string; clientSecret: string }, extra: Record<string, string> = {}): Request {
+  return postJson("/oauth/token", {
     grant_type: "client_credentials",
     client_id: client.clientId,
     client_secret: client.clientSecret,
-  }));
+    ...extra,
+  });
+}
+
+/** Seeds a client-credentials client and obtains a token for it. */
+export async function clientCredentialsToken(t: TestApp) {
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const res = await t.app.fetch(ccRequest(client));
   if (res.status !== 200) throw new Error(`client credentials failed: ${res.status} ${await res.text()}`);
   return {
     client,

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { BASE, basicAuth, postForm, postJson } from "../helpers/requests.ts";
-import { authCodeTokens, clientCredentialsToken, refreshBody, tokenInfo } from "../helpers/codes.ts";
+import { authCodeTokens, ccRequest, clientCredentialsToken, refreshBody, tokenInfo } from "../helpers/codes.ts";
 
 function revoke(t: TestApp, client: SeededClient, token: string, hint?: string) {
   const body: Record<string, string> = {
@@ -22,13 +22,7 @@ test("revoke an access token: 200 {} with no-store, the token dies at once, the 
   assert.equal(res.headers.get("cache-control"), "no-store");
   assert.deepEqual(await res.json(), {});
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 401);
-  const again = await t.app.fetch(
-    postJson("/oauth/token", {
-      grant_type: "client_credentials",
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-    }),
-  );
+  const again = await t.app.fetch(ccRequest(client));
   assert.equal(again.status, 200);
   const events = await t.store.audit.list({});
   assert.ok(events.some((e) => e.event === "token_revoked" && e.clientId === client.clientId));

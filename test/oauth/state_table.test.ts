@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import {
   authCodeTokens,
+  ccRequest,
   clientCredentialsToken,
   codeBody,
   issueCode,
@@ -88,13 +89,7 @@ const ROWS: { row: string; run: (t: TestApp) => Promise<void> }[] = [
       }));
       assert.equal(res.status, 200);
       assert.equal(await live(t, tokens.access_token), false);
-      const again = await t.app.fetch(
-        postJson("/oauth/token", {
-          grant_type: "client_credentials",
-          client_id: client.clientId,
-          client_secret: client.clientSecret,
-        }),
-      );
+      const again = await t.app.fetch(ccRequest(client));
       assert.equal(again.status, 200);
     },
   },
@@ -122,13 +117,7 @@ const ROWS: { row: string; run: (t: TestApp) => Promise<void> }[] = [
       const { client, tokens } = await clientCredentialsToken(t);
       t.clock.advance(1_800);
       assert.equal(await live(t, tokens.access_token), false);
-      const res = await t.app.fetch(
-        postJson("/oauth/token", {
-          grant_type: "client_credentials",
-          client_id: client.clientId,
-          client_secret: client.clientSecret,
-        }),
-      );
+      const res = await t.app.fetch(ccRequest(client));
       assert.equal(res.status, 200);
       assert.ok(await live(t, (await res.json()).access_token));
     },

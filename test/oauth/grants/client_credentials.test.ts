@@ -2,16 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../../helpers/requests.ts";
-import { ccCreds, type ErrorRow, testErrorRows, tokenInfo } from "../../helpers/codes.ts";
-
-function ccRequest(client: { clientId: string; clientSecret: string }, extra: Record<string, string> = {}) {
-  return postJson("/oauth/token", {
-    grant_type: "client_credentials",
-    client_id: client.clientId,
-    client_secret: client.clientSecret,
-    ...extra,
-  });
-}
+import { ccCreds, ccRequest, type ErrorRow, testErrorRows, tokenInfo } from "../../helpers/codes.ts";
 
 test("client_credentials issues a 1800 s token with no refresh_token key, acting as the integration user", async () => {
   const t = buildTestApp();
