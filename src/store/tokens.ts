@@ -1,4 +1,5 @@
 // tokens table: access and refresh token digests, their lifetimes, revocation and refresh rotation.
+import { createReadCache } from "./read_cache.ts";
 import type { Db, Row } from "./sqlite.ts";
 import { type AuthorizationCode, consumeCodeRow, type ConsumeResult, revokeFamilyRows } from "./codes.ts";
 import { insertAuditRow, type NewAuditEvent } from "./audit.ts";
@@ -35,7 +36,7 @@ export interface TokenDetails extends TokenRecord {
 /** A live access token as the bearer check returns it: its details plus the acting user's organization ids. */
 export interface ActiveAccess extends TokenDetails {
   /** Ids of the organizations the acting user belongs to, ascending; read in the same query as the token. */
-  organizationIds: number[];
+  readonly organizationIds: readonly number[];
 }
 
 export interface NewToken {
@@ -164,7 +165,11 @@ const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS},
   FROM ${DETAIL_TABLES} WHERE t.token_hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > ?
   AND c.disabled = 0 AND u.disabled = 0`;
 
+/** Live access tokens kept between writes; each entry is a token some client presented since the last write. */
+const ACTIVE_ACCESS_CACHE_ENTRIES = 4096;
+
 export function createTokenStore(db: Db): TokenStore {
+  const activeAccess = createReadCache<ActiveAccess>(db, ACTIVE_ACCESS_CACHE_ENTRIES);
   const insertToken = (
     input: { clientId: number; userId: number; familyId: string | null; parentId: number | null },
     t: NewToken,
@@ -245,8 +250,16 @@ export function createTokenStore(db: Db): TokenStore {
       return row && toDetails(row);
     },
     async findActiveAccess(tokenHash, now) {
-      const row = db.prepare(ACTIVE_ACCESS).get(tokenHash, now) as Row | undefined;
-      return row && { ...toDetails(row), organizationIds: JSON.parse(String(row.organization_ids)) as number[] };
+      // Every GraphQL request asks this. While nothing is written the answer is kept (read_cache.ts); the expiry,
+      // the one condition that changes without a write, is checked again on every hit.
+      const found = activeAccess.read(tokenHash, () => {
+        const row = db.prepare(ACTIVE_ACCESS).get(tokenHash, now) as Row | undefined;
+        if (!row) return undefined;
+        const organizationIds = Object.freeze(JSON.parse(String(row.organization_ids)) as number[]);
+        // Shared by every request presenting the token: frozen, so no caller can alter what the next one sees.
+        return Object.freeze({ ...toDetails(row), organizationIds });
+      });
+      return found && found.expiresAt > now ? found : undefined;
     },
     async rotateRefresh({ refreshHash, clientId, now, graceSeconds, next }) {
       // Shares a commit with concurrent issuances and rotations like issue(); each runs in its own savepoint, one

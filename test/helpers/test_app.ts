@@ -55,12 +55,15 @@ export const TEST_ENV: Record<string, string> = {
   FIELDGATE_PBKDF2_ITERATIONS: "1000",
 };
 
-/** Builds a fresh app; `env` overrides settings, e.g. { FIELDGATE_REFRESH_GRACE: "5" }. */
+/**
+ * Builds a fresh app; `env` overrides settings, e.g. { FIELDGATE_REFRESH_GRACE: "5" }. The database is in memory
+ * unless FIELDGATE_DB names a file (then close `store` when done).
+ */
 export function buildTestApp(env: Record<string, string> = {}): TestApp {
   const config = loadConfig({ ...TEST_ENV, ...env });
   const clock = fakeClock();
   const random = seededRandom(Math.floor(Math.random() * 2 ** 31) + 1);
-  const store = openStore(":memory:", { now: clock.clock() });
+  const store = openStore(config.dbPath, { now: clock.clock() });
   const log: LogLine[] = [];
   const app = createApp({
     config,

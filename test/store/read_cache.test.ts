@@ -1,0 +1,116 @@
+// createReadCache and Db.changeStamp: a kept read is returned only while the database provably did not change.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createReadCache } from "../../src/store/read_cache.ts";
+import { openDatabase, type Db } from "../../src/store/sqlite.ts";
+
+/** A stamp source the test moves by hand, and a loader that counts its calls. */
+function harness(maxEntries = 8) {
+  const state = { stamp: "1", loads: 0 };
+  const cache = createReadCache<{ key: string; load: number }>({ changeStamp: () => state.stamp }, maxEntries);
+  const read = (key: string, found = true) =>
+    cache.read(key, () => {
+      state.loads++;
+      return found ? { key, load: state.loads } : undefined;
+    });
+  return { state, read };
+}
+
+test("a read is loaded once and then served from the cache while the stamp stays", () => {
+  const { state, read } = harness();
+  const first = read("a");
+  assert.equal(read("a"), first);
+  assert.equal(read("a"), first);
+  assert.equal(state.loads, 1);
+  assert.notEqual(read("b"), first);
+  assert.equal(state.loads, 2);
+});
+
+test("a moved stamp empties the cache: every key loads again", () => {
+  const { state, read } = harness();
+  const a = read("a");
+  read("b");
+  state.stamp = "2";
+  assert.notEqual(read("a"), a);
+  read("b");
+  assert.equal(state.loads, 4);
+});
+
+test("an undefined result is not kept, so an unknown key is asked again every time", () => {
+  const { state, read } = harness();
+  assert.equal(read("missing", false), undefined);
+  assert.equal(read("missing", false), undefined);
+  assert.equal(state.loads, 2);
+});
+
+test("a full cache starts over instead of growing past its bound", () => {
+  const { state, read } = harness(2);
+  read("a");
+  read("b");
+  read("c"); // full: starts over with c alone
+  assert.equal(state.loads, 3);
+  read("c");
+  assert.equal(state.loads, 3);
+  read("a");
+  assert.equal(state.loads, 4);
+});
+
+function tempDb() {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-stamp-"));
+  return { path: join(dir, "test.db"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function withTwoConnections(run: (own: Db, other: Db) => void) {
+  const { path, cleanup } = tempDb();
+  const own = openDatabase(path, { autoCheckpointPages: 0 });
+  const other = openDatabase(path, { autoCheckpointPages: 0 });
+  try {
+    run(own, other);
+  } finally {
+    own.close();
+    other.close();
+    cleanup();
+  }
+}
+
+const insertOrg = (db: Db, slug: string) =>
+  db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, 0)").run(slug, slug);
+
+test("changeStamp stays put while nothing is written, reads included", () => {
+  withTwoConnections((own, other) => {
+    const before = own.changeStamp();
+    own.prepare("SELECT COUNT(*) AS n FROM organizations").get();
+    other.prepare("SELECT COUNT(*) AS n FROM organizations").get();
+    assert.equal(own.changeStamp(), before);
+  });
+});
+
+test("changeStamp moves when another connection commits (another process or worker)", () => {
+  withTwoConnections((own, other) => {
+    const before = own.changeStamp();
+    insertOrg(other, "elsewhere");
+    assert.notEqual(own.changeStamp(), before);
+  });
+});
+
+test("changeStamp moves when this connection writes, in or out of a transaction, even if it rolls back", () => {
+  withTwoConnections((own) => {
+    const s0 = own.changeStamp();
+    insertOrg(own, "autocommit");
+    const s1 = own.changeStamp();
+    assert.notEqual(s1, s0);
+    own.transaction(() => insertOrg(own, "in-transaction"));
+    const s2 = own.changeStamp();
+    assert.notEqual(s2, s1);
+    assert.throws(() =>
+      own.transaction(() => {
+        insertOrg(own, "rolled-back");
+        throw new Error("abort");
+      })
+    );
+    assert.notEqual(own.changeStamp(), s2);
+  });
+});
