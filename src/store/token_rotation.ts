@@ -1,0 +1,65 @@
+// Refresh-token rotation inside one transaction: single use, reuse detection (RFC 9700 §4.14.2), grace retries.
+import type { Db, Row } from "./sqlite.ts";
+import type { NewAuditEvent } from "./audit.ts";
+import { revokeFamilyRows } from "./codes.ts";
+import { insertIssued, type NewToken, toRecord, type TokenRecord } from "./token_rows.ts";
+
+export interface RotateInput {
+  refreshHash: string;
+  /** Internal id of the authenticated client; a refresh token of another client is invalid. */
+  clientId: number;
+  now: number;
+  graceSeconds: number;
+  /**
+   * Computes the new pair from the presented refresh token (scope narrowing happens here), and the audit row the
+   * rotation writes with it; `retried` is true for a grace-period retry. Returning undefined refuses; throwing
+   * rolls the whole rotation back.
+   */
+  next: (presented: TokenRecord, retried: boolean) => { tokens: NewToken[]; audit?: NewAuditEvent } | undefined;
+}
+
+export type RotateResult =
+  | { status: "ok"; presented: TokenRecord; retried: boolean }
+  /** The token had already been rotated outside the grace period: its whole family is now revoked. */
+  | { status: "reused"; presented: TokenRecord }
+  /** Unknown, another client's, expired, revoked, or refused by `next`. */
+  | { status: "invalid" };
+
+/** The rotation's reads and writes; the caller runs it inside a transaction (TokenStore.rotateRefresh). */
+export function rotateRefreshRows(db: Db, { refreshHash, clientId, now, graceSeconds, next }: RotateInput): RotateResult {
+  const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ? AND kind = 'refresh'").get(refreshHash) as
+    | Row
+    | undefined;
+  if (!row) return { status: "invalid" };
+  const presented = toRecord(row);
+  if (presented.clientId !== clientId || presented.revokedAt !== null || presented.expiresAt <= now) {
+    return { status: "invalid" };
+  }
+  let retried = false;
+  if (presented.rotatedAt !== null) {
+    if (graceSeconds <= 0 || now - presented.rotatedAt > graceSeconds) return reuse(db, presented, now);
+    // A child refresh token that was itself rotated proves the client did receive the pair: this is reuse.
+    if (childRotated(db, presented.id)) return reuse(db, presented, now);
+    // Grace retry: the client lost the previous response. Kill the pair it never received, issue anew.
+    db.prepare("UPDATE tokens SET revoked_at = ? WHERE parent_id = ? AND revoked_at IS NULL").run(now, presented.id);
+    retried = true;
+  }
+  const plan = next(presented, retried);
+  if (!plan) return { status: "invalid" };
+  if (!retried) db.prepare("UPDATE tokens SET rotated_at = ? WHERE id = ?").run(now, presented.id);
+  const owner = { clientId, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
+  insertIssued(db, owner, plan.tokens, plan.audit);
+  return { status: "ok", presented, retried };
+}
+
+function childRotated(db: Db, parentId: number): boolean {
+  return db.prepare("SELECT 1 AS x FROM tokens WHERE parent_id = ? AND kind = 'refresh' AND rotated_at IS NOT NULL")
+    .get(parentId) !== undefined;
+}
+
+/** Reuse of a rotated refresh token: revoke everything descending from the same approval. */
+function reuse(db: Db, presented: TokenRecord, now: number): RotateResult {
+  if (presented.familyId !== null) revokeFamilyRows(db, presented.familyId, now, "refresh_reused");
+  else db.prepare("UPDATE tokens SET revoked_at = ? WHERE id = ?").run(now, presented.id);
+  return { status: "reused", presented };
+}
