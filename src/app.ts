@@ -118,37 +118,39 @@ export function createApp(options: AppOptions): App {
   ]);
   const nextRequestId = requestIds(deps.random);
 
+  /** Routes the request and runs its handler; any failure becomes the answer its surface (JSON, HTML) expects. */
+  async function dispatch(request: Request, ctx: RequestContext): Promise<{ response: Response; routeLabel: string }> {
+    const { url, requestId } = ctx;
+    // Metrics label: the route's own path, never the raw one, so label cardinality stays bounded.
+    let routeLabel = UNMATCHED_ROUTE;
+    try {
+      const route = router.match(request.method, url.pathname);
+      routeLabel = route.path;
+      return { response: await route.handler(request, ctx), routeLabel };
+    } catch (error) {
+      const surface: Surface = router.surfaceOf(url.pathname);
+      if (isOAuthError(error)) {
+        // A 405 means the path is a registered route, so it is a bounded label too.
+        if (error.code === "method_not_allowed") routeLabel = url.pathname;
+        return { response: renderError(error, surface), routeLabel };
+      }
+      // Unknown failure: log the cause for operators, tell the client nothing about it.
+      deps.log("request_failed", {
+        request_id: requestId,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        stack: error instanceof Error ? error.stack : undefined,
+      });
+      return { response: renderServerError(surface), routeLabel };
+    }
+  }
+
   async function fetch(request: Request, info?: ConnectionInfo): Promise<Response> {
     const started = performance.now();
     const url = new URL(request.url);
     const incomingId = request.headers.get("x-request-id");
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
     const ctx: RequestContext = { url, requestId, clientIp: clientAddress(request, info, deps.config.trustProxy) };
-    let surface: Surface = "json";
-    // Metrics label: the route's own path, never the raw one, so label cardinality stays bounded.
-    let routeLabel = UNMATCHED_ROUTE;
-    let response: Response;
-    try {
-      const route = router.match(request.method, url.pathname);
-      routeLabel = route.path;
-      surface = route.surface ?? "json";
-      response = await route.handler(request, ctx);
-    } catch (error) {
-      surface = router.surfaceOf(url.pathname);
-      if (isOAuthError(error)) {
-        // A 405 means the path is a registered route, so it is a bounded label too.
-        if (error.code === "method_not_allowed") routeLabel = url.pathname;
-        response = renderError(error, surface);
-      } else {
-        // Unknown failure: log the cause for operators, tell the client nothing about it.
-        deps.log("request_failed", {
-          request_id: requestId,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-          stack: error instanceof Error ? error.stack : undefined,
-        });
-        response = renderServerError(surface);
-      }
-    }
+    const { response, routeLabel } = await dispatch(request, ctx);
     response.headers.set("x-request-id", requestId);
     if (!response.headers.has("x-content-type-options")) response.headers.set("x-content-type-options", "nosniff");
     const seconds = (performance.now() - started) / 1000;
