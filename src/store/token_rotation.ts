@@ -38,8 +38,11 @@ export function rotateRefreshRows(db: Db, { refreshHash, clientId, now, graceSec
   let retried = false;
   if (presented.rotatedAt !== null) {
     if (graceSeconds <= 0 || now - presented.rotatedAt > graceSeconds) return reuse(db, presented, now);
-    // A child refresh token that was itself rotated proves the client did receive the pair: this is reuse.
-    if (childRotated(db, presented.id)) return reuse(db, presented, now);
+    // Within the window one retry is granted, for a client that lost the response. It is reuse instead when the
+    // client did receive the pair (its refresh token was itself rotated), or when the retry was already spent (a
+    // second child exists): a thief replaying a just-rotated token must not mint pairs for the whole window.
+    const children = childrenOf(db, presented.id);
+    if (children.rotated || children.count > 1) return reuse(db, presented, now);
     // Grace retry: the client lost the previous response. Kill the pair it never received, issue anew.
     db.prepare("UPDATE tokens SET revoked_at = ? WHERE parent_id = ? AND revoked_at IS NULL").run(now, presented.id);
     retried = true;
@@ -52,9 +55,11 @@ export function rotateRefreshRows(db: Db, { refreshHash, clientId, now, graceSec
   return { status: "ok", presented, retried };
 }
 
-function childRotated(db: Db, parentId: number): boolean {
-  return db.prepare("SELECT 1 AS x FROM tokens WHERE parent_id = ? AND kind = 'refresh' AND rotated_at IS NOT NULL")
-    .get(parentId) !== undefined;
+/** The refresh tokens issued in exchange for `parentId`: how many, and whether any was rotated in turn. */
+function childrenOf(db: Db, parentId: number): { count: number; rotated: boolean } {
+  const row = db.prepare(`SELECT COUNT(*) AS n, COALESCE(MAX(rotated_at IS NOT NULL), 0) AS rotated FROM tokens
+    WHERE parent_id = ? AND kind = 'refresh'`).get(parentId) as Row;
+  return { count: Number(row.n), rotated: Number(row.rotated) === 1 };
 }
 
 /** Reuse of a rotated refresh token: revoke everything descending from the same approval. */

@@ -162,6 +162,21 @@ test("refresh: within the grace period, a token whose successor was already used
   assert.equal((await tokenInfo(t, third.access_token)).status, 401);
 });
 
+test("refresh: the grace retry is granted once; a second replay of the same token is reuse and revokes the family", async () => {
+  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
+  const { client, tokens } = await authCodeTokens(t);
+  await refresh(t, client, tokens.refresh_token);
+  const retry = await refresh(t, client, tokens.refresh_token);
+  assert.equal(retry.res.status, 200);
+  // Still inside the window: whoever replays now is not the client that lost one response.
+  const again = await refresh(t, client, tokens.refresh_token);
+  assert.equal(again.body.error, "invalid_grant");
+  assert.equal((await tokenInfo(t, retry.body.access_token)).status, 401);
+  assert.equal((await refresh(t, client, retry.body.refresh_token)).res.status, 400);
+  const detected = (await t.store.audit.list({})).filter((e) => e.event === "refresh_reuse_detected");
+  assert.equal(detected.length, 1);
+});
+
 test("refresh: two concurrent refreshes of one token give exactly one 200 (grace 0)", async () => {
   const t = buildTestApp();
   const { client, tokens } = await authCodeTokens(t);
