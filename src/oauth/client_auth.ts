@@ -106,6 +106,19 @@ function boundedId(clientId: string): string {
   return clientId.slice(0, 100);
 }
 
+/** The only shape of client id fieldgate issues (randomId: 16 random bytes, base64url). */
+const ISSUED_CLIENT_ID = /^[A-Za-z0-9_-]{22}$/;
+
+/**
+ * The client a refusal records: a registered client's own id, or a presented id only when it has the shape of the
+ * ids fieldgate issues. Anything else may be a secret, a token or a password sent in the wrong field (swapped
+ * credentials are a common integration mistake), and must reach neither the log nor the audit table.
+ */
+function recordedClientId(presented: string, client: TokenClient | undefined): string | undefined {
+  if (client) return client.clientId;
+  return ISSUED_CLIENT_ID.test(presented) ? presented : undefined;
+}
+
 /** The facts of one authentication attempt that every refusal records. */
 interface Attempt {
   now: number;
@@ -153,15 +166,12 @@ export async function authenticateClient(
   const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);
-  if (presented.secret === undefined) {
-    throw await refuse(keys, "missing_secret", boundedId(presented.clientId));
-  }
   const client = await deps.store.clients.findForTokenRequest(presented.clientId);
+  const recorded = recordedClientId(presented.clientId, client);
+  if (presented.secret === undefined) throw await refuse(keys, "missing_secret", recorded);
   const digest = await deps.digest(presented.secret);
   const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
-  if (!client || !matches) {
-    throw await refuse(keys, client ? "bad_secret" : "unknown_client", boundedId(presented.clientId));
-  }
+  if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", recorded);
   // Checked after the secret so a disabled client answers exactly like a wrong secret.
   if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
   deps.throttle.reset([keys[0]]);

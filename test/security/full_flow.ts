@@ -66,6 +66,11 @@ export async function fullFlow(f: FileApp): Promise<string[]> {
   }
   await json(await f.app.fetch(postJson("/oauth/introspect", { client_id: web.clientId, client_secret: web.clientSecret, token: refreshed.refresh_token! })));
   await json(await f.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: cc.clientId, client_secret: WRONG_SECRET })), 401);
+  // Credentials in the wrong fields, a common integration mistake: whatever lands in client_id may be a secret.
+  await json(await f.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: cc.clientSecret, client_secret: cc.clientId })), 401);
+  await json(await f.app.fetch(postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: basicAuth(web.clientSecret, web.clientId) })), 401);
+  await json(await f.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: cc1.access_token! })), 401);
+  await json(await f.app.fetch(postJson("/oauth/revoke", { client_id: PASSWORD, client_secret: "x", token: "y" })), 401);
   assert.equal((await f.app.fetch(new Request(`${BASE}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }))).status, 200);
   await json(await f.app.fetch(postJson("/oauth/revoke", { client_id: web.clientId, client_secret: web.clientSecret, token: refreshed.refresh_token!, token_type_hint: "refresh_token" })));
   await json(await f.app.fetch(postJson("/oauth/revoke", { client_id: cc.clientId, client_secret: cc.clientSecret, token: cc2.access_token! })));
