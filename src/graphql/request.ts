@@ -1,6 +1,6 @@
 // GraphQL-over-HTTP request handling: media type negotiation and the query/variables/operationName parameters.
 import { mediaType, readText } from "../http/body.ts";
-import { OAuthError, invalidRequest } from "../oauth/errors.ts";
+import { OAuthError, invalidRequest, isOAuthError } from "../oauth/errors.ts";
 
 export const GRAPHQL_RESPONSE = "application/graphql-response+json";
 export const JSON_MEDIA = "application/json";
@@ -105,7 +105,14 @@ export async function paramsFromBody(request: Request, maxBytes: number): Promis
   if (mediaType(request) !== JSON_MEDIA || (charset !== undefined && charset !== "utf-8")) {
     throw new OAuthError("unsupported_media_type", "Content-Type must be application/json (UTF-8)");
   }
-  const text = await readText(request, maxBytes);
+  let text: string;
+  try {
+    text = await readText(request, maxBytes);
+  } catch (error) {
+    // Bytes that are not UTF-8 make a malformed GraphQL request, like text that is not JSON; 413 stays an HTTP refusal.
+    if (isOAuthError(error) && error.code === "invalid_request") return { failure: error.description };
+    throw error;
+  }
   if (text.trim() === "") return { failure: "Request body is empty" };
   const parsed = parseJson(text);
   if (!parsed) return { failure: "Request body is not valid JSON" };

@@ -33,6 +33,7 @@ const rows: Row[] = [
   { name: "a mutation over GET is 405", request: (k) => getRequest(k, { query: "mutation { __typename }" }), status: 405, code: "METHOD_NOT_ALLOWED" },
   { name: "a named mutation over GET is 405 even when another operation is a query", request: (k) => getRequest(k, { query: "query Q { __typename } mutation M { __typename }", operationName: "M" }), status: 405, code: "METHOD_NOT_ALLOWED" },
   { name: "form bodies are 415", request: (k) => new Request(`${BASE}/graphql`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/x-www-form-urlencoded" }, body: "query=%7B__typename%7D" }), status: 415, error: "unsupported_media_type" },
+  { name: "a body that is not valid UTF-8 is a GraphQL request error", request: (k) => new Request(`${BASE}/graphql`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/json" }, body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) }), status: 400, code: "BAD_REQUEST" },
   { name: "a non-UTF-8 charset is 415", request: (k) => graphqlRequest(k, { query: "{ __typename }" }, { "content-type": "application/json; charset=latin1" }), status: 415, error: "unsupported_media_type" },
   { name: "an unacceptable Accept is 406", request: (k) => graphqlRequest(k, { query: "{ __typename }" }, { accept: "text/html" }), status: 406, error: "invalid_request" },
   { name: "a body over the size limit is 413", request: (k) => graphqlRequest(k, { query: `{ __typename }${" ".repeat(70_000)}` }), status: 413, error: "payload_too_large" },
