@@ -1,16 +1,19 @@
 // Help texts generated from the command table, so usage never drifts from what the parser accepts.
 import type { Command, FlagSpec } from "./types.ts";
 
+/** Two columns; the left one as wide as its longest entry needs, so no entry runs into its description. */
+function columns(rows: readonly (readonly [string, string])[], minWidth: number): string[] {
+  const width = Math.max(minWidth, ...rows.map(([left]) => left.length + 2));
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`);
+}
+
 function flagLines(flags: Record<string, FlagSpec>): string[] {
-  return Object.entries(flags).map(([name, spec]) => {
-    const left = `--${name}${spec.value ? ` ${spec.value}` : ""}`;
-    return `  ${left.padEnd(26)}${spec.description}`;
-  });
+  return columns(Object.entries(flags).map(([name, spec]) => [`--${name}${spec.value ? ` ${spec.value}` : ""}`, spec.description]), 26);
 }
 
 /** The command list shown by `fieldgate --help` or a bare `fieldgate`. */
 export function overview(commands: readonly Command[]): string {
-  const lines = commands.map((c) => `  ${[c.name, ...c.positionals].join(" ").padEnd(30)}${c.summary}`);
+  const lines = columns(commands.map((c) => [[c.name, ...c.positionals].join(" "), c.summary]), 30);
   return [
     "Usage: fieldgate <command> [options]   (npm run --silent fieldgate -- <command>)",
     "",

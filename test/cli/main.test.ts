@@ -14,6 +14,16 @@ test("--help alone lists every command on stdout with exit 0", async () => {
   for (const command of COMMANDS) assert.ok(result.stdout.includes(command.name), command.name);
 });
 
+test("--help keeps every command's usage apart from its summary, however long the usage", async () => {
+  const { stdout } = await cliHarness().run(["--help"]);
+  for (const command of COMMANDS) {
+    const usage = ["", command.name, ...command.positionals].join(" ").trimStart();
+    const line = stdout.split("\n").find((l) => l.trimStart().startsWith(usage + " "));
+    assert.ok(line, `no line for ${usage}`);
+    assert.ok(line.includes(`${usage}  `) && line.trimEnd().endsWith(command.summary), line);
+  }
+});
+
 for (const command of COMMANDS) {
   test(`${command.name} --help shows its usage and opens no database`, async () => {
     const h = cliHarness();
