@@ -102,6 +102,11 @@ function baseUrl(env: Env, port: number): string {
     throw new TypeError("FIELDGATE_BASE_URL must use http or https");
   }
   if (url.search || url.hash) throw new TypeError("FIELDGATE_BASE_URL must not have a query or fragment");
+  // Every route is served from the root, and the metadata, iss and the demo's self-calls are built as base URL +
+  // path: with a prefix they would all name endpoints that answer 404 (RFC 8414 §2 wants working ones).
+  if (url.pathname !== "/") {
+    throw new TypeError(`FIELDGATE_BASE_URL must not have a path (fieldgate serves from the root), got "${url.pathname}"`);
+  }
   return url.href.replace(/\/$/, "");
 }
 

@@ -41,6 +41,11 @@ test("settings are read from the environment record", () => {
   assert.equal(config.metricsToken, "0123456789abcdef");
 });
 
+test("a base URL with an empty path or only \"/\" is accepted, without the trailing slash", () => {
+  assert.equal(loadConfig({ FIELDGATE_BASE_URL: "https://auth.example.com" }).baseUrl, "https://auth.example.com");
+  assert.equal(loadConfig({ FIELDGATE_BASE_URL: "https://auth.example.com:8443/" }).baseUrl, "https://auth.example.com:8443");
+});
+
 // Bad settings fail at startup naming the variable (TypeError for a bad shape, RangeError for a bad range).
 const bad: { env: Record<string, string>; error: typeof TypeError | typeof RangeError; names: string }[] = [
   { env: { PORT: "eighty" }, error: TypeError, names: "PORT" },
@@ -52,6 +57,10 @@ const bad: { env: Record<string, string>; error: typeof TypeError | typeof Range
   { env: { FIELDGATE_BASE_URL: "not a url" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
   { env: { FIELDGATE_BASE_URL: "ftp://example.com" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
   { env: { FIELDGATE_BASE_URL: "https://example.com/?x=1" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  // Every route is served from the root; a path prefix would make the metadata advertise endpoints that 404.
+  { env: { FIELDGATE_BASE_URL: "https://example.com/auth" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_BASE_URL: "https://example.com/auth/" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_BASE_URL: "http://localhost:8080//" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
   { env: { FIELDGATE_CORS_ORIGINS: "https://a.example/path" }, error: TypeError, names: "FIELDGATE_CORS_ORIGINS" },
   { env: { FIELDGATE_CORS_ORIGINS: "nonsense" }, error: TypeError, names: "FIELDGATE_CORS_ORIGINS" },
   { env: { FIELDGATE_METRICS_TOKEN: "short" }, error: RangeError, names: "FIELDGATE_METRICS_TOKEN" },

@@ -33,23 +33,39 @@ interface DenoApi {
 /** The Deno namespace, reached through globalThis so this module also loads (and type-checks) outside Deno. */
 export const Deno = (globalThis as unknown as { Deno: DenoApi }).Deno;
 
-/** Serves `app` with Deno.serve on host:port (0 = any free port). */
-export function listenDeno(app: App, options: { port: number; host: string }): Promise<Listener> {
-  return new Promise((resolve) => {
-    const server = Deno.serve(
-      {
-        port: options.port,
-        hostname: options.host,
-        // onListen runs inside Deno.serve, before `server` is assigned: use its argument, not server.addr.
-        onListen: ({ hostname, port }) => {
-          const url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
-          // shutdown() stops accepting and waits for in-flight requests to complete.
-          resolve({ url, close: () => server.shutdown() });
-        },
+/** Binds Deno.serve to host:port (0 = any free port), then serves the app `build` makes for the bound port. */
+export async function listenDeno(
+  options: { port: number; host: string },
+  build: (port: number) => Promise<App>,
+): Promise<Listener> {
+  // A request that arrives while the app is being built (seeding runs PBKDF2) waits for it.
+  let app: App | undefined;
+  let settle!: { resolve(app: App): void; reject(error: unknown): void };
+  const ready = new Promise<App>((resolve, reject) => (settle = { resolve, reject }));
+  ready.catch(() => {}); // a failed build is reported by listenDeno itself; a waiting request just fails
+  let server!: DenoServer;
+  const bound = new Promise<{ hostname: string; port: number }>((resolve) => {
+    server = Deno.serve(
+      // onListen runs inside Deno.serve, before `server` is assigned: use its argument, not server.addr.
+      { port: options.port, hostname: options.host, onListen: resolve },
+      (request, info) => {
+        const connection = { remoteAddress: info.remoteAddr.hostname };
+        return app ? app.fetch(request, connection) : ready.then((built) => built.fetch(request, connection));
       },
-      (request, info) => app.fetch(request, { remoteAddress: info.remoteAddr.hostname }),
     );
   });
+  const { hostname, port } = await bound;
+  try {
+    app = await build(port);
+  } catch (error) {
+    settle.reject(error);
+    await server.shutdown();
+    throw error;
+  }
+  settle.resolve(app);
+  const url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+  // shutdown() stops accepting and waits for in-flight requests to complete.
+  return { url, close: () => server.shutdown() };
 }
 
 /** Resolves at the first SIGTERM or SIGINT. */

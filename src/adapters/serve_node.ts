@@ -1,5 +1,5 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -26,8 +26,11 @@ function closeGracefully(server: Server): Promise<void> {
   });
 }
 
-/** Serves `app` with node:http on host:port (0 = any free port). */
-export async function listenNode(app: App, options: { port: number; host: string }): Promise<Listener> {
+/** Binds node:http to host:port (0 = any free port), then serves the app `build` makes for the bound port. */
+export async function listenNode(
+  options: { port: number; host: string },
+  build: (port: number) => Promise<App>,
+): Promise<Listener> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -39,7 +42,21 @@ export async function listenNode(app: App, options: { port: number; host: string
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  server.on("request", toNodeListener(app, url));
+  // A request that arrives while the app is being built (seeding runs PBKDF2) waits for it instead of hanging
+  // with no listener; once built, requests go straight to the app's listener.
+  const ready = build(address.port).then((app) => toNodeListener(app, url));
+  const early = (req: IncomingMessage, res: ServerResponse) =>
+    void ready.then((listener) => listener(req, res), () => res.destroy());
+  server.on("request", early);
+  let listener: Awaited<typeof ready>;
+  try {
+    listener = await ready;
+  } catch (error) {
+    await closeGracefully(server);
+    throw error;
+  }
+  server.off("request", early);
+  server.on("request", listener);
   return { url, close: () => closeGracefully(server) };
 }
 

@@ -45,8 +45,13 @@ export interface CliDeps {
   readTextFile(path: string | URL): Promise<string | undefined>;
   /** Writes a file readable by its owner only (mode 0600): for credentials. */
   writePrivateFile(path: string, text: string): Promise<void>;
-  /** Serves `app` on host:port until close(). */
-  listen(app: App, options: { port: number; host: string }): Promise<Listener>;
+  /**
+   * Binds host:port, then serves the app `build` makes for the port actually bound (port 0 resolved), until
+   * close(). The socket comes first because the default base URL (issuer, metadata, demo redirect URI) names that
+   * port; requests arriving while `build` runs wait for it. If `build` throws, the socket is closed and listen
+   * rejects with that error.
+   */
+  listen(options: { port: number; host: string }, build: (port: number) => Promise<App>): Promise<Listener>;
   /** Resolves with the signal name at the first SIGTERM or SIGINT. */
   shutdownSignal(): Promise<string>;
   /** Multi-process serving for `serve --workers`; absent where the runtime has none (Deno). */

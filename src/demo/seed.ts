@@ -5,6 +5,7 @@ import { encodeBase64Url } from "../crypto/base64url.ts";
 import { parseFieldCollection } from "../geo/geojson.ts";
 import { createClient, createUser } from "../cli/registration.ts";
 import type { Store } from "../store/store.ts";
+import { demoRedirectUri } from "./redirect_uri.ts";
 
 /** The checked-in demo boundaries, resolved next to the source so any working directory works. */
 export const DEMO_FIELDS_URL = new URL("../../data/demo-fields.geojson", import.meta.url);
@@ -67,7 +68,7 @@ export async function seedDemo(
   });
   const organization = (await store.organizations.findBySlug(DEMO_ORG))!;
   await store.fields.insertMany(organization.id, fields, now);
-  const redirectUri = `${options.baseUrl}/demo/callback`;
+  const redirectUri = demoRedirectUri(options.baseUrl);
   const { web, sync } = await createDemoClients(store, { redirectUri, robotId: robot.id, random, now });
   return {
     organization: DEMO_ORG,

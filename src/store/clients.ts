@@ -50,6 +50,12 @@ export interface ClientStore {
    * the client in the same transaction. Returns the updated client, or undefined when unknown.
    */
   rotateSecret(clientId: string, options: { secretHash: string; now: number; revokeTokens: boolean }): Promise<Client | undefined>;
+  /**
+   * Points an authorization-code client at `redirectUri`, in one transaction; returns the URI it had before, or
+   * undefined when there is no such authorization-code client. For fieldgate's own demo client only: a third-party
+   * client's registration is its owner's to change.
+   */
+  replaceRedirectUri(clientId: string, redirectUri: string): Promise<string | undefined>;
   /** Disables (or re-enables) a client; a disabled client's tokens stop being accepted. */
   setDisabled(clientId: string, disabled: boolean): Promise<Client | undefined>;
 }
@@ -130,6 +136,17 @@ export function createClientStore(db: Db): ClientStore {
             WHERE client_id = ? AND revoked_at IS NULL`).run(now, Number(row.id));
         }
         return toClient(row);
+      });
+    },
+    async replaceRedirectUri(clientId, redirectUri) {
+      return db.transaction(() => {
+        const row = db.prepare("SELECT redirect_uri FROM clients WHERE client_id = ? AND grant_type = 'authorization_code'")
+          .get(clientId) as Row | undefined;
+        if (!row) return undefined;
+        if (row.redirect_uri !== redirectUri) {
+          db.prepare("UPDATE clients SET redirect_uri = ? WHERE client_id = ?").run(redirectUri, clientId);
+        }
+        return String(row.redirect_uri);
       });
     },
     async setDisabled(clientId, disabled) {

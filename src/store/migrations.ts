@@ -194,4 +194,19 @@ CREATE TRIGGER field_counts_update AFTER UPDATE OF organization_id, crop, season
 END;
 `,
   },
+  {
+    // The demo client's per-browser memory (state, PKCE verifier, tokens, the steps it shows) lives here and not in
+    // process memory: under `serve --workers N` the kernel hands each connection to any worker, so a callback
+    // often reaches another worker than the one that started the demo. key_hash is the SHA-256 of the demo cookie;
+    // `sealed` is AES-GCM under a key derived from that cookie (ui/demo_state.ts), so the file alone yields no token.
+    name: "demo states",
+    sql: `
+CREATE TABLE demo_states (
+  key_hash TEXT PRIMARY KEY,
+  sealed TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX demo_states_by_expiry ON demo_states(expires_at);
+`,
+  },
 ];

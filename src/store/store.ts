@@ -9,6 +9,7 @@ import { createSessionStore, type SessionStore } from "./sessions.ts";
 import { createConsentStore, type ConsentStore } from "./consents.ts";
 import { createFieldStore, type FieldStore } from "./fields.ts";
 import { createAuditStore, type AuditStore } from "./audit.ts";
+import { createDemoStateStore, type DemoStateStore } from "./demo_states.ts";
 
 export interface PurgeCounts {
   codes: number;
@@ -16,6 +17,7 @@ export interface PurgeCounts {
   sessions: number;
   families: number;
   auditEvents: number;
+  demoStates: number;
 }
 
 export interface Store {
@@ -28,9 +30,13 @@ export interface Store {
   consents: ConsentStore;
   fields: FieldStore;
   audit: AuditStore;
+  demoStates: DemoStateStore;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
-  /** Deletes codes, tokens, sessions and audit rows that expired more than `retentionSeconds` before `now`. */
+  /**
+   * Deletes codes, tokens, sessions, demo states and audit rows that expired more than `retentionSeconds` before
+   * `now`.
+   */
   purge(now: number, retentionSeconds: number): Promise<PurgeCounts>;
   /** Runs PRAGMA integrity_check; ["ok"] when the file is sound, otherwise SQLite's list of problems. */
   integrityCheck(): Promise<string[]>;
@@ -56,6 +62,7 @@ function createStore(db: Db): Store {
     consents: createConsentStore(db),
     fields: createFieldStore(db),
     audit: createAuditStore(db),
+    demoStates: createDemoStateStore(db),
     async ping() {
       try {
         return db.prepare("SELECT 1 AS ok").get()?.ok === 1;
@@ -84,6 +91,7 @@ function createStore(db: Db): Store {
             .changes,
         ),
         auditEvents: Number(db.prepare("DELETE FROM audit_events WHERE at < ?").run(cutoff).changes),
+        demoStates: Number(db.prepare("DELETE FROM demo_states WHERE expires_at < ?").run(cutoff).changes),
       }));
     },
     async integrityCheck() {

@@ -1,5 +1,6 @@
 // The demo client: starts /oauth/authorize, takes the callback, and calls the token, revoke and GraphQL endpoints
-// through deps.selfFetch exactly as an external confidential client would. Its tokens stay in server memory.
+// through deps.selfFetch exactly as an external confidential client would. Its tokens stay on the server, sealed
+// in the database (demo_state.ts).
 import type { Deps, DemoCredentials } from "../deps.ts";
 import type { Route } from "../http/router.ts";
 import { readParams } from "../http/body.ts";
@@ -12,6 +13,7 @@ import { cookieName, setCookie } from "./cookies.ts";
 import { csrfToken, verifyCsrf } from "./csrf.ts";
 import { page } from "./page.ts";
 import { maskToken, renderDemo, type DemoStep } from "./demo.ts";
+import { demoRedirectUri } from "../demo/redirect_uri.ts";
 import { createDemoStore, DEMO_TTL_SECONDS, type DemoState, type DemoStore, type FoundDemo } from "./demo_state.ts";
 
 const DEMO_COOKIE = "fieldgate_demo";
@@ -27,7 +29,7 @@ interface DemoApp {
   redirectUri: string;
 }
 
-/** Demo routes; only registered when the adapter supplied demo credentials. State lives in the app's DemoStore. */
+/** Demo routes; only registered when the adapter supplied demo credentials. State lives in the database (DemoStore). */
 export function demoRoutes(deps: Deps): Route[] {
   const demo = deps.demo;
   if (!demo) return [];
@@ -37,7 +39,7 @@ export function demoRoutes(deps: Deps): Route[] {
     demo,
     store: createDemoStore(deps, cookie),
     cookie,
-    redirectUri: `${deps.config.baseUrl}/demo/callback`,
+    redirectUri: demoRedirectUri(deps.config.baseUrl),
   };
   return [
     { method: "GET", path: "/demo/start", surface: "html", handler: (req) => startDemo(app, req) },
@@ -48,13 +50,22 @@ export function demoRoutes(deps: Deps): Route[] {
   ];
 }
 
+/**
+ * HEAD shares the GET routes (router.ts) but must stay safe (RFC 9110 §9.2.1), as /oauth/authorize does: starting
+ * replaces the browser's demo state and a callback spends the code. So HEAD acts on nothing and points at /demo.
+ */
+function safeHead(): Response {
+  return redirect("/demo", 303);
+}
+
 /** GET /demo/start: remembers a fresh state and PKCE verifier, then sends the browser to /oauth/authorize. */
 async function startDemo(app: DemoApp, request: Request): Promise<Response> {
+  if (request.method === "HEAD") return safeHead();
   const { deps } = app;
   const value = app.store.keyOf(request) ?? randomToken(deps.random, "session");
   const state = randomId(deps.random);
   const verifier = randomId(deps.random, 32);
-  await app.store.save(value, { expiresAt: 0, state, verifier, steps: [] });
+  await app.store.save(value, { state, verifier, steps: [] });
   const url = new URL(`${deps.config.baseUrl}/oauth/authorize`);
   url.search = new URLSearchParams({
     client_id: app.demo.clientId,
@@ -72,6 +83,7 @@ async function startDemo(app: DemoApp, request: Request): Promise<Response> {
 
 /** GET /demo/callback: checks state and issuer, then exchanges the code for tokens. */
 async function demoCallback(app: DemoApp, request: Request, url: URL): Promise<Response> {
+  if (request.method === "HEAD") return safeHead();
   const found = await app.store.load(request);
   const params = url.searchParams;
   const expected = found?.state.state;

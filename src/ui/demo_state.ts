@@ -1,12 +1,19 @@
-// The demo client's per-browser memory: a bounded in-process map keyed by the digest of a cookie value.
+// The demo client's per-browser memory: a demo_states row keyed by the digest of the demo cookie, sealed with it.
+//
+// Why SQLite and not a map in this process: under `serve --workers N` the kernel hands each connection to whichever
+// worker accepts it (node:cluster SCHED_NONE), so a demo started on one worker often comes back to another, which
+// would not know its state. The database is what the workers already share, with the same durability and expiry
+// as sessions. Why sealed: the state holds the demo's tokens and PKCE verifier, which the client must be able to
+// send again, so a digest will not do; they are encrypted under a key derived from the cookie value, which only
+// the browser holds (the row key is its SHA-256), so the database file alone yields nothing usable.
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
+import { openSealed, sealText } from "../crypto/seal.ts";
 import { readCookies } from "./cookies.ts";
 import type { DemoStep } from "./demo.ts";
 
-/** What the demo client remembers for one browser; never rendered in full. */
+/** What the demo client remembers for one browser; never rendered in full. Its expiry is the row's. */
 export interface DemoState {
-  expiresAt: number;
   state?: string;
   verifier?: string;
   accessToken?: string;
@@ -29,13 +36,13 @@ export interface DemoStore {
 }
 
 export const DEMO_TTL_SECONDS = 900;
+/** Demos kept at once: anyone may start one without signing in, so the table is bounded (oldest expiry goes). */
 const MAX_DEMOS = 1_000;
 const KEY_SHAPE = /^fgss_[A-Za-z0-9_-]{43}$/;
+const SEAL_PURPOSE = "fieldgate demo state";
 
-/** A demo store living in this app's closure; the map is keyed by digest so a memory dump holds no cookie. */
+/** A demo store over the app's database, so every process serving the same file sees the same demos. */
 export function createDemoStore(deps: Deps, cookie: string): DemoStore {
-  const demos = new Map<string, DemoState>();
-
   function keyOf(request: Request): string | undefined {
     const value = readCookies(request).get(cookie);
     return value && KEY_SHAPE.test(value) ? value : undefined;
@@ -44,22 +51,17 @@ export function createDemoStore(deps: Deps, cookie: string): DemoStore {
   async function load(request: Request): Promise<FoundDemo | undefined> {
     const value = keyOf(request);
     if (!value) return undefined;
-    const state = demos.get(await deps.digest(value));
-    if (!state || state.expiresAt <= nowSeconds(deps.clock)) return undefined;
-    return { value, state };
+    const sealed = await deps.store.demoStates.find(await deps.digest(value), nowSeconds(deps.clock));
+    const text = sealed === undefined ? undefined : await openSealed(value, sealed, { purpose: SEAL_PURPOSE });
+    // Authenticated encryption: only save() below, holding this cookie, can have written the text.
+    return text === undefined ? undefined : { value, state: JSON.parse(text) as DemoState };
   }
 
   async function save(value: string, state: DemoState): Promise<void> {
-    const now = nowSeconds(deps.clock);
-    if (demos.size >= MAX_DEMOS) evict(demos, now);
-    demos.set(await deps.digest(value), { ...state, expiresAt: now + DEMO_TTL_SECONDS });
+    const expiresAt = nowSeconds(deps.clock) + DEMO_TTL_SECONDS;
+    const sealed = await sealText(value, JSON.stringify(state), { purpose: SEAL_PURPOSE, random: deps.random });
+    await deps.store.demoStates.save({ keyHash: await deps.digest(value), sealed, expiresAt }, { keep: MAX_DEMOS });
   }
 
   return { keyOf, load, save };
-}
-
-/** Drops expired demos, then the oldest, until there is room for one more. */
-function evict(demos: Map<string, DemoState>, now: number): void {
-  for (const [key, entry] of demos) if (entry.expiresAt <= now) demos.delete(key);
-  while (demos.size >= MAX_DEMOS) demos.delete(demos.keys().next().value as string);
 }

@@ -11,37 +11,16 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 test("serve on Deno seeds, answers /healthz and exits 0 on SIGTERM", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-"));
-  // A shell in between reports deno's own exit status: Deno's node:child_process reports a signalled child's
-  // code as null, which would hide whether the server exited 0 after its graceful shutdown.
-  const script = 'node_modules/.bin/deno run --allow-all --no-check src/adapters/deno.ts serve --host 127.0.0.1 --port 0 --db "$1" & ' +
-    'echo "pid=$!" >&2; wait $!; echo "exit=$?" >&2';
-  const child = spawn("sh", ["-c", script, "sh", join(dir, "fg.db")], {
-    cwd: ROOT,
-    env: { ...process.env, FIELDGATE_PBKDF2_ITERATIONS: "1000", NO_COLOR: "1" },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += chunk));
-  const exited = new Promise<void>((resolve) => child.on("close", () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-      const match = /"event":"listening","url":"([^"]+)"/.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    child.on("exit", () => reject(new Error(`deno exited early: ${stderr}`)));
-  });
+  const server = await serveOnDeno(join(dir, "fg.db"));
   try {
-    const res = await fetch(`${url}/healthz`);
+    const res = await fetch(`${server.url}/healthz`);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { status: "ok" });
   } finally {
-    process.kill(Number(/pid=(\d+)/.exec(stderr)![1]), "SIGTERM");
+    assert.equal(await server.stop(), "exit=0");
   }
-  await exited;
-  assert.match(stderr, /exit=0/, stderr);
-  assert.match(stderr, /"event":"stopped"/);
-  assert.match(stdout, /fieldgate demo data created/);
+  assert.match(server.stderr(), /"event":"stopped"/);
+  assert.match(server.stdout(), /fieldgate demo data created/);
   const credentials = join(dir, "demo-credentials.json");
   assert.ok(existsSync(credentials));
   assert.equal(statSync(credentials).mode & 0o777, 0o600);
@@ -63,4 +42,71 @@ test("deno task cli runs the CLI through deno.json", async () => {
   const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
   assert.equal(code, 0, stderr);
   assert.deepEqual(JSON.parse(stdout), { users: [] });
+});
+
+interface DenoServe {
+  url: string;
+  stdout(): string;
+  stderr(): string;
+  /** SIGTERM, then the exit status line the shell reported. */
+  stop(): Promise<string>;
+}
+
+/**
+ * `deno … serve --port 0` on `dbPath` with no base URL configured, once it logs that it is listening. A shell in
+ * between reports deno's own exit status: Deno's node:child_process reports a signalled child's code as null, which
+ * would hide whether the server exited 0 after its graceful shutdown.
+ */
+async function serveOnDeno(dbPath: string): Promise<DenoServe> {
+  const script = 'node_modules/.bin/deno run --allow-all --no-check src/adapters/deno.ts serve --host 127.0.0.1 --port 0 --db "$1" & ' +
+    'echo "pid=$!" >&2; wait $!; echo "exit=$?" >&2';
+  const env: Record<string, string | undefined> = { ...process.env, FIELDGATE_PBKDF2_ITERATIONS: "1000", NO_COLOR: "1" };
+  delete env.FIELDGATE_BASE_URL;
+  delete env.PORT;
+  const child = spawn("sh", ["-c", script, "sh", dbPath], { cwd: ROOT, env });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  const exited = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+      const match = /"event":"listening","url":"([^"]+)"/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on("exit", () => reject(new Error(`deno exited early: ${stderr}`)));
+  });
+  return {
+    url,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    async stop() {
+      process.kill(Number(/pid=(\d+)/.exec(stderr)![1]), "SIGTERM");
+      await exited;
+      return /exit=\d+/.exec(stderr)?.[0] ?? stderr;
+    },
+  };
+}
+
+test("serve on Deno with port 0 names the bound port in the banner, the metadata and the demo's redirect URI", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-port0-"));
+  const dbPath = join(dir, "fg.db");
+  for (const run of ["first", "restart"]) {
+    const server = await serveOnDeno(dbPath);
+    try {
+      const base = `http://localhost:${new URL(server.url).port}`;
+      const metadata = await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json();
+      assert.equal(metadata.issuer, base, run);
+      assert.equal(metadata.authorization_endpoint, `${base}/oauth/authorize`, run);
+      if (run === "first") assert.match(server.stdout(), new RegExp(`Sign in at ${base}/`));
+      // The restart binds another port: the demo's authorization request must still match the registration.
+      const start = await fetch(`${server.url}/demo/start`, { redirect: "manual" });
+      assert.equal(start.status, 302, run);
+      const authorize = await fetch(new URL(start.headers.get("location")!, server.url), { redirect: "manual" });
+      assert.equal(authorize.status, 200, `${run}: ${authorize.status}`);
+      await authorize.body?.cancel();
+    } finally {
+      assert.equal(await server.stop(), "exit=0");
+    }
+  }
 });

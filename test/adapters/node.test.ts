@@ -26,6 +26,65 @@ test("serve on Node answers /healthz on a real socket and shuts down cleanly on 
   await assert.rejects(fetch(`${url}/healthz`));
 });
 
+test("serve on Node with port 0 and no base URL names the bound port in the banner and the metadata", async () => {
+  const h = cliHarness();
+  let stop!: (signal: string) => void;
+  const deps = h.deps({ shutdownSignal: () => new Promise((resolve) => (stop = resolve)) });
+  let stdout = "";
+  const io = { stdout: (t: string) => void (stdout += t), stderr: () => {}, readStdin: async () => "", isTTY: false };
+  const running = runCli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", h.dbPath], io, deps);
+  let listening;
+  while (!(listening = h.log.find((l) => l.event === "listening"))) await new Promise((resolve) => setTimeout(resolve, 5));
+  const url = String(listening.fields.url);
+  const base = `http://localhost:${new URL(url).port}`;
+  try {
+    assert.equal(listening.fields.base_url, base);
+    const metadata = await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json();
+    assert.equal(metadata.issuer, base);
+    assert.equal(metadata.token_endpoint, `${base}/oauth/token`);
+    assert.match(stdout, new RegExp(`Sign in at ${base}/`));
+    assert.match(stdout, new RegExp(`redirect_uri: +${base}/demo/callback`));
+  } finally {
+    stop("SIGTERM");
+    assert.equal(await running, 0);
+  }
+});
+
+test("the node listener holds requests that arrive while the app is built, then answers them", async () => {
+  let finish!: () => void;
+  const building = new Promise<void>((resolve) => (finish = resolve));
+  let boundPort = 0;
+  const app = { fetch: async () => new Response(`built for ${boundPort}`) } as unknown as App;
+  let listenerUrl = "";
+  const listening = listenNode({ port: 0, host: "127.0.0.1" }, async (port) => {
+    boundPort = port;
+    listenerUrl = `http://127.0.0.1:${port}`;
+    await building;
+    return app;
+  });
+  while (!listenerUrl) await new Promise((resolve) => setTimeout(resolve, 5));
+  const early = fetch(`${listenerUrl}/healthz`, { headers: { connection: "close" } });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  finish();
+  const listener = await listening;
+  assert.equal(listener.url, listenerUrl);
+  assert.equal(await (await early).text(), `built for ${boundPort}`);
+  await listener.close();
+});
+
+test("the node listener closes its socket when building the app fails", async () => {
+  let port = 0;
+  await assert.rejects(
+    listenNode({ port: 0, host: "127.0.0.1" }, async (bound) => {
+      port = bound;
+      throw new Error("seed failed");
+    }),
+    /seed failed/,
+  );
+  assert.ok(port > 0);
+  await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`));
+});
+
 test("the node listener finishes an in-flight request before close resolves", async () => {
   let release!: () => void;
   let started!: () => void;
@@ -37,7 +96,7 @@ test("the node listener finishes an in-flight request before close resolves", as
       return new Response("done");
     },
   } as unknown as App;
-  const listener = await listenNode(app, { port: 0, host: "127.0.0.1" });
+  const listener = await listenNode({ port: 0, host: "127.0.0.1" }, async () => app);
   const response = fetch(`${listener.url}/slow`, { headers: { connection: "close" } });
   await inFlight;
   let closed = false;

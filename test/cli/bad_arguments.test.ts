@@ -79,6 +79,7 @@ const ROWS: Row[] = [
   { name: "serve with a non-numeric --port", args: ["serve", "--port", "http"], message: /PORT/ },
   { name: "serve with a port out of range", args: ["serve", "--port", "70000"], message: /PORT/ },
   { name: "serve with a non-http --base-url", args: ["serve", "--base-url", "ftp://files.example"], message: /FIELDGATE_BASE_URL/ },
+  { name: "serve with a --base-url that has a path", args: ["serve", "--base-url", "https://example.com/auth"], message: /FIELDGATE_BASE_URL must not have a path/ },
   { name: "serve with --workers 0", args: ["serve", "--workers", "0"], message: /--workers/ },
   { name: "serve with a non-numeric --workers", args: ["serve", "--workers", "two"], message: /--workers/ },
   { name: "serve with too many --workers", args: ["serve", "--workers", "65"], message: /--workers/ },

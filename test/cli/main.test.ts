@@ -61,7 +61,7 @@ test("purge reports what it deleted past the retention window", async () => {
   await store.audit.insert({ at: now, event: "fresh", clientId: null, userId: null, ip: null, detail: null });
   await store.close();
   const out = await h.json(["purge"]);
-  assert.deepEqual(Object.keys(out).sort(), ["auditEvents", "codes", "families", "sessions", "tokens"]);
+  assert.deepEqual(Object.keys(out).sort(), ["auditEvents", "codes", "demoStates", "families", "sessions", "tokens"]);
   assert.equal(out.auditEvents, 1);
   assert.deepEqual(h.query("SELECT event FROM audit_events").map((r) => r.event), ["fresh"]);
   assert.match((await h.run(["purge"])).stdout, /auditEvents\s+0/);

@@ -14,24 +14,33 @@ interface Served {
   closed: boolean;
 }
 
-async function serveOnce(h: CliHarness, env: Record<string, string> = {}): Promise<Served> {
+/** The port the fake listener reports as bound when the command asks for port 0. */
+const FAKE_BOUND_PORT = 43_123;
+
+async function serveOnce(
+  h: CliHarness,
+  env: Record<string, string> = {},
+  args = ["--port", "0", "--base-url", "http://localhost:8080"],
+  whileServing: (app: App) => Promise<void> = async () => {},
+): Promise<Served> {
   let app: App | undefined;
   let closed = false;
   let stop!: (signal: string) => void;
   const deps = h.deps({
-    listen: async (served) => {
-      app = served;
-      return { url: "http://127.0.0.1:1", close: async () => void (closed = true) };
+    listen: async (options, build) => {
+      app = await build(options.port === 0 ? FAKE_BOUND_PORT : options.port);
+      return { url: `http://127.0.0.1:${options.port === 0 ? FAKE_BOUND_PORT : options.port}`, close: async () => void (closed = true) };
     },
     shutdownSignal: () => new Promise((resolve) => (stop = resolve)),
   });
   deps.env = { ...deps.env, ...env };
   let stdout = "";
   const io = { stdout: (t: string) => void (stdout += t), stderr: () => {}, readStdin: async () => "", isTTY: false };
-  const running = runCli(["serve", "--db", h.dbPath, "--port", "0", "--base-url", "http://localhost:8080"], io, deps);
+  const running = runCli(["serve", "--db", h.dbPath, ...args], io, deps);
   while (!app) await new Promise((resolve) => setTimeout(resolve, 1));
   // The app answers while running, backed by the opened database.
   assert.equal((await app.fetch(new Request("http://localhost:8080/healthz"))).status, 200);
+  await whileServing(app);
   stop("SIGTERM");
   return { code: await running, stdout, app, closed };
 }
@@ -59,7 +68,7 @@ test("serve logs listening, shutting_down and stopped, and closes the database",
   const h = cliHarness();
   const served = await serveOnce(h);
   assert.deepEqual(h.log.map((l) => l.event).filter((e) => e !== "request"), ["demo_seeded", "listening", "shutting_down", "stopped"]);
-  assert.equal(h.log.find((l) => l.event === "listening")!.fields.url, "http://127.0.0.1:1");
+  assert.equal(h.log.find((l) => l.event === "listening")!.fields.url, `http://127.0.0.1:${FAKE_BOUND_PORT}`);
   assert.equal((await served.app.fetch(new Request("http://localhost:8080/healthz"))).status, 503);
 });
 
@@ -90,4 +99,71 @@ test("serve does not seed a database that already has organizations", async () =
   assert.equal(served.stdout, "");
   assert.equal(existsSync(join(h.dir, "demo-credentials.json")), false);
   assert.equal(served.app.deps.config.demo, false);
+});
+
+/** /demo/start, then the /oauth/authorize it redirects to: 200 (sign-in page) when the redirect URI matches. */
+async function demoStartStatus(app: App): Promise<number> {
+  const base = app.deps.config.baseUrl;
+  const start = await app.fetch(new Request(`${base}/demo/start`));
+  assert.equal(start.status, 302);
+  const authorize = new URL(start.headers.get("location")!, base);
+  assert.equal(authorize.searchParams.get("redirect_uri"), `${base}/demo/callback`);
+  return (await app.fetch(new Request(authorize))).status;
+}
+
+const demoRedirectUri = (h: CliHarness) =>
+  h.query("SELECT redirect_uri FROM clients WHERE grant_type = 'authorization_code' ORDER BY id")[0]!.redirect_uri;
+
+test("serve on port 0 without a base URL advertises the port it bound, not 0", async () => {
+  const h = cliHarness();
+  const served = await serveOnce(h, {}, ["--port", "0"]);
+  const base = `http://localhost:${FAKE_BOUND_PORT}`;
+  assert.equal(served.app.deps.config.baseUrl, base);
+  assert.equal(served.app.deps.config.port, FAKE_BOUND_PORT);
+  const metadata = await (await served.app.fetch(new Request(`${base}/.well-known/oauth-authorization-server`))).json();
+  assert.equal(metadata.issuer, base);
+  assert.equal(metadata.token_endpoint, `${base}/oauth/token`);
+  assert.match(served.stdout, new RegExp(`Sign in at ${base}/`));
+  assert.match(served.stdout, new RegExp(`redirect_uri: +${base}/demo/callback`));
+  assert.doesNotMatch(served.stdout, /localhost:0\b/);
+  assert.equal(demoRedirectUri(h), `${base}/demo/callback`);
+  assert.equal(h.log.find((l) => l.event === "listening")!.fields.base_url, base);
+});
+
+test("an explicit base URL wins over the bound port", async () => {
+  const h = cliHarness();
+  const served = await serveOnce(h, { FIELDGATE_BASE_URL: "https://auth.example.com" }, ["--port", "0"]);
+  assert.equal(served.app.deps.config.baseUrl, "https://auth.example.com");
+});
+
+const restarts = [
+  { name: "port", first: ["--port", "41001"], second: ["--port", "41002"], base: "http://localhost:41002" },
+  { name: "base URL", first: ["--port", "0"], second: ["--port", "0", "--base-url", "http://127.0.0.1:9090"], base: "http://127.0.0.1:9090" },
+];
+
+for (const row of restarts) {
+  test(`after a restart on another ${row.name}, the demo client's redirect URI follows and the demo starts`, async () => {
+    const h = cliHarness();
+    await serveOnce(h, {}, row.first);
+    const other = await h.json(["clients", "add", "--name", "third party", "--grant", "authorization_code",
+      "--redirect-uri", "http://localhost:41001/demo/callback", "--scope", "fields:read"]);
+    let status = 0;
+    const served = await serveOnce(h, {}, row.second, async (app) => void (status = await demoStartStatus(app)));
+    assert.equal(served.app.deps.config.baseUrl, row.base);
+    assert.equal(status, 200, "/oauth/authorize refused the demo's redirect_uri");
+    assert.equal(demoRedirectUri(h), `${row.base}/demo/callback`);
+    const updated = h.log.filter((l) => l.event === "demo_redirect_uri_updated");
+    assert.equal(updated.length, 1);
+    assert.equal(updated[0]!.fields.redirect_uri, `${row.base}/demo/callback`);
+    // Another client registered for the old URI keeps it.
+    const kept = h.query("SELECT redirect_uri FROM clients WHERE client_id = ?", String(other.client_id));
+    assert.equal(kept[0]!.redirect_uri, "http://localhost:41001/demo/callback");
+  });
+}
+
+test("with demo mode off the demo client's registration is left alone", async () => {
+  const h = cliHarness();
+  await serveOnce(h, {}, ["--port", "41001"]);
+  await serveOnce(h, { FIELDGATE_DEMO: "false" }, ["--port", "41002"]);
+  assert.equal(demoRedirectUri(h), "http://localhost:41001/demo/callback");
 });

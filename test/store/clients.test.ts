@@ -49,3 +49,16 @@ test("a disabled client's tokens stop being active", async () => {
   assert.ok(await store.tokens.findActiveAccess("t", 2));
   assert.equal(await store.clients.setDisabled("nope", true), undefined);
 });
+
+test("replaceRedirectUri changes one authorization-code client and returns its previous URI", async () => {
+  const { store, userId } = await setup();
+  await store.clients.insert(web);
+  await store.clients.insert({ ...web, clientId: "other" });
+  await store.clients.insert({ ...web, clientId: "job", grantType: "client_credentials", redirectUri: null, integrationUserId: userId });
+  assert.equal(await store.clients.replaceRedirectUri("web", "http://localhost:9/cb"), "https://c.example/cb");
+  assert.equal((await store.clients.findByClientId("web"))?.redirectUri, "http://localhost:9/cb");
+  assert.equal((await store.clients.findByClientId("other"))?.redirectUri, "https://c.example/cb");
+  assert.equal(await store.clients.replaceRedirectUri("job", "http://localhost:9/cb"), undefined);
+  assert.equal((await store.clients.findByClientId("job"))?.redirectUri, null);
+  assert.equal(await store.clients.replaceRedirectUri("nobody", "http://localhost:9/cb"), undefined);
+});

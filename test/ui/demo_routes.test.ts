@@ -130,3 +130,35 @@ test("a demo from one browser cannot be driven by another", async () => {
   const res = await testBrowser(d.app).post("/demo/refresh", formFields(page, "/demo/refresh"));
   assert.equal(res.status, 403);
 });
+
+/** A HEAD request carrying the browser's cookies (a link checker or prefetcher in the same browser). */
+function head(d: Demo, path: string): Promise<Response> {
+  const cookie = [...d.browser.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  return d.app.fetch(new Request(new URL(path, "http://fieldgate.test"), { method: "HEAD", headers: { cookie } }));
+}
+
+// RFC 9110 §9.2.1: HEAD is safe, yet the router answers it with the GET handler.
+test("HEAD /demo/callback answers without exchanging the code", async () => {
+  const d = await demoApp();
+  const approved = await throughConsent(d, "approve");
+  const callback = new URL(approved.headers.get("location")!);
+  const res = await head(d, callback.pathname + callback.search);
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("set-cookie"), null);
+  assert.equal(d.t.log.some((l) => l.event === "audit.token_issued"), false, "HEAD exchanged the code");
+  // The code is still there for the real callback.
+  assert.equal((await d.browser.get(callback.pathname + callback.search)).status, 303);
+  assert.match(await (await d.browser.get("/demo")).text(), /&quot;total_count&quot;: 3/);
+});
+
+test("HEAD /demo/start neither replaces the running demo's state nor plants a cookie", async () => {
+  const d = await demoApp();
+  const approved = await throughConsent(d, "approve");
+  const before = d.browser.cookies.get("fieldgate_demo");
+  const res = await head(d, "/demo/start");
+  assert.equal(res.headers.get("set-cookie"), null);
+  assert.equal(d.browser.cookies.get("fieldgate_demo"), before);
+  const callback = new URL(approved.headers.get("location")!);
+  assert.equal((await d.browser.get(callback.pathname + callback.search)).status, 303, "the demo's state was replaced");
+  assert.match(await (await d.browser.get("/demo")).text(), /&quot;total_count&quot;: 3/);
+});

@@ -1,12 +1,21 @@
 // `serve`: seeds a fresh database with demo data, serves the app until SIGTERM/SIGINT, then shuts down cleanly.
-import { createApp } from "../../app.ts";
+import { createApp, type App } from "../../app.ts";
 import { loadConfig, type Config } from "../../config.ts";
 import type { DemoCredentials } from "../../deps.ts";
 import { formatDemoBanner } from "../../demo/banner.ts";
 import { DEMO_FIELDS_URL, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
+import { syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
 import { startMaintenance } from "../../server/maintenance.ts";
 import type { Store } from "../../store/store.ts";
-import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "../types.ts";
+import {
+  CommandError,
+  UsageError,
+  type CliDeps,
+  type CliIo,
+  type Command,
+  type CommandContext,
+  type ParsedArgs,
+} from "../types.ts";
 
 const MAX_WORKERS = 64;
 
@@ -52,6 +61,20 @@ async function demoSettings(
   return { config, demo };
 }
 
+/** Seeds (unless a forked worker), settles the demo client and builds the app, once the bound port is known. */
+async function buildApp(ctx: CommandContext, port: number, options: { seed: boolean }): Promise<App> {
+  const { io, deps, store, now } = ctx;
+  // With PORT=0 (any free port) the default base URL, which is the issuer, the metadata's endpoints, the `iss` of
+  // every authorization response and the demo's redirect URI, must name the port the kernel picked, not 0.
+  const env = { ...ctx.env, PORT: String(port) };
+  const bound = loadConfig(env);
+  if (options.seed) await seedIfEmpty(store, bound, io, deps, now);
+  const { config, demo } = await demoSettings(bound, env, deps);
+  // The seed registered the demo client's redirect URI under the first start's base URL; it follows this one's.
+  if (config.demo && demo) await syncDemoRedirectUri(store, { demo, baseUrl: config.baseUrl, log: deps.log });
+  return createApp({ config, store, clock: deps.clock, random: deps.random, log: deps.log, digest: deps.digest, demo });
+}
+
 export const serve: Command = {
   name: "serve",
   summary: "run the HTTP server until SIGTERM or SIGINT",
@@ -69,19 +92,25 @@ export const serve: Command = {
   validate: (args) => void workerCount(args),
   // Checkpoints run on a timer (maintenance.ts) instead of inside request commits.
   storeOptions: { autoCheckpointPages: 0 },
-  async run({ args, config: initial, env, io, deps, store, now }) {
+  async run(ctx) {
+    const { args, config: initial, io, deps, store, now } = ctx;
     const workers = workerCount(args);
     const worker = deps.workers?.index;
-    // A forked worker finds the database seeded by the primary; the primary seeds it once, before forking.
-    if (worker === undefined) await seedIfEmpty(store, initial, io, deps, now);
     if (workers > 1 && worker === undefined) {
       if (!deps.workers) throw new CommandError("--workers is not supported on this runtime; run one process per port");
+      // The primary seeds once, before forking, so workers never race to; it binds no socket itself, so its
+      // banner names the configured port (each worker's issuer and demo redirect URI name the bound one).
+      await seedIfEmpty(store, initial, io, deps, now);
       deps.log("starting_workers", { workers });
       return deps.workers.run(workers);
     }
-    const { config, demo } = await demoSettings(initial, env, deps);
-    const app = createApp({ config, store, clock: deps.clock, random: deps.random, log: deps.log, digest: deps.digest, demo });
-    const listener = await deps.listen(app, { port: config.port, host: config.host });
+    let app!: App;
+    const listener = await deps.listen({ port: initial.port, host: initial.host }, async (port) => {
+      // A forked worker finds the database seeded by the primary.
+      app = await buildApp(ctx, port, { seed: worker === undefined });
+      return app;
+    });
+    const { config } = app.deps;
     deps.log("listening", { url: listener.url, base_url: config.baseUrl, demo: config.demo });
     // Checkpoints and purges need one process only: worker 1 (or the single process) runs them.
     const maintenance = worker === undefined || worker === 1
