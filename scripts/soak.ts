@@ -1,6 +1,6 @@
 // Soak: mixed load on the real server over loopback for a bounded time; reports RSS, unexpected answers, row counts.
 // Usage: node scripts/soak.ts [--seconds 60] [--workers 8] [--heap-mb N]; exits 1 on unexpected answers or unbounded tables.
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +23,14 @@ function record(op: string, status: number, ok: readonly number[]): void {
   bump(counts, op);
   if (!ok.includes(status)) bump(unexpected, `${op} ${status}`);
 }
+
+/** The WAL file's size in bytes; 0 while it does not exist. */
+function walBytes(db: string): Promise<number> {
+  return stat(`${db}-wal`).then((s) => s.size, () => 0);
+}
+
+/** A busy server must keep its WAL bounded: checkpoints restart it every second (src/store/sqlite.ts). */
+const MAX_WAL_MIB = 256;
 
 function rssKiB(pid: number): Promise<number> {
   return readFile(`/proc/${pid}/status`, "utf8").then((s) => Number(/VmRSS:\s+(\d+)/.exec(s)?.[1] ?? 0));
@@ -146,7 +154,11 @@ async function main(): Promise<void> {
     const rssStart = await rssKiB(server.child.pid!);
     const samples: number[] = [rssStart];
     const until = Date.now() + SECONDS * 1000;
-    const sampler = setInterval(() => void rssKiB(server.child.pid!).then((v) => samples.push(v)), 5_000);
+    const walSamples: number[] = [];
+    const sampler = setInterval(() => {
+      void rssKiB(server.child.pid!).then((v) => samples.push(v));
+      void walBytes(db).then((v) => walSamples.push(v));
+    }, 5_000);
     const rows: Array<Record<string, number>> = [];
     const rowSampler = setInterval(() => rows.push(tableCounts(db)), 10_000);
     await Promise.all([
@@ -165,19 +177,24 @@ async function main(): Promise<void> {
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     console.error("operations:", Object.fromEntries(counts));
     console.error("RSS MiB every 5 s:", samples.map((k) => (k / 1024).toFixed(0)).join(" "));
+    console.error("WAL MiB every 5 s:", walSamples.map((b) => (b / 1048576).toFixed(0)).join(" "));
+    const walMaxMiB = Math.max(0, ...walSamples) / 1048576;
     console.error("row counts every 10 s:", rows.map((r) => `codes ${r.authorization_codes} audit ${r.audit_events} tokens ${r.tokens}`).join(" | "));
     console.error("purged in total:", purged, `in ${purges.length} runs`);
     const mb = (k: number) => (k / 1024).toFixed(1);
-    console.log(`soak ${unexpected.size ? "FAIL" : "ok"}: ${SECONDS} s, ${total} requests (${(total / SECONDS).toFixed(0)}/s), ` +
-      `RSS start ${mb(rssStart)} MiB end ${mb(rssEnd)} MiB max ${mb(Math.max(...samples))} MiB, ` +
+    // Expired codes and old audit rows must be going away, or the file grows without bound; so must the WAL.
+    const bounded = purges.length > 0 && purged.codes > 0 && purged.auditEvents > 0;
+    const walBounded = walMaxMiB <= MAX_WAL_MIB;
+    const failed = unexpected.size > 0 || !bounded || !walBounded;
+    console.log(`soak ${failed ? "FAIL" : "ok"}: ${SECONDS} s, ${total} requests (${(total / SECONDS).toFixed(0)}/s), ` +
+      `RSS start ${mb(rssStart)} MiB end ${mb(rssEnd)} MiB max ${mb(Math.max(...samples))} MiB, WAL max ${walMaxMiB.toFixed(1)} MiB, ` +
       `unexpected answers ${[...unexpected.values()].reduce((a, b) => a + b, 0)}, ` +
       `rows at end: tokens ${end.tokens} codes ${end.authorization_codes} sessions ${end.sessions} audit ${end.audit_events}, ` +
       `purged: codes ${purged.codes} audit ${purged.auditEvents} tokens ${purged.tokens} sessions ${purged.sessions}`);
     for (const [k, v] of unexpected) console.log(`  unexpected: ${k} x${v}`);
-    // Expired codes and old audit rows must be going away, or the file grows without bound.
-    const bounded = purges.length > 0 && purged.codes > 0 && purged.auditEvents > 0;
     if (!bounded) console.log("  purge did not remove expired codes and audit rows");
-    process.exitCode = unexpected.size || !bounded ? 1 : 0;
+    if (!walBounded) console.log(`  the WAL grew past ${MAX_WAL_MIB} MiB: checkpoints are not restarting it`);
+    process.exitCode = failed ? 1 : 0;
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });

@@ -40,7 +40,10 @@ export interface Store {
   purge(now: number, retentionSeconds: number): Promise<PurgeCounts>;
   /** Runs PRAGMA integrity_check; ["ok"] when the file is sound, otherwise SQLite's list of problems. */
   integrityCheck(): Promise<string[]>;
-  /** Takes a WAL checkpoint off the request path (PASSIVE: never waits on readers or writers). */
+  /**
+   * Takes a WAL checkpoint off the request path and starts the WAL over (Db RESTART: writers wait only for the
+   * last few frames), so the WAL stays bounded under a steady write load.
+   */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
 }
@@ -98,7 +101,7 @@ function createStore(db: Db): Store {
       return db.prepare("PRAGMA integrity_check").all().map((row) => String(Object.values(row)[0]));
     },
     async checkpoint() {
-      await db.checkpointInBackground("PASSIVE");
+      await db.checkpointInBackground("RESTART");
     },
     async close() {
       db.close();

@@ -47,6 +47,51 @@ test("checkpointInBackground moves committed pages into the database file before
   }
 });
 
+/**
+ * Commits one row per event-loop turn while a background checkpoint of `mode` runs (a steady write load), then one
+ * more; returns how many frames the WAL then holds and how many commits ran during the checkpoint.
+ */
+async function walAfterCheckpointUnderLoad(mode: "PASSIVE" | "RESTART") {
+  const { path, cleanup } = tempDb();
+  const db = openDatabase(path, { autoCheckpointPages: 0 });
+  try {
+    const insert = db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, 0)");
+    let n = 0;
+    for (; n < 300; n++) insert.run(`org-${n}`, "x".repeat(500));
+    let done = false;
+    const checkpoint = db.checkpointInBackground(mode).then(() => (done = true));
+    let during = 0;
+    while (!done) {
+      insert.run(`org-${n++}`, "x".repeat(500));
+      during++;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await checkpoint;
+    insert.run(`org-${n++}`, "x".repeat(500));
+    // What a PASSIVE checkpoint reports as "log" is the number of frames in the WAL right now.
+    const frames = Number(db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get()?.log);
+    assert.equal(db.prepare("SELECT COUNT(*) AS n FROM organizations").get()?.n, n);
+    return { frames, during };
+  } finally {
+    db.close();
+    cleanup();
+  }
+}
+
+test("a RESTART checkpoint taken while writes go on starts the WAL over; a PASSIVE one cannot", async () => {
+  const restart = await walAfterCheckpointUnderLoad("RESTART");
+  assert.ok(restart.during > 0, "writes ran during the checkpoint");
+  // Only the last few commits (made while the worker's answer was on its way, and the one after) are left in the
+  // WAL; 300 commits were made before the checkpoint began, at two or more frames each.
+  assert.ok(restart.frames < 30, `frames after RESTART: ${restart.frames}`);
+  // The control: where checkpoints run on a worker thread (Node; Deno runs them inline, so no write can overlap),
+  // the same load with a passive checkpoint never lets the WAL start over, and it keeps everything written.
+  if ("Deno" in globalThis) return;
+  const passive = await walAfterCheckpointUnderLoad("PASSIVE");
+  assert.ok(passive.during > 1, "writes ran during the checkpoint");
+  assert.ok(passive.frames > 300, `frames after PASSIVE: ${passive.frames}`);
+});
+
 test("checkpointInBackground on an in-memory database resolves without a worker", async () => {
   const db = openDatabase(":memory:");
   try {
