@@ -23,6 +23,27 @@ function unref(handle: unknown): void {
   }
 }
 
+/**
+ * One checkpoint at a time (a tick that finds the last one still running skips), and a log line when checkpoints
+ * stop completing and when they complete again: an incomplete one leaves the WAL to grow, which happens while
+ * another connection keeps a read transaction open (a backup, an sqlite3 shell), and an operator should know.
+ */
+function checkpointer(store: Store, log: Log): () => Promise<unknown> {
+  let running = false;
+  let complete = true;
+  return async () => {
+    if (running) return;
+    running = true;
+    try {
+      const outcome = await store.checkpoint();
+      if (outcome.complete !== complete) log(outcome.complete ? "wal_checkpoint_complete" : "wal_checkpoint_incomplete");
+      complete = outcome.complete;
+    } finally {
+      running = false;
+    }
+  };
+}
+
 /** Starts the checkpoint and purge timers; the returned stop() clears both (call it before closing the store). */
 export function startMaintenance(
   deps: { store: Store; config: Readonly<Config>; clock: Clock; log: Log },
@@ -33,7 +54,7 @@ export function startMaintenance(
   const guard = (task: string, fn: () => Promise<unknown>) => () => {
     fn().catch((error: unknown) => log("maintenance_failed", { task, error: error instanceof Error ? error.message : String(error) }));
   };
-  const handles = [timers.setInterval(guard("checkpoint", () => store.checkpoint()), CHECKPOINT_INTERVAL_MS)];
+  const handles = [timers.setInterval(guard("checkpoint", checkpointer(store, log)), CHECKPOINT_INTERVAL_MS)];
   if (config.cleanupIntervalSeconds > 0) {
     handles.push(timers.setInterval(guard("purge", async () => {
       const counts = await store.purge(nowSeconds(clock), config.retentionSeconds);

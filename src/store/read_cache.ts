@@ -15,7 +15,7 @@ export interface ReadCache<V> {
  * a revocation, a disabled user or a removed membership, committed by this process or any other, is seen by the
  * very next read. Bounded by `maxEntries`: when full it starts over instead of tracking recency.
  */
-export function createReadCache<V>(db: Pick<Db, "changeStamp">, maxEntries: number): ReadCache<V> {
+export function createReadCache<V>(db: Pick<Db, "changeStamp" | "inTransaction">, maxEntries: number): ReadCache<V> {
   const entries = new Map<string, V>();
   let stamp = "";
   return {
@@ -28,7 +28,8 @@ export function createReadCache<V>(db: Pick<Db, "changeStamp">, maxEntries: numb
       const hit = entries.get(key);
       if (hit !== undefined) return hit;
       const value = load();
-      if (value !== undefined) {
+      // A value read inside an open transaction may be rolled back, and a rollback moves no stamp: not kept.
+      if (value !== undefined && !db.inTransaction()) {
         if (entries.size >= maxEntries) entries.clear();
         entries.set(key, value);
       }

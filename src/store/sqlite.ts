@@ -18,15 +18,35 @@ export type CheckpointMode = "PASSIVE" | "RESTART" | "TRUNCATE";
  * The statements of each mode. Only a checkpoint that has copied every frame lets the next writer start the WAL
  * over, and under a steady write load a PASSIVE one never has: frames keep arriving while it copies, so the WAL
  * grew by every write until the load stopped (500 MB in 8 s of token issuance, and each lookup in it got slower).
- * SQLite's RESTART blocks writers for its whole run (30-60 ms under that load, mostly syncing the WAL), so RESTART
- * here first copies the bulk passively, writers still running, and then restarts, blocking writers only for the
- * frames that arrived meanwhile (4-7 ms).
+ * SQLite's RESTART holds the write lock for its whole run (30-60 ms under that load, mostly syncing the WAL), so
+ * RESTART here first copies the bulk passively, writers still running, and then restarts, holding the lock only
+ * for the frames that arrived meanwhile (4-7 ms). The checkpoint thread's connection never waits long for anyone
+ * (CHECKPOINT_BUSY_MS), so a reader that keeps the WAL in use makes RESTART give up and report it, not stall writers.
  */
 const CHECKPOINT_SQL: Record<CheckpointMode, readonly string[]> = {
   PASSIVE: ["PRAGMA wal_checkpoint(PASSIVE)"],
   RESTART: ["PRAGMA wal_checkpoint(PASSIVE)", "PRAGMA wal_checkpoint(RESTART)"],
   TRUNCATE: ["PRAGMA wal_checkpoint(TRUNCATE)"],
 };
+
+/**
+ * How long the checkpoint thread's RESTART may wait for the write lock or for readers to leave the WAL. While it
+ * waits it holds the write lock, and the server's writers wait for that lock on the event loop: with the usual 5 s
+ * busy timeout, one sqlite3 shell with an open transaction stopped the server for 5 s every second. A commit holds
+ * the lock well under a millisecond, so 10 ms is enough to get it; past that RESTART gives up (busy) and the next
+ * second tries again.
+ */
+const CHECKPOINT_BUSY_MS = 10;
+
+/** What a checkpoint achieved: complete when it copied every frame (for RESTART: and started the WAL over). */
+export interface CheckpointOutcome {
+  complete: boolean;
+}
+
+/** Reads the row PRAGMA wal_checkpoint answers: busy is 1 when it gave up; log frames in the WAL, checkpointed copied. */
+function outcomeOf(row: Record<string, unknown> | undefined): CheckpointOutcome {
+  return { complete: Number(row?.busy) === 0 && Number(row?.log) === Number(row?.checkpointed) };
+}
 
 /** A SQLite connection with a statement cache and a transaction helper; table modules receive this. */
 export interface Db {
@@ -48,14 +68,16 @@ export interface Db {
    * "changed"). One small read transaction, about 2.5 µs.
    */
   changeStamp(): string;
-  /** Runs a WAL checkpoint (see CheckpointMode). */
-  checkpoint(mode: CheckpointMode): void;
+  /** Runs a WAL checkpoint on this connection (see CheckpointMode). */
+  checkpoint(mode: CheckpointMode): CheckpointOutcome;
   /**
    * The same checkpoint on a worker thread with its own connection (Node, file databases), resolving when it is
    * done; elsewhere it runs inline. Copying WAL pages and fsyncing both files would otherwise stall the event loop
-   * for milliseconds, which is what the p99 of every write endpoint showed.
+   * for milliseconds, which is what the p99 of every write endpoint showed. Rejects after close().
    */
-  checkpointInBackground(mode: CheckpointMode): Promise<void>;
+  checkpointInBackground(mode: CheckpointMode): Promise<CheckpointOutcome>;
+  /** True inside an open transaction on this connection, whose reads may yet be rolled back. */
+  inTransaction(): boolean;
   close(): void;
   readonly path: string;
 }
@@ -175,8 +197,10 @@ function wrap(db: DatabaseSync, path: string): Db {
   const cache = new Map<string, Statement>();
   let depth = 0;
   const checkpointer = path === ":memory:" ? undefined : createCheckpointer(path);
-  const checkpoint = (mode: CheckpointMode) => {
-    for (const sql of CHECKPOINT_SQL[mode]) db.exec(sql);
+  const checkpoint = (mode: CheckpointMode): CheckpointOutcome => {
+    let last: Record<string, unknown> | undefined;
+    for (const sql of CHECKPOINT_SQL[mode]) last = db.prepare(sql).get();
+    return outcomeOf(last);
   };
   const batch = createGroupCommit(db, (fn) => {
     depth++;
@@ -223,9 +247,14 @@ function wrap(db: DatabaseSync, path: string): Db {
     },
     checkpoint,
     async checkpointInBackground(mode) {
-      if (checkpointer?.available()) return checkpointer.run(CHECKPOINT_SQL[mode]);
-      checkpoint(mode);
+      if (checkpointer?.available()) return outcomeOf(await checkpointer.run(CHECKPOINT_SQL[mode]));
+      if (!db.isOpen) throw new Error("checkpoint after close");
+      // Inline, nothing else writes through this connection meanwhile, so a passive checkpoint copies every frame
+      // it may and the next write starts the WAL over; RESTART would only add waiting, on the event loop, for other
+      // connections' readers.
+      return checkpoint(mode === "RESTART" ? "PASSIVE" : mode);
     },
+    inTransaction: () => db.isTransaction,
     close() {
       batch.flush();
       checkpointer?.close();
@@ -240,7 +269,7 @@ const CHECKPOINT_WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { DatabaseSync } = require("node:sqlite");
 const db = new DatabaseSync(workerData.path);
-db.exec("PRAGMA busy_timeout = 5000");
+db.exec("PRAGMA busy_timeout = " + workerData.busyMs);
 db.exec("PRAGMA synchronous = NORMAL");
 parentPort.on("message", (message) => {
   if (message.close) {
@@ -249,16 +278,19 @@ parentPort.on("message", (message) => {
     return;
   }
   try {
-    for (const sql of message.statements) db.exec(sql);
-    parentPort.postMessage({ id: message.id });
+    let row;
+    for (const sql of message.statements) row = db.prepare(sql).get();
+    parentPort.postMessage({ id: message.id, row });
   } catch (error) {
     parentPort.postMessage({ id: message.id, error: String(error && error.message || error) });
   }
 });
 `;
 
+type CheckpointRow = Record<string, unknown> | undefined;
+
 interface Pending {
-  resolve: () => void;
+  resolve: (row: CheckpointRow) => void;
   reject: (error: Error) => void;
 }
 
@@ -266,6 +298,7 @@ interface Pending {
 function createCheckpointer(path: string) {
   const enabled = !("Deno" in globalThis);
   let worker: Worker | undefined;
+  let closed = false;
   let nextId = 0;
   const pending = new Map<number, Pending>();
   const fail = (error: Error) => {
@@ -275,12 +308,12 @@ function createCheckpointer(path: string) {
     worker = undefined;
   };
   const start = (): Worker => {
-    const w = new Worker(CHECKPOINT_WORKER, { eval: true, workerData: { path } });
+    const w = new Worker(CHECKPOINT_WORKER, { eval: true, workerData: { path, busyMs: CHECKPOINT_BUSY_MS } });
     w.unref();
-    w.on("message", (message: { id: number; error?: string }) => {
+    w.on("message", (message: { id: number; row?: CheckpointRow; error?: string }) => {
       const p = pending.get(message.id);
       pending.delete(message.id);
-      if (message.error === undefined) p?.resolve();
+      if (message.error === undefined) p?.resolve(message.row);
       else p?.reject(new Error(`checkpoint failed: ${message.error}`));
     });
     w.on("error", fail);
@@ -291,15 +324,19 @@ function createCheckpointer(path: string) {
   };
   return {
     available: () => enabled,
-    run(statements: readonly string[]): Promise<void> {
+    /** Runs the statements on the thread; resolves with the last one's row. */
+    run(statements: readonly string[]): Promise<CheckpointRow> {
+      // After close() a late timer must not start a thread on a file the process has let go of.
+      if (closed) return Promise.reject(new Error("checkpoint after close"));
       worker ??= start();
       const id = nextId++;
-      return new Promise<void>((resolve, reject) => {
+      return new Promise<CheckpointRow>((resolve, reject) => {
         pending.set(id, { resolve, reject });
         worker!.postMessage({ id, statements });
       });
     },
     close(): void {
+      closed = true;
       const w = worker;
       worker = undefined;
       w?.postMessage({ close: true });

@@ -1,5 +1,5 @@
 // The Store interface: async domain operations, each atomic inside the store. Handlers never hold a transaction.
-import { openDatabase, type Db, type OpenOptions } from "./sqlite.ts";
+import { openDatabase, type CheckpointOutcome, type Db, type OpenOptions } from "./sqlite.ts";
 import { createOrganizationStore, type OrganizationStore } from "./organizations.ts";
 import { createUserStore, type UserStore } from "./users.ts";
 import { createClientStore, type ClientStore } from "./clients.ts";
@@ -42,9 +42,10 @@ export interface Store {
   integrityCheck(): Promise<string[]>;
   /**
    * Takes a WAL checkpoint off the request path and starts the WAL over (Db RESTART: writers wait only for the
-   * last few frames), so the WAL stays bounded under a steady write load.
+   * frames written while it copied), so the WAL stays bounded under a steady write load. Not complete while another
+   * connection keeps the WAL in use (a long read transaction): then it gives up at once instead of stalling writers.
    */
-  checkpoint(): Promise<void>;
+  checkpoint(): Promise<CheckpointOutcome>;
   close(): Promise<void>;
 }
 
@@ -101,7 +102,7 @@ function createStore(db: Db): Store {
       return db.prepare("PRAGMA integrity_check").all().map((row) => String(Object.values(row)[0]));
     },
     async checkpoint() {
-      await db.checkpointInBackground("RESTART");
+      return db.checkpointInBackground("RESTART");
     },
     async close() {
       db.close();

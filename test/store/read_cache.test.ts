@@ -9,8 +9,9 @@ import { openDatabase, type Db } from "../../src/store/sqlite.ts";
 
 /** A stamp source the test moves by hand, and a loader that counts its calls. */
 function harness(maxEntries = 8) {
-  const state = { stamp: "1", loads: 0 };
-  const cache = createReadCache<{ key: string; load: number }>({ changeStamp: () => state.stamp }, maxEntries);
+  const state = { stamp: "1", loads: 0, inTransaction: false };
+  const source = { changeStamp: () => state.stamp, inTransaction: () => state.inTransaction };
+  const cache = createReadCache<{ key: string; load: number }>(source, maxEntries);
   const read = (key: string, found = true) =>
     cache.read(key, () => {
       state.loads++;
@@ -43,6 +44,17 @@ test("an undefined result is not kept, so an unknown key is asked again every ti
   const { state, read } = harness();
   assert.equal(read("missing", false), undefined);
   assert.equal(read("missing", false), undefined);
+  assert.equal(state.loads, 2);
+});
+
+test("a value loaded inside an open transaction is not kept: a rollback would move no stamp", () => {
+  const { state, read } = harness();
+  state.inTransaction = true;
+  read("a");
+  state.inTransaction = false;
+  read("a");
+  assert.equal(state.loads, 2);
+  read("a");
   assert.equal(state.loads, 2);
 });
 

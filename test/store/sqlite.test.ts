@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { openDatabase } from "../../src/store/sqlite.ts";
 
 function tempDb() {
@@ -90,6 +91,46 @@ test("a RESTART checkpoint taken while writes go on starts the WAL over; a PASSI
   const passive = await walAfterCheckpointUnderLoad("PASSIVE");
   assert.ok(passive.during > 1, "writes ran during the checkpoint");
   assert.ok(passive.frames > 300, `frames after PASSIVE: ${passive.frames}`);
+});
+
+test("a RESTART checkpoint gives up at once while another connection reads, instead of holding writers for it", async () => {
+  const { path, cleanup } = tempDb();
+  const db = openDatabase(path, { autoCheckpointPages: 0 });
+  const reader = new DatabaseSync(path);
+  try {
+    const insert = db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, 0)");
+    insert.run("before", "x");
+    // The reader's snapshot predates the next write, so the WAL cannot start over while it lasts.
+    reader.exec("BEGIN");
+    reader.prepare("SELECT COUNT(*) AS n FROM organizations").get();
+    insert.run("after", "x");
+    // Were the checkpoint to wait for the reader (the old 5 s busy timeout), it would still be waiting when the
+    // reader ends, two seconds from now, and then report a complete restart.
+    const release = setTimeout(() => reader.exec("COMMIT"), 2_000);
+    const blocked = await db.checkpointInBackground("RESTART");
+    clearTimeout(release);
+    assert.equal(blocked.complete, false);
+    if (reader.isTransaction) reader.exec("COMMIT");
+    // Writers were never held: this write needs the lock the checkpoint would have kept.
+    insert.run("meanwhile", "x");
+    assert.equal((await db.checkpointInBackground("RESTART")).complete, true);
+  } finally {
+    reader.close();
+    db.close();
+    cleanup();
+  }
+});
+
+test("checkpointInBackground after close rejects instead of starting a new worker", async () => {
+  const { path, cleanup } = tempDb();
+  const db = openDatabase(path, { autoCheckpointPages: 0 });
+  await db.checkpointInBackground("PASSIVE");
+  db.close();
+  try {
+    await assert.rejects(db.checkpointInBackground("RESTART"), /after close/);
+  } finally {
+    cleanup();
+  }
 });
 
 test("checkpointInBackground on an in-memory database resolves without a worker", async () => {
