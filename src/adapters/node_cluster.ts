@@ -10,13 +10,15 @@ import type { WorkerPool } from "../cli/types.ts";
 export function nodeWorkerPool(): WorkerPool {
   return {
     index: cluster.isWorker ? cluster.worker!.id : undefined,
-    run: (count) => runPrimary(count),
+    run: (count, options) => runPrimary(count, options?.onListening),
   };
 }
 
-function runPrimary(count: number): Promise<number> {
+function runPrimary(count: number, onListening?: (port: number) => void): Promise<number> {
   // Round robin (the Linux default) would pass every connection through the primary's event loop.
   cluster.schedulingPolicy = cluster.SCHED_NONE;
+  // The workers share one socket, so the first one's port (port 0 resolved by the kernel) is every worker's.
+  if (onListening) cluster.once("listening", (_worker, address) => onListening(address.port));
   return new Promise((resolve) => {
     const workers: Worker[] = [];
     let stopping = false;

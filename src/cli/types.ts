@@ -27,8 +27,11 @@ export interface Listener {
 export interface WorkerPool {
   /** This process's 1-based worker number when it was forked by run(); undefined otherwise. */
   index: number | undefined;
-  /** Forks `count` workers running the same command line, forwards SIGTERM/SIGINT, resolves with the exit code. */
-  run(count: number): Promise<number>;
+  /**
+   * Forks `count` workers running the same command line, forwards SIGTERM/SIGINT, resolves with the exit code.
+   * `onListening` is called once, with the port, when the first worker is listening.
+   */
+  run(count: number, options?: { onListening?(port: number): void }): Promise<number>;
 }
 
 /** Runtime services the CLI needs; each adapter implements them once. */

@@ -58,6 +58,35 @@ test("serve --workers 2 answers from two worker processes on one port and exits 
   }
 });
 
+test("serve --workers 2 --port 0 shows the port the workers share in its banner and credentials file, not 0", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-workers-port0-"));
+  const child = spawn(NODE, [ENTRY, "serve", "--workers", "2", "--host", "127.0.0.1", "--port", "0", "--db", join(dir, "db.sqlite")], {
+    env: { ...process.env, FIELDGATE_PBKDF2_ITERATIONS: "1000", FIELDGATE_BASE_URL: "", PORT: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  let out = "";
+  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+  const exited = new Promise<string>((resolve) => child.on("exit", (code, signal) => resolve(`${code} ${signal}`)));
+  try {
+    while ((log.match(/"event":"listening"/g) ?? []).length < 2 || !out.includes("Sign in at")) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const port = new URL([...log.matchAll(/"event":"listening","url":"([^"]+)"/g)][0]![1]!).port;
+    assert.notEqual(port, "0");
+    assert.match(out, new RegExp(`Sign in at http://localhost:${port}/ as:`));
+    assert.match(out, new RegExp(`redirect_uri: +http://localhost:${port}/demo/callback`));
+    const credentials = JSON.parse(readFileSync(join(dir, "demo-credentials.json"), "utf8"));
+    assert.equal(credentials.authorizationCodeClient.redirect_uri, `http://localhost:${port}/demo/callback`);
+    process.kill(child.pid!, "SIGTERM");
+    assert.equal(await exited, "0 null", log);
+  } finally {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a heap setting given in NODE_OPTIONS is left alone; only the missing one is added (Linux: reads /proc)", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-flags-"));
   const port = await freePort();

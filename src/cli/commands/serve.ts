@@ -3,8 +3,8 @@ import { createApp, type App } from "../../app.ts";
 import { loadConfig, type Config } from "../../config.ts";
 import type { DemoCredentials } from "../../deps.ts";
 import { formatDemoBanner } from "../../demo/banner.ts";
-import { DEMO_FIELDS_URL, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
-import { syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
+import { DEMO_FIELDS_URL, type DemoSeed, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
+import { demoRedirectUri, syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
 import { startMaintenance } from "../../server/maintenance.ts";
 import type { Store } from "../../store/store.ts";
 import {
@@ -28,8 +28,9 @@ function workerCount(args: ParsedArgs): number {
   return n;
 }
 
-async function seedIfEmpty(store: Store, config: Readonly<Config>, io: CliIo, deps: CliDeps, now: number): Promise<void> {
-  if ((await store.organizations.list()).length > 0) return;
+/** Seeds an empty database with the demo and writes its credentials file; undefined when it already had data. */
+async function seedIfEmpty(store: Store, config: Readonly<Config>, deps: CliDeps, now: number): Promise<DemoSeed | undefined> {
+  if ((await store.organizations.list()).length > 0) return undefined;
   const text = await deps.readTextFile(DEMO_FIELDS_URL);
   if (text === undefined) throw new CommandError(`demo data missing: ${DEMO_FIELDS_URL.href}`);
   const seed = await seedDemo(store, {
@@ -39,11 +40,29 @@ async function seedIfEmpty(store: Store, config: Readonly<Config>, io: CliIo, de
     random: deps.random,
     now,
   });
+  await writeCredentials(seed, config, deps);
+  deps.log("demo_seeded", { organization: seed.organization, fields: seed.fields });
+  return seed;
+}
+
+async function writeCredentials(seed: DemoSeed, config: Readonly<Config>, deps: CliDeps): Promise<void> {
   const credentialsPath = demoCredentialsPath(config.dbPath);
   if (credentialsPath) await deps.writePrivateFile(credentialsPath, JSON.stringify(seed, null, 2) + "\n");
+}
+
+/**
+ * Shows the demo credentials once, for the base URL the server answers on. When the seed was made for another one
+ * (the primary of `serve --workers` seeds before any worker has bound port 0), the redirect URI it shows and the
+ * credentials file are brought to the bound one first, as each worker did with the registration itself.
+ */
+async function announceSeed(seed: DemoSeed, config: Readonly<Config>, io: CliIo, deps: CliDeps): Promise<void> {
+  const redirectUri = demoRedirectUri(config.baseUrl);
+  const shown = seed.authorizationCodeClient.redirect_uri === redirectUri
+    ? seed
+    : { ...seed, authorizationCodeClient: { ...seed.authorizationCodeClient, redirect_uri: redirectUri } };
+  if (shown !== seed) await writeCredentials(shown, config, deps);
   // stdout, not the log: the log stream is shipped and kept, the terminal is the operator's.
-  io.stdout(formatDemoBanner(seed, { baseUrl: config.baseUrl, credentialsPath }));
-  deps.log("demo_seeded", { organization: seed.organization, fields: seed.fields });
+  io.stdout(formatDemoBanner(shown, { baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
 }
 
 /** Demo mode defaults on when a demo credentials file sits beside the database, unless FIELDGATE_DEMO says otherwise. */
@@ -68,7 +87,8 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   // every authorization response and the demo's redirect URI, must name the port the kernel picked, not 0.
   const env = { ...ctx.env, PORT: String(port) };
   const bound = loadConfig(env);
-  if (options.seed) await seedIfEmpty(store, bound, io, deps, now);
+  const seed = options.seed ? await seedIfEmpty(store, bound, deps, now) : undefined;
+  if (seed) await announceSeed(seed, bound, io, deps);
   const { config, demo } = await demoSettings(bound, env, deps);
   // The seed registered the demo client's redirect URI under the first start's base URL; it follows this one's.
   if (config.demo && demo) await syncDemoRedirectUri(store, { demo, baseUrl: config.baseUrl, log: deps.log });
@@ -98,11 +118,15 @@ export const serve: Command = {
     const worker = deps.workers?.index;
     if (workers > 1 && worker === undefined) {
       if (!deps.workers) throw new CommandError("--workers is not supported on this runtime; run one process per port");
-      // The primary seeds once, before forking, so workers never race to; it binds no socket itself, so its
-      // banner names the configured port (each worker's issuer and demo redirect URI name the bound one).
-      await seedIfEmpty(store, initial, io, deps, now);
+      // The primary seeds once, before forking, so workers never race to. It binds no socket itself: the banner
+      // waits for the first worker to listen, so with port 0 it names the port the workers actually share.
+      const seed = await seedIfEmpty(store, initial, deps, now);
       deps.log("starting_workers", { workers });
-      return deps.workers.run(workers);
+      return deps.workers.run(workers, {
+        onListening: (port) => {
+          if (seed) void announceSeed(seed, loadConfig({ ...ctx.env, PORT: String(port) }), io, deps);
+        },
+      });
     }
     let app!: App;
     const listener = await deps.listen({ port: initial.port, host: initial.host }, async (port) => {
