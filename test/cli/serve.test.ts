@@ -167,3 +167,41 @@ test("with demo mode off the demo client's registration is left alone", async ()
   await serveOnce(h, { FIELDGATE_DEMO: "false" }, ["--port", "41002"]);
   assert.equal(demoRedirectUri(h), "http://localhost:41001/demo/callback");
 });
+
+/** A worker pool that reports its first worker listening on `port` and ends with exit code 0. */
+function fakePool(port: number) {
+  return {
+    index: undefined,
+    async run(_count: number, options?: { onListening?(port: number): void }) {
+      options?.onListening?.(port);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return 0;
+    },
+  };
+}
+
+test("serve --workers: the primary announces the demo for the port its first worker listens on", async () => {
+  const h = cliHarness();
+  let stdout = "";
+  const io = { stdout: (t: string) => void (stdout += t), stderr: () => {}, readStdin: async () => "", isTTY: false };
+  const code = await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, h.deps({ workers: fakePool(4321) }));
+  assert.equal(code, 0);
+  assert.match(stdout, /Sign in at http:\/\/localhost:4321\/ as:/);
+  const credentials = JSON.parse(readFileSync(join(h.dir, "demo-credentials.json"), "utf8"));
+  assert.equal(credentials.authorizationCodeClient.redirect_uri, "http://localhost:4321/demo/callback");
+});
+
+test("serve --workers: a failure to announce the demo is logged and does not take the primary down", async () => {
+  const h = cliHarness();
+  let writes = 0;
+  const deps = h.deps({
+    workers: fakePool(4321),
+    // The seed's write succeeds; the rewrite for the bound port fails (a full disk, say).
+    writePrivateFile: async () => {
+      if (++writes > 1) throw new Error("disk full");
+    },
+  });
+  const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };
+  assert.equal(await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, deps), 0);
+  assert.deepEqual(h.log.filter((l) => l.event === "demo_announce_failed").map((l) => l.fields.error), ["disk full"]);
+});

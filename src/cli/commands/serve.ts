@@ -124,7 +124,11 @@ export const serve: Command = {
       deps.log("starting_workers", { workers });
       return deps.workers.run(workers, {
         onListening: (port) => {
-          if (seed) void announceSeed(seed, loadConfig({ ...ctx.env, PORT: String(port) }), io, deps);
+          if (!seed) return;
+          // The workers are serving by now; a failure here must not take the primary (and so them) down.
+          announceSeed(seed, loadConfig({ ...ctx.env, PORT: String(port) }), io, deps).catch((error: unknown) =>
+            deps.log("demo_announce_failed", { error: error instanceof Error ? error.message : String(error) })
+          );
         },
       });
     }
