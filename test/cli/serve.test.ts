@@ -168,13 +168,16 @@ test("with demo mode off the demo client's registration is left alone", async ()
   assert.equal(demoRedirectUri(h), "http://localhost:41001/demo/callback");
 });
 
-/** A worker pool that reports its first worker listening on `port` and ends with exit code 0. */
-function fakePool(port: number) {
+/**
+ * A worker pool that reports its first worker listening on `port`, then, like a real primary that runs until its
+ * workers stop, keeps running until `settled` (the announcement the test waits for) or 2 s, and ends with 0.
+ */
+function fakePool(port: number, settled: Promise<unknown>) {
   return {
     index: undefined,
     async run(_count: number, options?: { onListening?(port: number): void }) {
       options?.onListening?.(port);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 2_000))]);
       return 0;
     },
   };
@@ -183,8 +186,18 @@ function fakePool(port: number) {
 test("serve --workers: the primary announces the demo for the port its first worker listens on", async () => {
   const h = cliHarness();
   let stdout = "";
-  const io = { stdout: (t: string) => void (stdout += t), stderr: () => {}, readStdin: async () => "", isTTY: false };
-  const code = await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, h.deps({ workers: fakePool(4321) }));
+  let printed!: () => void;
+  const banner = new Promise<void>((resolve) => (printed = resolve));
+  const io = {
+    stdout: (t: string) => {
+      stdout += t;
+      if (stdout.includes("Sign in at")) printed();
+    },
+    stderr: () => {},
+    readStdin: async () => "",
+    isTTY: false,
+  };
+  const code = await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, h.deps({ workers: fakePool(4321, banner) }));
   assert.equal(code, 0);
   assert.match(stdout, /Sign in at http:\/\/localhost:4321\/ as:/);
   const credentials = JSON.parse(readFileSync(join(h.dir, "demo-credentials.json"), "utf8"));
@@ -194,13 +207,19 @@ test("serve --workers: the primary announces the demo for the port its first wor
 test("serve --workers: a failure to announce the demo is logged and does not take the primary down", async () => {
   const h = cliHarness();
   let writes = 0;
+  let failed!: () => void;
+  const logged = new Promise<void>((resolve) => (failed = resolve));
   const deps = h.deps({
-    workers: fakePool(4321),
     // The seed's write succeeds; the rewrite for the bound port fails (a full disk, say).
     writePrivateFile: async () => {
       if (++writes > 1) throw new Error("disk full");
     },
+    log: (event, fields = {}) => {
+      h.log.push({ event, fields });
+      if (event === "demo_announce_failed") failed();
+    },
   });
+  deps.workers = fakePool(4321, logged);
   const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };
   assert.equal(await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, deps), 0);
   assert.deepEqual(h.log.filter((l) => l.event === "demo_announce_failed").map((l) => l.fields.error), ["disk full"]);
