@@ -23,18 +23,27 @@ function freePort(): Promise<number> {
   });
 }
 
+/** `node src/adapters/node.ts serve …` as a child process, with its stdout and stderr (the JSON log) captured. */
+function spawnServe(args: string[], env: Record<string, string>) {
+  const child = spawn(NODE, [ENTRY, "serve", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const output = { log: "", out: "" };
+  child.stderr!.on("data", (chunk: Buffer) => (output.log += chunk.toString("utf8")));
+  child.stdout!.on("data", (chunk: Buffer) => (output.out += chunk.toString("utf8")));
+  const exited = new Promise<string>((resolve) => child.on("exit", (code, signal) => resolve(`${code} ${signal}`)));
+  return { child, output, exited };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+
 test("serve --workers 2 answers from two worker processes on one port and exits 0 on SIGTERM", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-workers-"));
   const port = await freePort();
-  const child = spawn(NODE, [ENTRY, "serve", "--workers", "2", "--host", "127.0.0.1", "--port", String(port), "--db", join(dir, "db.sqlite")], {
-    env: { ...process.env, FIELDGATE_DEMO: "false" },
-    stdio: ["ignore", "ignore", "pipe"],
+  const { child, output, exited } = spawnServe(["--workers", "2", "--host", "127.0.0.1", "--port", String(port), "--db", join(dir, "db.sqlite")], {
+    FIELDGATE_DEMO: "false",
   });
-  let log = "";
-  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
-  const exited = new Promise<string>((resolve) => child.on("exit", (code, signal) => resolve(`${code} ${signal}`)));
   try {
-    while ((log.match(/"event":"listening"/g) ?? []).length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    while ((output.log.match(/"event":"listening"/g) ?? []).length < 2) await tick();
+    const log = output.log;
     const statuses = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status)));
     assert.deepEqual(new Set(statuses), new Set([200]));
     // The primary seeded and forked; each worker listened on the same port.
@@ -50,8 +59,8 @@ test("serve --workers 2 answers from two worker processes on one port and exits 
     // process.kill, not child.kill: Deno's child_process reports a child.kill()ed process as killed by that signal
     // even when it handled the signal and exited 0.
     process.kill(child.pid!, "SIGTERM");
-    assert.equal(await exited, "0 null", log);
-    assert.equal((log.match(/"event":"stopped"/g) ?? []).length, 2);
+    assert.equal(await exited, "0 null", output.log);
+    assert.equal((output.log.match(/"event":"stopped"/g) ?? []).length, 2);
   } finally {
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
@@ -60,27 +69,19 @@ test("serve --workers 2 answers from two worker processes on one port and exits 
 
 test("serve --workers 2 --port 0 shows the port the workers share in its banner and credentials file, not 0", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-workers-port0-"));
-  const child = spawn(NODE, [ENTRY, "serve", "--workers", "2", "--host", "127.0.0.1", "--port", "0", "--db", join(dir, "db.sqlite")], {
-    env: { ...process.env, FIELDGATE_PBKDF2_ITERATIONS: "1000", FIELDGATE_BASE_URL: "", PORT: "" },
-    stdio: ["ignore", "pipe", "pipe"],
+  const { child, output, exited } = spawnServe(["--workers", "2", "--host", "127.0.0.1", "--port", "0", "--db", join(dir, "db.sqlite")], {
+    FIELDGATE_PBKDF2_ITERATIONS: "1000", FIELDGATE_BASE_URL: "", PORT: "",
   });
-  let log = "";
-  let out = "";
-  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
-  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
-  const exited = new Promise<string>((resolve) => child.on("exit", (code, signal) => resolve(`${code} ${signal}`)));
   try {
-    while ((log.match(/"event":"listening"/g) ?? []).length < 2 || !out.includes("Sign in at")) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const port = new URL([...log.matchAll(/"event":"listening","url":"([^"]+)"/g)][0]![1]!).port;
+    while ((output.log.match(/"event":"listening"/g) ?? []).length < 2 || !output.out.includes("Sign in at")) await tick();
+    const port = new URL([...output.log.matchAll(/"event":"listening","url":"([^"]+)"/g)][0]![1]!).port;
     assert.notEqual(port, "0");
-    assert.match(out, new RegExp(`Sign in at http://localhost:${port}/ as:`));
-    assert.match(out, new RegExp(`redirect_uri: +http://localhost:${port}/demo/callback`));
+    assert.match(output.out, new RegExp(`Sign in at http://localhost:${port}/ as:`));
+    assert.match(output.out, new RegExp(`redirect_uri: +http://localhost:${port}/demo/callback`));
     const credentials = JSON.parse(readFileSync(join(dir, "demo-credentials.json"), "utf8"));
     assert.equal(credentials.authorizationCodeClient.redirect_uri, `http://localhost:${port}/demo/callback`);
     process.kill(child.pid!, "SIGTERM");
-    assert.equal(await exited, "0 null", log);
+    assert.equal(await exited, "0 null", output.log);
   } finally {
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
@@ -90,20 +91,16 @@ test("serve --workers 2 --port 0 shows the port the workers share in its banner 
 test("a heap setting given in NODE_OPTIONS is left alone; only the missing one is added (Linux: reads /proc)", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-flags-"));
   const port = await freePort();
-  const child = spawn(NODE, [ENTRY, "serve", "--host", "127.0.0.1", "--port", String(port), "--db", join(dir, "db.sqlite")], {
-    env: { ...process.env, FIELDGATE_DEMO: "false", NODE_OPTIONS: "--max-old-space-size=300" },
-    stdio: ["ignore", "ignore", "pipe"],
+  const { child, output, exited } = spawnServe(["--host", "127.0.0.1", "--port", String(port), "--db", join(dir, "db.sqlite")], {
+    FIELDGATE_DEMO: "false", NODE_OPTIONS: "--max-old-space-size=300",
   });
-  let log = "";
-  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
-  const exited = new Promise<string>((resolve) => child.on("exit", (code, signal) => resolve(`${code} ${signal}`)));
   try {
-    while (!log.includes('"event":"listening"')) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (!output.log.includes('"event":"listening"')) await tick();
     const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, "utf8");
     assert.match(cmdline, /--max-semi-space-size=2\0/);
     assert.doesNotMatch(cmdline, /--max-old-space-size/);
     process.kill(child.pid!, "SIGTERM");
-    assert.equal(await exited, "0 null", log);
+    assert.equal(await exited, "0 null", output.log);
   } finally {
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });

@@ -80,12 +80,19 @@ async function demoSettings(
   return { config, demo };
 }
 
+/**
+ * The environment of a process serving on `port`. With PORT=0 (any free port) the default base URL, which is the
+ * issuer, the metadata's endpoints, the `iss` of every authorization response and the demo's redirect URI, must
+ * name the port the kernel picked, not 0.
+ */
+function envForPort(env: CommandContext["env"], port: number): CommandContext["env"] {
+  return { ...env, PORT: String(port) };
+}
+
 /** Seeds (unless a forked worker), settles the demo client and builds the app, once the bound port is known. */
 async function buildApp(ctx: CommandContext, port: number, options: { seed: boolean }): Promise<App> {
   const { io, deps, store, now } = ctx;
-  // With PORT=0 (any free port) the default base URL, which is the issuer, the metadata's endpoints, the `iss` of
-  // every authorization response and the demo's redirect URI, must name the port the kernel picked, not 0.
-  const env = { ...ctx.env, PORT: String(port) };
+  const env = envForPort(ctx.env, port);
   const bound = loadConfig(env);
   const seed = options.seed ? await seedIfEmpty(store, bound, deps, now) : undefined;
   if (seed) await announceSeed(seed, bound, io, deps);
@@ -126,7 +133,7 @@ export const serve: Command = {
         onListening: (port) => {
           if (!seed) return;
           // The workers are serving by now; a failure here must not take the primary (and so them) down.
-          announceSeed(seed, loadConfig({ ...ctx.env, PORT: String(port) }), io, deps).catch((error: unknown) =>
+          announceSeed(seed, loadConfig(envForPort(ctx.env, port)), io, deps).catch((error: unknown) =>
             deps.log("demo_announce_failed", { error: error instanceof Error ? error.message : String(error) })
           );
         },
