@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app.ts";
 import { deferResponseBodies, deferredText } from "../http/fast_bodies.ts";
 import { ParsedRequest } from "../http/parsed_request.ts";
+import { createWriteQueue } from "./node_write_queue.ts";
 
 /** Used only when handed an app-like object without config (test doubles). */
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
@@ -16,6 +17,7 @@ export function toNodeListener(app: App, origin: string) {
   const maxBodyBytes = app.deps?.config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   // This listener writes deferred response text itself, so the app may skip building body streams.
   deferResponseBodies();
+  const queueWrite = createWriteQueue();
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let response: Response;
     let body: Uint8Array | undefined;
@@ -32,7 +34,11 @@ export function toNodeListener(app: App, origin: string) {
       return;
     }
     // An oversized upload was left unread: close the connection after answering instead of draining it.
-    await writeResponse(response, res, body !== undefined && body.byteLength > maxBodyBytes);
+    const { status, headers, body: payload } = await responseParts(response, body !== undefined && body.byteLength > maxBodyBytes);
+    queueWrite(() => {
+      res.writeHead(status, headers);
+      res.end(payload);
+    }, (error) => res.destroy(error instanceof Error ? error : undefined));
   };
 }
 
@@ -87,7 +93,8 @@ function pathAndQuery(target: string): string {
   return absolute.pathname + absolute.search;
 }
 
-async function writeResponse(response: Response, res: ServerResponse, close: boolean): Promise<void> {
+/** Status, header lines and body of a Response, ready for one writeHead and one end. */
+async function responseParts(response: Response, close: boolean): Promise<{ status: number; headers: string[]; body: string | Uint8Array | undefined }> {
   const headers: string[] = close ? ["connection", "close"] : [];
   let cookies: string[] | undefined;
   response.headers.forEach((value, key) => {
@@ -100,18 +107,11 @@ async function writeResponse(response: Response, res: ServerResponse, close: boo
   if (text !== undefined) {
     // Headers and a string body leave in one write; no stream to read back.
     headers.push("content-length", String(Buffer.byteLength(text)));
-    res.writeHead(response.status, headers);
-    res.end(text);
-    return;
+    return { status: response.status, headers, body: text };
   }
-  if (!response.body) {
-    res.writeHead(response.status, headers);
-    res.end();
-    return;
-  }
+  if (!response.body) return { status: response.status, headers, body: undefined };
   // Responses are small JSON or HTML: read whole and send with Content-Length in a single write.
   const body = new Uint8Array(await response.arrayBuffer());
   headers.push("content-length", String(body.byteLength));
-  res.writeHead(response.status, headers);
-  res.end(body);
+  return { status: response.status, headers, body };
 }

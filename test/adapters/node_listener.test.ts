@@ -110,6 +110,43 @@ test("listener writes status, headers, Content-Length and each Set-Cookie separa
   }
 });
 
+test("listener answers concurrent requests each with its own response", async () => {
+  // Responses leave together at the end of the event-loop turn (node_write_queue.ts): none may be swapped or lost.
+  const s = await serve(async (request) => {
+    const n = new URL(request.url).searchParams.get("n")!;
+    await new Promise((resolve) => setTimeout(resolve, Number(n) % 3));
+    return new Response(`answer ${n}`, { headers: { "x-n": n } });
+  });
+  try {
+    const answers = await Promise.all(Array.from({ length: 40 }, async (_, n) => {
+      const res = await fetch(`${s.origin}/x?n=${n}`);
+      return [res.headers.get("x-n"), await res.text()];
+    }));
+    assert.deepEqual(answers, Array.from({ length: 40 }, (_, n) => [String(n), `answer ${n}`]));
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener drops the connection of a response it cannot write, and goes on serving", async () => {
+  // A header value node:http refuses (U+0100 is not a byte): writeHead throws at flush time.
+  const unwritable = () => {
+    const response = new Response(null, { status: 204 });
+    Object.defineProperty(response, "headers", {
+      value: { forEach: (each: (value: string, key: string) => void) => each("bad\u0100value", "x-bad"), getSetCookie: () => [] },
+    });
+    return response;
+  };
+  const s = await serve((request) => (new URL(request.url).pathname === "/bad" ? unwritable() : new Response("fine")));
+  try {
+    await assert.rejects(fetch(`${s.origin}/bad`));
+    const res = await fetch(`${s.origin}/good`);
+    assert.equal(await res.text(), "fine");
+  } finally {
+    await s.close();
+  }
+});
+
 test("listener answers a body-less response (redirect) without Content-Length", async () => {
   const s = await serve(() => new Response(null, { status: 302, headers: { location: "/next" } }));
   try {

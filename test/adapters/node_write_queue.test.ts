@@ -1,0 +1,66 @@
+// The write queue holds each response until the end of the event-loop turn and then writes them all, in order.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createWriteQueue } from "../../src/adapters/node_write_queue.ts";
+
+const unexpected = (error: unknown) => assert.fail(`no write should fail: ${String(error)}`);
+
+/** A queue whose flushes run only when the test says the turn ended. */
+function manualQueue() {
+  const flushes: Array<() => void> = [];
+  const queue = createWriteQueue((flush) => flushes.push(flush));
+  const endTurn = () => {
+    for (const flush of flushes.splice(0)) flush();
+  };
+  return { queue, flushes, endTurn };
+}
+
+test("writes wait for the end of the turn, then all run in the order they were queued, with one flush", () => {
+  const { queue, flushes, endTurn } = manualQueue();
+  const written: string[] = [];
+  queue(() => written.push("a"), unexpected);
+  queue(() => written.push("b"), unexpected);
+  queue(() => written.push("c"), unexpected);
+  assert.deepEqual(written, []);
+  assert.equal(flushes.length, 1);
+  endTurn();
+  assert.deepEqual(written, ["a", "b", "c"]);
+});
+
+test("a write queued after a flush waits for the next turn's flush", () => {
+  const { queue, flushes, endTurn } = manualQueue();
+  const written: string[] = [];
+  queue(() => written.push("first"), unexpected);
+  endTurn();
+  queue(() => written.push("second"), unexpected);
+  assert.deepEqual(written, ["first"]);
+  assert.equal(flushes.length, 1);
+  endTurn();
+  assert.deepEqual(written, ["first", "second"]);
+});
+
+test("a write that throws gets its own error handler, and the writes after it still run", () => {
+  const { queue, endTurn } = manualQueue();
+  const written: string[] = [];
+  const failures: unknown[] = [];
+  const boom = new Error("socket gone");
+  queue(() => written.push("a"), (error) => failures.push(["a", error]));
+  queue(() => {
+    throw boom;
+  }, (error) => failures.push(["b", error]));
+  queue(() => written.push("c"), (error) => failures.push(["c", error]));
+  endTurn();
+  assert.deepEqual(written, ["a", "c"]);
+  assert.deepEqual(failures, [["b", boom]]);
+});
+
+test("the default schedule flushes after the current turn's callbacks, not synchronously", async () => {
+  const queue = createWriteQueue();
+  const written: string[] = [];
+  queue(() => written.push("queued"), unexpected);
+  await Promise.resolve();
+  assert.deepEqual(written, [], "not flushed by a microtask");
+  // Immediates run in the order they were set: by the time this one runs, the queue's flush has.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(written, ["queued"]);
+});
