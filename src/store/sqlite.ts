@@ -210,12 +210,18 @@ function wrap(db: DatabaseSync, path: string): Db {
       depth--;
     }
   });
-  const stamp = db.prepare("SELECT data_version AS version, total_changes() AS changes FROM pragma_data_version");
+  // Two statements rather than one SELECT over pragma_data_version: that table-valued function prepares a PRAGMA
+  // statement again on every call (2.5 against 4.4 µs per stamp). Rows as arrays skip building an object.
+  const dataVersion = db.prepare("PRAGMA data_version");
+  const totalChanges = db.prepare("SELECT total_changes()");
+  dataVersion.setReturnArrays(true);
+  totalChanges.setReturnArrays(true);
   return {
     path,
     changeStamp() {
-      const row = stamp.get() as { version: number; changes: number };
-      return `${row.version}:${row.changes}`;
+      const version = (dataVersion.get() as unknown as [number])[0];
+      const changes = (totalChanges.get() as unknown as [number])[0];
+      return `${version}:${changes}`;
     },
     prepare(sql) {
       let statement = cache.get(sql);
