@@ -1,7 +1,8 @@
-// The one module that imports node:sqlite: opens the file, sets pragmas, applies migrations, wraps transactions.
+// The module that opens node:sqlite: sets pragmas, applies migrations, wraps transactions, runs checkpoints.
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import { Worker } from "node:worker_threads";
+import { createGroupCommit } from "./group_commit.ts";
 import { MIGRATIONS } from "./migrations.ts";
 
 export type Statement = StatementSync;
@@ -31,12 +32,19 @@ const CHECKPOINT_SQL: Record<CheckpointMode, readonly string[]> = {
 
 /**
  * How long the checkpoint thread's RESTART may wait for the write lock or for readers to leave the WAL. While it
- * waits it holds the write lock, and the server's writers wait for that lock on the event loop: with the usual 5 s
+ * waits it holds the write lock. This process's batched writes wait for it off the event loop (GroupCommit
+ * holdWhile), but other writers (Db.transaction, another process) wait in SQLite's busy handler: with the usual 5 s
  * busy timeout, one sqlite3 shell with an open transaction stopped the server for 5 s every second. A commit holds
  * the lock well under a millisecond, but on two busy cores a writer can be descheduled while holding it (10 ms
  * was missed now and then in CI), so 25 ms; past that RESTART gives up (busy) and the next second tries again.
  */
 const CHECKPOINT_BUSY_MS = 25;
+
+/** How long this connection waits for another's write lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** PASSIVE copies beside writers; the other modes take the write lock for their run. */
+const takesWriteLock = (sql: string): boolean => !sql.includes("(PASSIVE)");
 
 /** What a checkpoint achieved: complete when it copied every frame (for RESTART: and started the WAL over). */
 export interface CheckpointOutcome {
@@ -109,7 +117,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     // lose the last transactions. FULL would cost about 3x token throughput for that last guarantee.
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA foreign_keys = ON");
-    db.exec("PRAGMA busy_timeout = 5000");
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.exec(`PRAGMA wal_autocheckpoint = ${Math.max(0, Math.floor(options.autoCheckpointPages ?? 1000))}`);
     migrate(db, options.now ?? Date.now());
   } catch (error) {
@@ -141,57 +149,6 @@ function migrate(db: DatabaseSync, nowMs: number): void {
   }
 }
 
-interface Queued {
-  fn: () => unknown;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * Commits the writes queued during one event-loop turn together. A WAL commit costs about 25-45 µs of locking and
- * page writes whatever its size, so under load ten token issuances share one instead of paying ten.
- */
-function createGroupCommit(db: DatabaseSync, nested: (fn: () => void) => void) {
-  let queue: Queued[] = [];
-  const flush = () => {
-    const jobs = queue;
-    queue = [];
-    if (jobs.length === 0) return;
-    const outcomes: { ok: boolean; value: unknown }[] = [];
-    try {
-      db.exec("BEGIN IMMEDIATE");
-      // Inside, Db.transaction() calls join this transaction as they would join any outer one.
-      nested(() => {
-        for (const job of jobs) outcomes.push(runSavepoint(db, job.fn));
-      });
-      db.exec("COMMIT");
-    } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
-      for (const job of jobs) job.reject(error);
-      return;
-    }
-    jobs.forEach((job, i) => (outcomes[i]!.ok ? job.resolve(outcomes[i]!.value) : job.reject(outcomes[i]!.value)));
-  };
-  const run = <T>(fn: () => T): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      if (queue.length === 0) setImmediate(flush);
-      queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-    });
-  return { run, flush };
-}
-
-function runSavepoint(db: DatabaseSync, fn: () => unknown): { ok: boolean; value: unknown } {
-  db.exec("SAVEPOINT batched");
-  try {
-    const value = fn();
-    db.exec("RELEASE batched");
-    return { ok: true, value };
-  } catch (error) {
-    db.exec("ROLLBACK TO batched");
-    db.exec("RELEASE batched");
-    return { ok: false, value: error };
-  }
-}
 
 function wrap(db: DatabaseSync, path: string): Db {
   const cache = new Map<string, Statement>();
@@ -209,7 +166,7 @@ function wrap(db: DatabaseSync, path: string): Db {
     } finally {
       depth--;
     }
-  });
+  }, (fn) => void setImmediate(fn));
   // Two statements rather than one SELECT over pragma_data_version: that table-valued function prepares a PRAGMA
   // statement again on every call (2.5 against 4.4 µs per stamp). Rows as arrays skip building an object.
   const dataVersion = db.prepare("PRAGMA data_version");
@@ -253,7 +210,16 @@ function wrap(db: DatabaseSync, path: string): Db {
     },
     checkpoint,
     async checkpointInBackground(mode) {
-      if (checkpointer?.available()) return outcomeOf(await checkpointer.run(CHECKPOINT_SQL[mode]));
+      if (checkpointer?.available()) {
+        // One statement at a time: while one that takes the write lock runs, this connection's batched writes wait
+        // for it off the event loop instead of in SQLite's busy handler on it (GroupCommit.holdWhile).
+        let row: CheckpointRow;
+        for (const sql of CHECKPOINT_SQL[mode]) {
+          const step = () => checkpointer.run([sql]);
+          row = takesWriteLock(sql) ? await batch.holdWhile(step, BUSY_TIMEOUT_MS) : await step();
+        }
+        return outcomeOf(row);
+      }
       if (!db.isOpen) throw new Error("checkpoint after close");
       // Inline, nothing else writes through this connection meanwhile, so a passive checkpoint copies every frame
       // it may and the next write starts the WAL over; RESTART would only add waiting, on the event loop, for other
@@ -262,7 +228,7 @@ function wrap(db: DatabaseSync, path: string): Db {
     },
     inTransaction: () => db.isTransaction,
     close() {
-      batch.flush();
+      batch.drain();
       checkpointer?.close();
       cache.clear();
       if (db.isOpen) db.close();
