@@ -34,11 +34,11 @@ export function toNodeListener(app: App, origin: string) {
       return;
     }
     // An oversized upload was left unread: close the connection after answering instead of draining it.
-    const { status, headers, body: payload } = await responseParts(response, body !== undefined && body.byteLength > maxBodyBytes);
+    const { status, headers, body: payload, bytes } = await responseParts(response, body !== undefined && body.byteLength > maxBodyBytes);
     queueWrite(() => {
       res.writeHead(status, headers);
       res.end(payload);
-    }, (error) => res.destroy(error instanceof Error ? error : undefined));
+    }, (error) => res.destroy(error instanceof Error ? error : undefined), bytes);
   };
 }
 
@@ -94,7 +94,14 @@ function pathAndQuery(target: string): string {
 }
 
 /** Status, header lines and body of a Response, ready for one writeHead and one end. */
-async function responseParts(response: Response, close: boolean): Promise<{ status: number; headers: string[]; body: string | Uint8Array | undefined }> {
+interface ResponseParts {
+  status: number;
+  headers: string[];
+  body: string | Uint8Array | undefined;
+  bytes: number;
+}
+
+async function responseParts(response: Response, close: boolean): Promise<ResponseParts> {
   const headers: string[] = close ? ["connection", "close"] : [];
   let cookies: string[] | undefined;
   response.headers.forEach((value, key) => {
@@ -106,12 +113,13 @@ async function responseParts(response: Response, close: boolean): Promise<{ stat
   const text = deferredText(response);
   if (text !== undefined) {
     // Headers and a string body leave in one write; no stream to read back.
-    headers.push("content-length", String(Buffer.byteLength(text)));
-    return { status: response.status, headers, body: text };
+    const bytes = Buffer.byteLength(text);
+    headers.push("content-length", String(bytes));
+    return { status: response.status, headers, body: text, bytes };
   }
-  if (!response.body) return { status: response.status, headers, body: undefined };
+  if (!response.body) return { status: response.status, headers, body: undefined, bytes: 0 };
   // Responses are small JSON or HTML: read whole and send with Content-Length in a single write.
   const body = new Uint8Array(await response.arrayBuffer());
   headers.push("content-length", String(body.byteLength));
-  return { status: response.status, headers, body };
+  return { status: response.status, headers, body, bytes: body.byteLength };
 }

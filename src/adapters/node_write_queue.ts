@@ -16,23 +16,33 @@ interface QueuedWrite {
 }
 
 /**
- * A function that queues one response's write for the end of the turn. A write that throws does not stop the ones
- * after it: its own `failed` handler gets the error.
+ * Past this size a response is written at once. Its own work dwarfs a wake-up, and a large string kept to the end
+ * of the turn is more likely to outlive a scavenge into the old generation: with the page of 50 fields (41 KB)
+ * held, peak RSS in alternated runs averaged 155.8 MiB, against 151.1 written at once (148.2 before the queue).
  */
-export function createWriteQueue(schedule: ScheduleFlush = afterThisTurn): (write: () => void, failed: (error: unknown) => void) => void {
+export const MAX_HELD_BYTES = 16 * 1024;
+
+/**
+ * A function that takes one response's write: small ones wait for the end of the turn, larger ones run at once. A
+ * write that throws does not stop the others: its own `failed` handler gets the error.
+ */
+export function createWriteQueue(schedule: ScheduleFlush = afterThisTurn): (write: () => void, failed: (error: unknown) => void, bytes: number) => void {
   let pending: QueuedWrite[] = [];
   const flush = () => {
     const queued = pending;
     pending = [];
-    for (const entry of queued) {
-      try {
-        entry.write();
-      } catch (error) {
-        entry.failed(error);
-      }
-    }
+    for (const entry of queued) attempt(entry);
   };
-  return (write, failed) => {
-    if (pending.push({ write, failed }) === 1) schedule(flush);
+  return (write, failed, bytes) => {
+    if (bytes > MAX_HELD_BYTES) attempt({ write, failed });
+    else if (pending.push({ write, failed }) === 1) schedule(flush);
   };
+}
+
+function attempt(entry: QueuedWrite): void {
+  try {
+    entry.write();
+  } catch (error) {
+    entry.failed(error);
+  }
 }

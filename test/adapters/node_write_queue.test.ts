@@ -1,7 +1,9 @@
 // The write queue holds each response until the end of the event-loop turn and then writes them all, in order.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createWriteQueue } from "../../src/adapters/node_write_queue.ts";
+import { createWriteQueue, MAX_HELD_BYTES } from "../../src/adapters/node_write_queue.ts";
+
+const SMALL = 300;
 
 const unexpected = (error: unknown) => assert.fail(`no write should fail: ${String(error)}`);
 
@@ -18,9 +20,9 @@ function manualQueue() {
 test("writes wait for the end of the turn, then all run in the order they were queued, with one flush", () => {
   const { queue, flushes, endTurn } = manualQueue();
   const written: string[] = [];
-  queue(() => written.push("a"), unexpected);
-  queue(() => written.push("b"), unexpected);
-  queue(() => written.push("c"), unexpected);
+  queue(() => written.push("a"), unexpected, SMALL);
+  queue(() => written.push("b"), unexpected, SMALL);
+  queue(() => written.push("c"), unexpected, SMALL);
   assert.deepEqual(written, []);
   assert.equal(flushes.length, 1);
   endTurn();
@@ -30,9 +32,9 @@ test("writes wait for the end of the turn, then all run in the order they were q
 test("a write queued after a flush waits for the next turn's flush", () => {
   const { queue, flushes, endTurn } = manualQueue();
   const written: string[] = [];
-  queue(() => written.push("first"), unexpected);
+  queue(() => written.push("first"), unexpected, SMALL);
   endTurn();
-  queue(() => written.push("second"), unexpected);
+  queue(() => written.push("second"), unexpected, SMALL);
   assert.deepEqual(written, ["first"]);
   assert.equal(flushes.length, 1);
   endTurn();
@@ -44,11 +46,11 @@ test("a write that throws gets its own error handler, and the writes after it st
   const written: string[] = [];
   const failures: unknown[] = [];
   const boom = new Error("socket gone");
-  queue(() => written.push("a"), (error) => failures.push(["a", error]));
+  queue(() => written.push("a"), (error) => failures.push(["a", error]), SMALL);
   queue(() => {
     throw boom;
-  }, (error) => failures.push(["b", error]));
-  queue(() => written.push("c"), (error) => failures.push(["c", error]));
+  }, (error) => failures.push(["b", error]), SMALL);
+  queue(() => written.push("c"), (error) => failures.push(["c", error]), SMALL);
   endTurn();
   assert.deepEqual(written, ["a", "c"]);
   assert.deepEqual(failures, [["b", boom]]);
@@ -57,10 +59,29 @@ test("a write that throws gets its own error handler, and the writes after it st
 test("the default schedule flushes after the current turn's callbacks, not synchronously", async () => {
   const queue = createWriteQueue();
   const written: string[] = [];
-  queue(() => written.push("queued"), unexpected);
+  queue(() => written.push("queued"), unexpected, SMALL);
   await Promise.resolve();
   assert.deepEqual(written, [], "not flushed by a microtask");
   // Immediates run in the order they were set: by the time this one runs, the queue's flush has.
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(written, ["queued"]);
+});
+
+test("a response larger than MAX_HELD_BYTES is written at once; smaller ones queued before it still wait", () => {
+  const { queue, endTurn } = manualQueue();
+  const written: string[] = [];
+  queue(() => written.push("small"), unexpected, MAX_HELD_BYTES);
+  queue(() => written.push("large"), unexpected, MAX_HELD_BYTES + 1);
+  assert.deepEqual(written, ["large"]);
+  endTurn();
+  assert.deepEqual(written, ["large", "small"]);
+});
+
+test("a large write that throws gets its own error handler too", () => {
+  const { queue } = manualQueue();
+  const failures: unknown[] = [];
+  queue(() => {
+    throw new Error("gone");
+  }, (error) => failures.push(String(error)), MAX_HELD_BYTES + 1);
+  assert.deepEqual(failures, ["Error: gone"]);
 });
