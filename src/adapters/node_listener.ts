@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app.ts";
 import { deferResponseBodies, deferredText } from "../http/fast_bodies.ts";
 import { ParsedRequest } from "../http/parsed_request.ts";
-import { createWriteQueue } from "./node_write_queue.ts";
+import { processWriteQueue } from "./node_write_queue.ts";
 
 /** Used only when handed an app-like object without config (test doubles). */
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
@@ -17,7 +17,6 @@ export function toNodeListener(app: App, origin: string) {
   const maxBodyBytes = app.deps?.config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   // This listener writes deferred response text itself, so the app may skip building body streams.
   deferResponseBodies();
-  const queueWrite = createWriteQueue();
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let response: Response;
     let body: Uint8Array | undefined;
@@ -35,7 +34,7 @@ export function toNodeListener(app: App, origin: string) {
     }
     // An oversized upload was left unread: close the connection after answering instead of draining it.
     const { status, headers, body: payload, bytes } = await responseParts(response, body !== undefined && body.byteLength > maxBodyBytes);
-    queueWrite(() => {
+    processWriteQueue.write(() => {
       res.writeHead(status, headers);
       res.end(payload);
     }, (error) => res.destroy(error instanceof Error ? error : undefined), bytes);

@@ -22,22 +22,32 @@ interface QueuedWrite {
  */
 export const MAX_HELD_BYTES = 16 * 1024;
 
-/**
- * A function that takes one response's write: small ones wait for the end of the turn, larger ones run at once. A
- * write that throws does not stop the others: its own `failed` handler gets the error.
- */
-export function createWriteQueue(schedule: ScheduleFlush = afterThisTurn): (write: () => void, failed: (error: unknown) => void, bytes: number) => void {
+export interface WriteQueue {
+  /** Takes one response's write: small ones wait for the end of the turn, larger ones run at once. */
+  write(write: () => void, failed: (error: unknown) => void, bytes: number): void;
+  /** Runs the queued writes now (the end of a turn that store/sqlite.ts knows of: after a group commit). */
+  flush(): void;
+}
+
+/** A write that throws does not stop the others: its own `failed` handler gets the error. */
+export function createWriteQueue(schedule: ScheduleFlush = afterThisTurn): WriteQueue {
   let pending: QueuedWrite[] = [];
   const flush = () => {
     const queued = pending;
     pending = [];
     for (const entry of queued) attempt(entry);
   };
-  return (write, failed, bytes) => {
-    if (bytes > MAX_HELD_BYTES) attempt({ write, failed });
-    else if (pending.push({ write, failed }) === 1) schedule(flush);
+  return {
+    write(write, failed, bytes) {
+      if (bytes > MAX_HELD_BYTES) attempt({ write, failed });
+      else if (pending.push({ write, failed }) === 1) schedule(flush);
+    },
+    flush,
   };
 }
+
+/** The process's queue: one event loop, one queue, shared by every listener and flushed after group commits. */
+export const processWriteQueue: WriteQueue = createWriteQueue();
 
 function attempt(entry: QueuedWrite): void {
   try {

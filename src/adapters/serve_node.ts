@@ -8,6 +8,7 @@ import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
 import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
 import { toNodeListener } from "./node_listener.ts";
+import { processWriteQueue } from "./node_write_queue.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
 import { nodeStderrLog } from "./node_log.ts";
 import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
@@ -95,7 +96,8 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     digest: nodeSha256Hex,
     async openStore(path, options) {
       if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
-      return openStore(path, options);
+      // The listener's answers to a group commit's callers leave in the commit's turn (OpenOptions.afterBatch).
+      return openStore(path, { afterBatch: processWriteQueue.flush, ...options });
     },
     readTextFile: readText,
     async writePrivateFile(path, text) {

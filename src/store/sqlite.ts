@@ -98,6 +98,11 @@ export interface OpenOptions {
    * checkpoints off so a server can take them off the request path on a timer instead.
    */
   autoCheckpointPages?: number;
+  /**
+   * Runs after each group commit once its callers have gone on, in the same event-loop turn. The Node listener
+   * writes here the answers those callers queued: without it they waited for the next turn (token p99 +0.3 ms).
+   */
+  afterBatch?: () => void;
 }
 
 /** Thrown when the file was migrated by a newer fieldgate than this one. */
@@ -124,7 +129,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     db.close();
     throw error;
   }
-  return wrap(db, path);
+  return wrap(db, path, options.afterBatch);
 }
 
 function migrate(db: DatabaseSync, nowMs: number): void {
@@ -150,7 +155,7 @@ function migrate(db: DatabaseSync, nowMs: number): void {
 }
 
 
-function wrap(db: DatabaseSync, path: string): Db {
+function wrap(db: DatabaseSync, path: string, afterBatch: (() => void) | undefined): Db {
   const cache = new Map<string, Statement>();
   let depth = 0;
   const checkpointer = path === ":memory:" ? undefined : createCheckpointer(path);
@@ -166,7 +171,11 @@ function wrap(db: DatabaseSync, path: string): Db {
     } finally {
       depth--;
     }
-  }, (fn) => void setImmediate(fn));
+  }, (fn) => {
+    setImmediate(fn);
+    // Queued right behind the commit, it runs after the microtasks that answer the commit's callers.
+    if (afterBatch) setImmediate(afterBatch);
+  });
   // Two statements rather than one SELECT over pragma_data_version: that table-valued function prepares a PRAGMA
   // statement again on every call (2.5 against 4.4 µs per stamp). Rows as arrays skip building an object.
   const dataVersion = db.prepare("PRAGMA data_version");

@@ -20,9 +20,9 @@ function manualQueue() {
 test("writes wait for the end of the turn, then all run in the order they were queued, with one flush", () => {
   const { queue, flushes, endTurn } = manualQueue();
   const written: string[] = [];
-  queue(() => written.push("a"), unexpected, SMALL);
-  queue(() => written.push("b"), unexpected, SMALL);
-  queue(() => written.push("c"), unexpected, SMALL);
+  queue.write(() => written.push("a"), unexpected, SMALL);
+  queue.write(() => written.push("b"), unexpected, SMALL);
+  queue.write(() => written.push("c"), unexpected, SMALL);
   assert.deepEqual(written, []);
   assert.equal(flushes.length, 1);
   endTurn();
@@ -32,9 +32,9 @@ test("writes wait for the end of the turn, then all run in the order they were q
 test("a write queued after a flush waits for the next turn's flush", () => {
   const { queue, flushes, endTurn } = manualQueue();
   const written: string[] = [];
-  queue(() => written.push("first"), unexpected, SMALL);
+  queue.write(() => written.push("first"), unexpected, SMALL);
   endTurn();
-  queue(() => written.push("second"), unexpected, SMALL);
+  queue.write(() => written.push("second"), unexpected, SMALL);
   assert.deepEqual(written, ["first"]);
   assert.equal(flushes.length, 1);
   endTurn();
@@ -46,11 +46,11 @@ test("a write that throws gets its own error handler, and the writes after it st
   const written: string[] = [];
   const failures: unknown[] = [];
   const boom = new Error("socket gone");
-  queue(() => written.push("a"), (error) => failures.push(["a", error]), SMALL);
-  queue(() => {
+  queue.write(() => written.push("a"), (error) => failures.push(["a", error]), SMALL);
+  queue.write(() => {
     throw boom;
   }, (error) => failures.push(["b", error]), SMALL);
-  queue(() => written.push("c"), (error) => failures.push(["c", error]), SMALL);
+  queue.write(() => written.push("c"), (error) => failures.push(["c", error]), SMALL);
   endTurn();
   assert.deepEqual(written, ["a", "c"]);
   assert.deepEqual(failures, [["b", boom]]);
@@ -59,7 +59,7 @@ test("a write that throws gets its own error handler, and the writes after it st
 test("the default schedule flushes after the current turn's callbacks, not synchronously", async () => {
   const queue = createWriteQueue();
   const written: string[] = [];
-  queue(() => written.push("queued"), unexpected, SMALL);
+  queue.write(() => written.push("queued"), unexpected, SMALL);
   await Promise.resolve();
   assert.deepEqual(written, [], "not flushed by a microtask");
   // Immediates run in the order they were set: by the time this one runs, the queue's flush has.
@@ -70,8 +70,8 @@ test("the default schedule flushes after the current turn's callbacks, not synch
 test("a response larger than MAX_HELD_BYTES is written at once; smaller ones queued before it still wait", () => {
   const { queue, endTurn } = manualQueue();
   const written: string[] = [];
-  queue(() => written.push("small"), unexpected, MAX_HELD_BYTES);
-  queue(() => written.push("large"), unexpected, MAX_HELD_BYTES + 1);
+  queue.write(() => written.push("small"), unexpected, MAX_HELD_BYTES);
+  queue.write(() => written.push("large"), unexpected, MAX_HELD_BYTES + 1);
   assert.deepEqual(written, ["large"]);
   endTurn();
   assert.deepEqual(written, ["large", "small"]);
@@ -80,8 +80,20 @@ test("a response larger than MAX_HELD_BYTES is written at once; smaller ones que
 test("a large write that throws gets its own error handler too", () => {
   const { queue } = manualQueue();
   const failures: unknown[] = [];
-  queue(() => {
+  queue.write(() => {
     throw new Error("gone");
   }, (error) => failures.push(String(error)), MAX_HELD_BYTES + 1);
   assert.deepEqual(failures, ["Error: gone"]);
+});
+
+test("flush writes what is queued at once, and the turn's own flush then finds nothing left", () => {
+  const { queue, flushes, endTurn } = manualQueue();
+  const written: string[] = [];
+  queue.write(() => written.push("a"), unexpected, SMALL);
+  queue.write(() => written.push("b"), unexpected, SMALL);
+  queue.flush();
+  assert.deepEqual(written, ["a", "b"]);
+  assert.equal(flushes.length, 1);
+  endTurn();
+  assert.deepEqual(written, ["a", "b"], "nothing written twice");
 });

@@ -198,3 +198,25 @@ test("closing the database commits the writes still queued for a batch", async (
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("afterBatch runs after the batch's callers have gone on, before anything the next turn brings", async () => {
+  const order: string[] = [];
+  const db = openDatabase(":memory:", { afterBatch: () => order.push("afterBatch") });
+  try {
+    db.exec("CREATE TABLE t (v TEXT)");
+    // Each caller goes on through a few awaits, as a request handler does before it queues its answer.
+    const caller = async (v: string) => {
+      await db.transactionBatched(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v));
+      await Promise.resolve();
+      order.push(`answered ${v}`);
+    };
+    const done = Promise.all([caller("a"), caller("b")]);
+    // An immediate set after the batch was queued: afterBatch runs before it, right behind the commit.
+    setImmediate(() => order.push("next immediate"));
+    await done;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(order, ["answered a", "answered b", "afterBatch", "next immediate"]);
+  } finally {
+    db.close();
+  }
+});
