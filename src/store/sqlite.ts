@@ -154,7 +154,6 @@ function migrate(db: DatabaseSync, nowMs: number): void {
   }
 }
 
-
 function wrap(db: DatabaseSync, path: string, afterBatch: (() => void) | undefined): Db {
   const cache = new Map<string, Statement>();
   let depth = 0;
