@@ -11,11 +11,20 @@ import { invalidClient, invalidRequest, type OAuthError, tooManyRequests } from 
 
 export type ClientAuthMethod = "client_secret_basic" | "client_secret_post";
 
+/** How a request presented its credentials: a supported method, or an Authorization scheme other than Basic. */
+type PresentedMethod = ClientAuthMethod | "unsupported_scheme";
+
 interface Presented {
   clientId: string | undefined;
   secret: string | undefined;
-  method: ClientAuthMethod;
+  method: PresentedMethod;
 }
+
+/**
+ * Sent with every invalid_client 401: HTTP requires a challenge on any 401 (RFC 9110 §15.5.2), and Basic is the
+ * header scheme this server takes for clients (RFC 6749 §5.2 requires it when the client tried Basic).
+ */
+const CLIENT_CHALLENGE = { "www-authenticate": 'Basic realm="fieldgate"' };
 
 /** Compared against when the client_id is unknown, so unknown and known ids take the same time. */
 const DUMMY_DIGEST = "0".repeat(64);
@@ -72,8 +81,11 @@ function presentedCredentials(request: Request, params: Params): Presented {
   if (header === null) {
     return { clientId: params.client_id, secret: params.client_secret, method: "client_secret_post" };
   }
+  // Another scheme (Bearer, Digest) is an unsupported authentication method, which RFC 6749 §5.2 files under
+  // invalid_client; a Basic header that does not decode is a malformed request.
+  if (!/^Basic(?: |$)/i.test(header)) return { clientId: undefined, secret: undefined, method: "unsupported_scheme" };
   const match = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header);
-  if (!match) throw invalidRequest("Authorization header must use the Basic scheme here");
+  if (!match) throw invalidRequest("Authorization header is not valid Basic credentials");
   const { user, password } = decodeBasic(match[1]!);
   if (params.client_secret !== undefined) {
     throw invalidRequest("Use one client authentication method: Basic or body credentials, not both");
@@ -123,7 +135,7 @@ function recordedClientId(presented: string, client: TokenClient | undefined): s
 interface Attempt {
   now: number;
   ip: string;
-  method: ClientAuthMethod;
+  method: PresentedMethod;
 }
 
 /** Counts a failed attempt against the throttle keys, audits it, and builds the invalid_client error to throw. */
@@ -142,9 +154,7 @@ async function refusal(
   if (lockout > 0) {
     await audit(deps, "throttled", { clientId, ip, detail: { retry_after: lockout } });
   }
-  // RFC 6749 §5.2: a client that tried Basic gets a WWW-Authenticate challenge with its 401.
-  const challenge = method === "client_secret_basic" ? { "www-authenticate": 'Basic realm="fieldgate"' } : undefined;
-  return invalidClient("Client authentication failed", { headers: challenge });
+  return invalidClient("Client authentication failed", { headers: CLIENT_CHALLENGE });
 }
 
 /**
@@ -162,6 +172,7 @@ export async function authenticateClient(
   const attempt: Attempt = { now, ip: ctx.clientIp, method: presented.method };
   const refuse = (keys: readonly ThrottleKey[], reason: string, clientId?: string) =>
     refusal(deps, attempt, { keys, reason, clientId });
+  if (presented.method === "unsupported_scheme") throw await refuse([addressKey(ctx.clientIp)], "unsupported_scheme");
   if (presented.clientId === undefined) throw await refuse([addressKey(ctx.clientIp)], "missing_client_id");
   const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);

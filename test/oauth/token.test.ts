@@ -201,13 +201,14 @@ const ROWS: ErrorRow[] = [
     error: "invalid_request",
   },
   {
+    // RFC 6749 §5.2: an unsupported authentication method is invalid_client, even beside valid body credentials.
     name: "Bearer scheme at the token endpoint",
     request: (f) =>
       postForm("/oauth/token", { grant_type: "client_credentials", ...ccCreds(f) }, {
         authorization: "Bearer abc",
       }),
-    status: 400,
-    error: "invalid_request",
+    status: 401,
+    error: "invalid_client",
   },
   {
     name: "Basic that is not base64",
@@ -307,6 +308,14 @@ const ROWS: ErrorRow[] = [
     error: "invalid_request",
   },
   {
+    // JSON.parse would keep the last client_id; a proxy reading the first would see another client.
+    name: "a recognized JSON member sent twice",
+    request: (f) =>
+      postJson("/oauth/token", `{"grant_type":"client_credentials","client_id":"bogus","client_id":"${f.cc.clientId}","client_secret":"${f.cc.clientSecret}"}`),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
     name: "client_credentials by an authorization-code client",
     request: (f) => postJson("/oauth/token", { grant_type: "client_credentials", ...acCreds(f) }),
     status: 400,
@@ -316,7 +325,7 @@ const ROWS: ErrorRow[] = [
 
 testErrorRows(ROWS);
 
-test("invalid_client with Basic carries the Basic challenge, without Basic it does not", async () => {
+test("invalid_client always carries the Basic challenge: HTTP requires one on every 401 (RFC 9110 §15.5.2)", async () => {
   const f = await tokenFixture();
   const basic = await f.t.app.fetch(
     postForm("/oauth/token", { grant_type: "client_credentials" }, {
@@ -333,7 +342,15 @@ test("invalid_client with Basic carries the Basic challenge, without Basic it do
     }),
   );
   assert.equal(post.status, 401);
-  assert.equal(post.headers.get("www-authenticate"), null);
+  assert.equal(post.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
+  const bearer = await f.t.app.fetch(
+    postJson("/oauth/token", { grant_type: "client_credentials" }, { authorization: "Bearer abc" }),
+  );
+  assert.equal(bearer.status, 401);
+  assert.equal(bearer.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
+  const none = await f.t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials" }));
+  assert.equal(none.status, 401);
+  assert.equal(none.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
 });
 
 test("a disabled client is invalid_client and its tokens stop working", async () => {
