@@ -103,6 +103,14 @@ function jsonParams(text: string, wanted: (name: string) => boolean): Params {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw invalidRequest("Request body must be a JSON object");
   }
+  // JSON.parse keeps the last of repeated names; RFC 6749 §3.1 forbids repeats, and a proxy that reads the first
+  // would see a different request than we do, so a repeated recognized name is refused as in a form body.
+  const seen = new Set<string>();
+  for (const name of memberNames(text)) {
+    if (!wanted(name)) continue;
+    if (seen.has(name)) throw invalidRequest(`Parameter ${safeName(name)} is repeated`);
+    seen.add(name);
+  }
   const params = emptyParams();
   for (const [name, value] of Object.entries(parsed)) {
     if (!wanted(name) || value === null || value === "") continue;
@@ -110,6 +118,50 @@ function jsonParams(text: string, wanted: (name: string) => boolean): Params {
     params[name] = value;
   }
   return params;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_OBJECT = 0x7d;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+
+/**
+ * The member names of the top-level object in `text`, in order and with repeats, which JSON.parse does not
+ * report. `text` must already have parsed as a JSON object: the scan only tracks strings and nesting depth.
+ */
+export function memberNames(text: string): string[] {
+  const names: string[] = [];
+  let depth = 0;
+  let nameNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const start = i;
+      let escaped = false;
+      for (i++; text.charCodeAt(i) !== QUOTE; i++) {
+        if (text.charCodeAt(i) === BACKSLASH) {
+          escaped = true;
+          i++;
+        }
+      }
+      if (depth === 1 && nameNext) {
+        // Escapes decoded, so "client\u005fid" is the same name as "client_id".
+        names.push(escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : text.slice(start + 1, i));
+        nameNext = false;
+      }
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      depth++;
+      nameNext = depth === 1;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      depth--;
+    } else if (c === COMMA && depth === 1) {
+      nameNext = true;
+    }
+  }
+  return names;
 }
 
 function formParams(text: string, wanted: (name: string) => boolean): Params {

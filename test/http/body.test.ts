@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mediaType, readParams, readText } from "../../src/http/body.ts";
+import fc from "fast-check";
+import { memberNames, mediaType, readParams, readText } from "../../src/http/body.ts";
 import { OAuthError } from "../../src/oauth/errors.ts";
 
 function request(body: BodyInit | null, contentType?: string, headers: Record<string, string> = {}): Request {
@@ -53,6 +54,9 @@ const refused: { name: string; body: string; type?: string; status: number; code
   { name: "a JSON string", body: '"x"', type: "application/json", status: 400, code: "invalid_request" },
   { name: "a non-string JSON value", body: '{"client_id":1}', type: "application/json", status: 400, code: "invalid_request" },
   { name: "a repeated form parameter", body: "a=1&a=2", type: "application/x-www-form-urlencoded", status: 400, code: "invalid_request" },
+  { name: "a repeated JSON member", body: '{"a":"1","a":"2"}', type: "application/json", status: 400, code: "invalid_request" },
+  { name: "a JSON member repeated empty", body: '{"a":"","a":"2"}', type: "application/json", status: 400, code: "invalid_request" },
+  { name: "a JSON member repeated under an escaped name", body: '{"a_b":"1","a\\u005fb":"2"}', type: "application/json", status: 400, code: "invalid_request" },
 ];
 
 for (const row of refused) {
@@ -69,6 +73,29 @@ test("readParams with recognized names ignores unknown malformed ones (RFC 6749 
   assert.deepEqual({ ...params }, { client_id: "a" });
   const error = await refusal(readParams(request('{"client_id":{}}', "application/json"), 1024, options));
   assert.equal(error.code, "invalid_request");
+});
+
+test("readParams refuses a repeated recognized JSON member and ignores repeats of the others", async () => {
+  const options = { recognized: ["client_id", "client_secret"] };
+  const repeated = '{"client_id":"bogus","client_secret":"s","client_id":"real"}';
+  const error = await refusal(readParams(request(repeated, "application/json"), 1024, options));
+  assert.equal(error.code, "invalid_request");
+  assert.match(error.description, /client_id is repeated/);
+  const params = await readParams(request('{"x":1,"client_id":"a","x":{"client_id":"b"}}', "application/json"), 1024, options);
+  assert.deepEqual({ ...params }, { client_id: "a" });
+});
+
+test("memberNames lists top-level names only, not names or strings inside values", () => {
+  const text = '{ "a" : "b,\\"c\\":", "d":{"a":1,"e":[{"f":"g"}]}, "h" :["i",{"j":2}], "k\\u0041":null }';
+  assert.deepEqual(memberNames(text), ["a", "d", "h", "kA"]);
+  assert.deepEqual(memberNames("{}"), []);
+});
+
+test("memberNames agrees with JSON.parse on every object JSON.stringify writes", () => {
+  fc.assert(fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.boolean(), (object, indented) => {
+    const text = JSON.stringify(object, null, indented ? 2 : undefined);
+    assert.deepEqual(memberNames(text), Object.keys(JSON.parse(text)));
+  }));
 });
 
 test("readText refuses a declared Content-Length over the limit before reading", async () => {
