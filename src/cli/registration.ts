@@ -13,9 +13,13 @@ export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 1024;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
+/** Parameters fieldgate appends to a redirect URI (RFC 6749 §4.1.2 and §4.1.2.1, RFC 9207). */
+const RESPONSE_PARAMETERS = new Set(["code", "state", "iss", "error", "error_description", "error_uri"]);
+
 /**
  * Checks a redirect URI for registration: absolute, no fragment (RFC 6749 §3.1.2), https except on loopback hosts
- * (RFC 8252 §7.3), no wildcard and no userinfo, since it is compared by exact string match later.
+ * (RFC 8252 §7.3), no wildcard and no userinfo, since it is compared by exact string match later, and no query
+ * parameter the authorization response adds (a client would read ours or its own first, depending on its parser).
  */
 export function validateRedirectUri(raw: string): string {
   let url: URL;
@@ -32,6 +36,10 @@ export function validateRedirectUri(raw: string): string {
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--redirect-uri must use https");
   if (raw.length > 2000) throw new UsageError("--redirect-uri is longer than 2000 characters");
+  const taken = [...url.searchParams.keys()].find((name) => RESPONSE_PARAMETERS.has(name));
+  if (taken !== undefined) {
+    throw new UsageError(`--redirect-uri must not have a "${taken}" query parameter: the authorization response adds it`);
+  }
   return raw;
 }
 

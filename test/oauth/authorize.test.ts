@@ -197,6 +197,27 @@ test("deny redirects 303 with access_denied and state, and issues no code", asyn
   assert.ok(r.t.log.some((l) => l.event === "audit.consent_denied"));
 });
 
+test("a registered query is kept byte for byte and the response parameters follow it (RFC 6749 §3.1.2)", async () => {
+  const registered = "https://client.example/cb?flag&path=/a/b&x=%7E";
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client({ redirectUri: registered });
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  const r: Ready = { t, browser, clientId, userId: user.id };
+  // Deny first: an approval is remembered, and the next request would redirect without a consent page.
+  for (const decision of ["deny", "approve"]) {
+    const fields = await consentForm(r, { redirect_uri: registered });
+    const res = await r.browser.post("/oauth/authorize", { ...fields, decision });
+    assert.equal(res.status, 303);
+    const value = res.headers.get("location") ?? "";
+    assert.ok(value.startsWith(`${registered}&`), value);
+    const added = new URLSearchParams(value.slice(registered.length + 1));
+    assert.deepEqual([...added.keys()], decision === "approve" ? ["code", "state", "iss"] : ["error", "error_description", "state", "iss"]);
+    assert.equal(added.get("iss"), "http://fieldgate.test");
+  }
+});
+
 test("a remembered consent skips the consent page and redirects with a fresh code", async () => {
   const r = await signedIn();
   const fields = await consentForm(r);
