@@ -101,7 +101,10 @@ function baseUrl(env: Env, port: number): string {
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new TypeError("FIELDGATE_BASE_URL must use http or https");
   }
-  if (url.search || url.hash) throw new TypeError("FIELDGATE_BASE_URL must not have a query or fragment");
+  // The raw text, not url.search/url.hash: those are "" for a bare "?" or "#", which would still end up in href.
+  if (/[?#]/.test(raw)) throw new TypeError("FIELDGATE_BASE_URL must not have a query or fragment");
+  // The issuer is sent in every authorization response (iss) and published: credentials in it would leak.
+  if (url.username || url.password) throw new TypeError("FIELDGATE_BASE_URL must not contain user information");
   // Every route is served from the root, and the metadata, iss and the demo's self-calls are built as base URL +
   // path: with a prefix they would all name endpoints that answer 404 (RFC 8414 §2 wants working ones).
   if (url.pathname !== "/") {

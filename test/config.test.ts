@@ -57,6 +57,10 @@ const bad: { env: Record<string, string>; error: typeof TypeError | typeof Range
   { env: { FIELDGATE_BASE_URL: "not a url" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
   { env: { FIELDGATE_BASE_URL: "ftp://example.com" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
   { env: { FIELDGATE_BASE_URL: "https://example.com/?x=1" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_BASE_URL: "https://example.com?" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_BASE_URL: "https://example.com#" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_BASE_URL: "https://user:secret@example.com" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
+  { env: { FIELDGATE_BASE_URL: "https://user@example.com" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
   // Every route is served from the root; a path prefix would make the metadata advertise endpoints that 404.
   { env: { FIELDGATE_BASE_URL: "https://example.com/auth" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
   { env: { FIELDGATE_BASE_URL: "https://example.com/auth/" }, error: TypeError, names: "FIELDGATE_BASE_URL" },
