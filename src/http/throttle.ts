@@ -17,8 +17,10 @@ export const SHARED_KEY_FACTOR = 10;
 export interface Throttle {
   /** Seconds to wait before any of `keys` may try again; 0 when all are allowed. */
   retryAfter(keys: readonly ThrottleKey[], now: number): number;
-  /** Records one failure against every key. */
-  fail(keys: readonly ThrottleKey[], now: number): void;
+  /** Records one failure against every key; true when it brought a key to its limit (a lockout starts now). */
+  fail(keys: readonly ThrottleKey[], now: number): boolean;
+  /** Takes back one failure from each key: an attempt counted before its outcome was known turned out well. */
+  forgive(keys: readonly ThrottleKey[]): void;
   /** Forgets the failures of these keys (after a success). */
   reset(keys: readonly ThrottleKey[]): void;
   /** How many keys are tracked; for tests and metrics. */
@@ -48,27 +50,38 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     while (entries.size >= maxKeys) entries.delete(entries.keys().next().value as string);
   }
 
+  const limitOf = (key: ThrottleKey) => (key.shared ? options.maxFailures * SHARED_KEY_FACTOR : options.maxFailures);
+
   return {
     retryAfter(keys, now) {
       let wait = 0;
       for (const key of keys) {
         const entry = entries.get(key.id);
-        const limit = key.shared ? options.maxFailures * SHARED_KEY_FACTOR : options.maxFailures;
-        if (!entry || entry.failures < limit) continue;
+        if (!entry || entry.failures < limitOf(key)) continue;
         const remaining = entry.windowStart + options.windowSeconds - now;
         if (remaining > 0) wait = Math.max(wait, remaining);
       }
       return wait;
     },
     fail(keys, now) {
-      for (const { id } of keys) {
-        const entry = entries.get(id);
+      let lockout = false;
+      for (const key of keys) {
+        let entry = entries.get(key.id);
         if (entry && now - entry.windowStart < options.windowSeconds) {
           entry.failures++;
         } else {
           if (!entry && entries.size >= maxKeys) sweep(now);
-          entries.set(id, { windowStart: now, failures: 1 });
+          entry = { windowStart: now, failures: 1 };
+          entries.set(key.id, entry);
         }
+        if (entry.failures === limitOf(key)) lockout = true;
+      }
+      return lockout;
+    },
+    forgive(keys) {
+      for (const { id } of keys) {
+        const entry = entries.get(id);
+        if (entry && entry.failures > 0) entry.failures--;
       }
     },
     reset(keys) {

@@ -146,13 +146,12 @@ async function refusal(
 ): Promise<OAuthError> {
   const { now, ip, method } = attempt;
   const { keys, reason, clientId } = failure;
-  deps.throttle.fail(keys, now);
+  const lockout = deps.throttle.fail(keys, now);
   await audit(deps, "client_auth_failed", { clientId, ip, detail: { reason, method } });
   // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
   // flood of them cannot flood the audit table.
-  const lockout = deps.throttle.retryAfter(keys, now);
-  if (lockout > 0) {
-    await audit(deps, "throttled", { clientId, ip, detail: { retry_after: lockout } });
+  if (lockout) {
+    await audit(deps, "throttled", { clientId, ip, detail: { retry_after: deps.throttle.retryAfter(keys, now) } });
   }
   return invalidClient("Client authentication failed", { headers: CLIENT_CHALLENGE });
 }

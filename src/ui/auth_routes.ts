@@ -97,9 +97,11 @@ async function checkCredentials(deps: Deps, username: string, password: string):
  * An implausible username gets no key of its own: a key embedding a 60 KB name would cost that much memory, so such
  * attempts count against the address only.
  */
-function throttleKeys(username: string | undefined, clientIp: string): ThrottleKey[] {
-  const addressKey = { id: `signin:ip:${addressBucket(clientIp)}`, shared: true };
-  return username === undefined ? [addressKey] : [{ id: `signin:user:${username.toLowerCase()}` }, addressKey];
+function throttleKeys(username: string | undefined, clientIp: string): { user?: ThrottleKey; address: ThrottleKey; all: ThrottleKey[] } {
+  const address = { id: `signin:ip:${addressBucket(clientIp)}`, shared: true };
+  if (username === undefined) return { address, all: [address] };
+  const user = { id: `signin:user:${username.toLowerCase()}` };
+  return { user, address, all: [user, address] };
 }
 
 async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
@@ -111,25 +113,27 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   const next = safeNext(form.next);
   // No account has a longer name: such a name fails like a wrong password, without a lookup.
   const plausible = username.length <= MAX_USERNAME_LENGTH;
-  const keys = throttleKeys(plausible ? username : undefined, ctx.clientIp);
+  const { user: userKey, address: addressKey, all: keys } = throttleKeys(plausible ? username : undefined, ctx.clientIp);
   const now = nowSeconds(deps.clock);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);
+  // Counted as a failure before the password is checked: the check takes tens of milliseconds (PBKDF2), and
+  // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
+  // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
+  const lockout = deps.throttle.fail(keys, now);
   const user = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
   if (!user) {
-    deps.throttle.fail(keys, now);
     await audit(deps, "sign_in_failed", { ip: ctx.clientIp });
-    // Audit the lockout once, when it starts, so a flood of refused attempts cannot flood the audit table.
-    if (deps.throttle.retryAfter(keys, now) > 0) {
-      await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
-    }
+    if (lockout) await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
     const more = await continuation(deps, next);
     return signInPage(deps, request, {
       next, username: plausible ? username : "", error: GENERIC_FAILURE, status: 400, ...more,
     });
   }
-  // Only the username key: resetting the address key would let one valid account launder a spraying attack.
-  deps.throttle.reset([keys[0]!]);
+  // The username's failures are forgotten; the address only gets this attempt back: resetting it would let one
+  // valid account launder a spraying attack.
+  if (userKey) deps.throttle.reset([userKey]);
+  deps.throttle.forgive([addressKey]);
   // The response exists before the session does: nothing may fail between starting a session and handing it over.
   const response = redirect(next, 303);
   const session = await startSession(deps, request, user.id);

@@ -29,6 +29,27 @@ test("throttle answers with the longest wait of the keys asked about", () => {
   assert.equal(t.retryAfter([key, { id: "other" }], 30), 60);
 });
 
+test("fail says whether it started a lockout: true once, on the failure that reaches a key's limit", () => {
+  const t = createThrottle({ maxFailures: 2, windowSeconds: 60 });
+  assert.deepEqual([t.fail([key, shared], 0), t.fail([key, shared], 0), t.fail([key, shared], 0)], [false, true, false]);
+  const s = createThrottle({ maxFailures: 1, windowSeconds: 60 });
+  const results = Array.from({ length: SHARED_KEY_FACTOR + 1 }, () => s.fail([shared], 0));
+  assert.deepEqual(results.map((r, i) => [i, r]).filter(([, r]) => r), [[SHARED_KEY_FACTOR - 1, true]]);
+});
+
+test("forgive takes back one failure per key and never goes below none", () => {
+  const t = createThrottle({ maxFailures: 2, windowSeconds: 60 });
+  t.fail([key], 0);
+  t.fail([key], 0);
+  assert.ok(t.retryAfter([key], 0) > 0);
+  t.forgive([key]);
+  assert.equal(t.retryAfter([key], 0), 0);
+  t.forgive([key, key, { id: "unknown" }]);
+  t.fail([key], 0);
+  assert.equal(t.retryAfter([key], 0), 0, "one failure after forgiving more than there were");
+  assert.equal(t.size(), 1);
+});
+
 test("throttle reset forgets only the keys named", () => {
   const t = createThrottle({ maxFailures: 1, windowSeconds: 60 });
   t.fail([key, shared], 0);

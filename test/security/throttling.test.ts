@@ -66,6 +66,31 @@ test("failed sign-in is throttled: 429 page once the limit is reached, even for 
   assert.ok(Number(refused.headers.get("retry-after")) >= 1);
 });
 
+test("sign-in guesses sent in parallel are held to the limit: the rest are refused before the password is checked", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const limit = t.config.throttleMaxFailures;
+  // Every form is fetched first, so the guesses themselves arrive together.
+  const ready = await Promise.all(Array.from({ length: limit * 3 }, async () => {
+    const browser = testBrowser(t.app, { clientIp: ATTACKER });
+    return { browser, fields: formFields(await (await browser.get("/signin")).text(), "/signin") };
+  }));
+  const statuses = await Promise.all(ready.map(({ browser, fields }, i) =>
+    browser.post("/signin", { ...fields, username: user.username, password: `guess-${i}` }).then((r) => r.status)));
+  assert.equal(statuses.filter((s) => s === 400).length, limit, `evaluated guesses: ${statuses.join(",")}`);
+  assert.equal(statuses.filter((s) => s === 429).length, limit * 2);
+  assert.equal(t.log.filter((l) => l.event === "audit.throttled").length, 1, "one lockout, audited once");
+});
+
+test("successful sign-ins do not use up their address's allowance", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
+  const user = await t.seed.user();
+  for (let i = 0; i < SHARED_KEY_FACTOR + 2; i++) {
+    assert.equal((await signInAttempt(t, ATTACKER, user.username, user.password)).status, 303, `sign-in ${i}`);
+  }
+  assert.equal((await signInAttempt(t, ATTACKER, user.username, "wrong-password")).status, 400);
+});
+
 test("another user signing in from another address is not throttled by someone else's failed sign-ins", async () => {
   const t = buildTestApp();
   const target = await t.seed.user();
