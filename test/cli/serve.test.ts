@@ -92,6 +92,20 @@ test("FIELDGATE_DEMO=false keeps demo mode off despite the credentials file", as
   assert.equal(served.app.deps.demo, undefined);
 });
 
+test("FIELDGATE_DEMO=false on an empty database seeds nothing: no demo account, clients, file or printed secret", async () => {
+  const h = cliHarness();
+  const served = await serveOnce(h, { FIELDGATE_DEMO: "false" });
+  assert.equal(served.code, 0);
+  assert.equal(served.stdout, "");
+  assert.equal(existsSync(join(h.dir, "demo-credentials.json")), false);
+  for (const table of ["users", "clients", "organizations", "fields"]) {
+    assert.equal(h.query(`SELECT COUNT(*) AS n FROM ${table}`)[0]!.n, 0, table);
+  }
+  assert.ok(!h.log.some((l) => l.event === "demo_seeded"));
+  // Unset again later, the next start is the documented first start: it seeds.
+  assert.match((await serveOnce(h)).stdout, /demo/i);
+});
+
 test("serve does not seed a database that already has organizations", async () => {
   const h = cliHarness();
   await h.run(["users", "add", "--username", "robot", "--integration", "--org", "acme"]);

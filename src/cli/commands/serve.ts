@@ -1,4 +1,5 @@
-// `serve`: seeds a fresh database with demo data, serves the app until SIGTERM/SIGINT, then shuts down cleanly.
+// `serve`: seeds a fresh database with demo data (unless FIELDGATE_DEMO=false), serves the app until SIGTERM/SIGINT, then
+// shuts down cleanly.
 import { createApp, type App } from "../../app.ts";
 import { loadConfig, type Config } from "../../config.ts";
 import type { DemoCredentials } from "../../deps.ts";
@@ -6,7 +7,6 @@ import { formatDemoBanner } from "../../demo/banner.ts";
 import { DEMO_FIELDS_URL, type DemoSeed, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
 import { demoRedirectUri, syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
 import { startMaintenance } from "../../server/maintenance.ts";
-import type { Store } from "../../store/store.ts";
 import {
   CommandError,
   UsageError,
@@ -28,8 +28,14 @@ function workerCount(args: ParsedArgs): number {
   return n;
 }
 
-/** Seeds an empty database with the demo and writes its credentials file; undefined when it already had data. */
-async function seedIfEmpty(store: Store, config: Readonly<Config>, deps: CliDeps, now: number): Promise<DemoSeed | undefined> {
+/**
+ * Seeds an empty database with the demo and writes its credentials file; undefined when it already had data or
+ * when FIELDGATE_DEMO is set to false: an operator who switched the demo off gets no demo account, no demo
+ * clients and no printed secrets, and sets the service up with the CLI instead.
+ */
+async function seedIfEmpty(ctx: CommandContext, config: Readonly<Config>): Promise<DemoSeed | undefined> {
+  const { store, deps, now } = ctx;
+  if (demoSwitchedOff(config, ctx.env)) return undefined;
   if ((await store.organizations.list()).length > 0) return undefined;
   const text = await deps.readTextFile(DEMO_FIELDS_URL);
   if (text === undefined) throw new CommandError(`demo data missing: ${DEMO_FIELDS_URL.href}`);
@@ -65,6 +71,11 @@ async function announceSeed(seed: DemoSeed, config: Readonly<Config>, io: CliIo,
   io.stdout(formatDemoBanner(shown, { baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
 }
 
+/** True when FIELDGATE_DEMO is set and says false (config.demo is also false when it is merely unset). */
+function demoSwitchedOff(config: Readonly<Config>, env: Readonly<Record<string, string | undefined>>): boolean {
+  return !config.demo && env.FIELDGATE_DEMO !== undefined && env.FIELDGATE_DEMO !== "";
+}
+
 /** Demo mode defaults on when a demo credentials file sits beside the database, unless FIELDGATE_DEMO says otherwise. */
 async function demoSettings(
   config: Readonly<Config>,
@@ -91,10 +102,10 @@ function envForPort(env: CommandContext["env"], port: number): CommandContext["e
 
 /** Seeds (unless a forked worker), settles the demo client and builds the app, once the bound port is known. */
 async function buildApp(ctx: CommandContext, port: number, options: { seed: boolean }): Promise<App> {
-  const { io, deps, store, now } = ctx;
+  const { io, deps, store } = ctx;
   const env = envForPort(ctx.env, port);
   const bound = loadConfig(env);
-  const seed = options.seed ? await seedIfEmpty(store, bound, deps, now) : undefined;
+  const seed = options.seed ? await seedIfEmpty(ctx, bound) : undefined;
   if (seed) await announceSeed(seed, bound, io, deps);
   const { config, demo } = await demoSettings(bound, env, deps);
   // The seed registered the demo client's redirect URI under the first start's base URL; it follows this one's.
@@ -120,14 +131,14 @@ export const serve: Command = {
   // Checkpoints run on a timer (maintenance.ts) instead of inside request commits.
   storeOptions: { autoCheckpointPages: 0 },
   async run(ctx) {
-    const { args, config: initial, io, deps, store, now } = ctx;
+    const { args, config: initial, io, deps, store } = ctx;
     const workers = workerCount(args);
     const worker = deps.workers?.index;
     if (workers > 1 && worker === undefined) {
       if (!deps.workers) throw new CommandError("--workers is not supported on this runtime; run one process per port");
       // The primary seeds once, before forking, so workers never race to. It binds no socket itself: the banner
       // waits for the first worker to listen, so with port 0 it names the port the workers actually share.
-      const seed = await seedIfEmpty(store, initial, deps, now);
+      const seed = await seedIfEmpty(ctx, initial);
       deps.log("starting_workers", { workers });
       return deps.workers.run(workers, {
         onListening: (port) => {
