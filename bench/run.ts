@@ -1,6 +1,6 @@
 // `npm run bench`: seeds fresh databases, measures the ceiling and every scenario against a real server child
 // process on 127.0.0.1, prints a table and writes the figures to bench/results/<timestamp>.json.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";

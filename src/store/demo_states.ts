@@ -17,6 +17,8 @@ export interface DemoStateStore {
    * anyone can start a demo without signing in, so the table must stay bounded, as the in-memory map was.
    */
   save(row: DemoStateRow, options: { keep: number }): Promise<void>;
+  /** Deletes the row saved under `keyHash`, if any. */
+  delete(keyHash: string): Promise<void>;
 }
 
 export function createDemoStateStore(db: Db): DemoStateStore {
@@ -35,6 +37,9 @@ export function createDemoStateStore(db: Db): DemoStateStore {
           (SELECT key_hash FROM demo_states WHERE key_hash <> ? ORDER BY expires_at DESC LIMIT -1 OFFSET ?)`)
           .run(row.keyHash, keep);
       });
+    },
+    async delete(keyHash) {
+      db.prepare("DELETE FROM demo_states WHERE key_hash = ?").run(keyHash);
     },
   };
 }

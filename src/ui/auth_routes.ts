@@ -10,6 +10,7 @@ import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
 import { audit } from "../oauth/audit.ts";
 import type { User } from "../store/users.ts";
 import { csrfToken, verifyCsrf } from "./csrf.ts";
+import { createDemoStore } from "./demo_state.ts";
 import { page } from "./page.ts";
 import { clearPreSession, endSession, preSession, readPreSession, readSession, startSession } from "./session.ts";
 import { renderSignIn } from "./sign_in.ts";
@@ -154,6 +155,8 @@ async function signOutEndpoint(deps: Deps, request: Request, ctx: RequestContext
   }
   const response = redirect("/", 303);
   response.headers.append("set-cookie", await endSession(deps, request));
+  // A demo run in this browser acted for the user signing out; it ends with the session (its state and cookie).
+  response.headers.append("set-cookie", await createDemoStore(deps).forget(request));
   return response;
 }
 

@@ -9,14 +9,13 @@ import { randomId, randomToken } from "../crypto/random.ts";
 import { sha256Base64Url } from "../crypto/hash.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { invalidRequest } from "../oauth/errors.ts";
-import { cookieName, setCookie } from "./cookies.ts";
+import { setCookie } from "./cookies.ts";
 import { csrfToken, verifyCsrf } from "./csrf.ts";
 import { page } from "./page.ts";
 import { maskToken, renderDemo, type DemoStep } from "./demo.ts";
 import { demoRedirectUri } from "../demo/redirect_uri.ts";
-import { createDemoStore, DEMO_TTL_SECONDS, type DemoState, type DemoStore, type FoundDemo } from "./demo_state.ts";
+import { createDemoStore, demoCookieName, DEMO_TTL_SECONDS, type DemoState, type DemoStore, type FoundDemo } from "./demo_state.ts";
 
-const DEMO_COOKIE = "fieldgate_demo";
 const DEMO_SCOPE = "fields:read";
 const QUERY = "{ fields { total_count } }";
 
@@ -33,7 +32,7 @@ interface DemoApp {
 export function demoRoutes(deps: Deps): Route[] {
   const demo = deps.demo;
   if (!demo) return [];
-  const cookie = cookieName(deps.config, DEMO_COOKIE);
+  const cookie = demoCookieName(deps);
   const app: DemoApp = {
     deps,
     demo,

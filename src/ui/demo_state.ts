@@ -9,7 +9,7 @@
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import { openSealed, sealText } from "../crypto/seal.ts";
-import { readCookies } from "./cookies.ts";
+import { cookieName, readCookies, setCookie } from "./cookies.ts";
 import type { DemoStep } from "./demo.ts";
 
 /** What the demo client remembers for one browser; never rendered in full. Its expiry is the row's. */
@@ -33,6 +33,18 @@ export interface DemoStore {
   keyOf(request: Request): string | undefined;
   load(request: Request): Promise<FoundDemo | undefined>;
   save(value: string, state: DemoState): Promise<void>;
+  /**
+   * Ends the request's demo: deletes its state (the only copy of the demo's tokens) and returns the Set-Cookie
+   * value clearing the cookie. Sign-out calls it, so the next person at a shared browser cannot go on with it.
+   */
+  forget(request: Request): Promise<string>;
+}
+
+const DEMO_COOKIE = "fieldgate_demo";
+
+/** The demo cookie's name for this base URL (__Host- prefixed on https). */
+export function demoCookieName(deps: Pick<Deps, "config">): string {
+  return cookieName(deps.config, DEMO_COOKIE);
 }
 
 export const DEMO_TTL_SECONDS = 900;
@@ -42,7 +54,7 @@ const KEY_SHAPE = /^fgss_[A-Za-z0-9_-]{43}$/;
 const SEAL_PURPOSE = "fieldgate demo state";
 
 /** A demo store over the app's database, so every process serving the same file sees the same demos. */
-export function createDemoStore(deps: Deps, cookie: string): DemoStore {
+export function createDemoStore(deps: Deps, cookie = demoCookieName(deps)): DemoStore {
   function keyOf(request: Request): string | undefined {
     const value = readCookies(request).get(cookie);
     return value && KEY_SHAPE.test(value) ? value : undefined;
@@ -63,5 +75,11 @@ export function createDemoStore(deps: Deps, cookie: string): DemoStore {
     await deps.store.demoStates.save({ keyHash: await deps.digest(value), sealed, expiresAt }, { keep: MAX_DEMOS });
   }
 
-  return { keyOf, load, save };
+  async function forget(request: Request): Promise<string> {
+    const value = keyOf(request);
+    if (value) await deps.store.demoStates.delete(await deps.digest(value));
+    return setCookie(deps.config, cookie, "", 0);
+  }
+
+  return { keyOf, load, save, forget };
 }

@@ -131,6 +131,24 @@ test("a demo from one browser cannot be driven by another", async () => {
   assert.equal(res.status, 403);
 });
 
+test("signing out ends the demo: its state is deleted, its cookie cleared, and its refresh refused", async () => {
+  const d = await demoApp();
+  const page = await approvedDemoPage(d);
+  const keyHash = await d.app.deps.digest(d.browser.cookies.get("fieldgate_demo")!);
+  const saved = () => d.t.store.demoStates.find(keyHash, d.t.clock.nowSeconds());
+  assert.notEqual(await saved(), undefined);
+  // The browser as it was before signing out: a second person at it would still hold this cookie jar.
+  const stale = testBrowser(d.app);
+  for (const [name, value] of d.browser.cookies) stale.cookies.set(name, value);
+  const account = await (await d.browser.get("/account")).text();
+  const out = await d.browser.post("/signout", formFields(account, "/signout"));
+  assert.equal(out.status, 303);
+  assert.ok(out.headers.getSetCookie().some((c) => /^fieldgate_demo=;.*Max-Age=0/.test(c)), "demo cookie cleared");
+  assert.equal(await saved(), undefined);
+  assert.equal((await stale.post("/demo/refresh", formFields(page, "/demo/refresh"))).status, 403);
+  assert.doesNotMatch(await (await d.browser.get("/demo")).text(), /total_count/);
+});
+
 /** A HEAD request carrying the browser's cookies (a link checker or prefetcher in the same browser). */
 function head(d: Demo, path: string): Promise<Response> {
   const cookie = [...d.browser.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
