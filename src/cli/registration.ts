@@ -83,16 +83,15 @@ export async function createUser(
   if (await store.users.findByUsername(input.username)) {
     throw new CommandError(`username "${input.username}" is already taken`);
   }
-  const organization = await store.organizations.ensure(input.org, { now: input.now });
-  const user = await store.users.insert({
+  // One transaction: a concurrent `users add` that takes the name first must not leave this one's new
+  // organization behind without members.
+  return store.users.insertMember({
     username: input.username,
     name: input.name,
     kind: input.passwordHash === null ? "integration" : "person",
     passwordHash: input.passwordHash,
     now: input.now,
-  });
-  await store.organizations.addMember(organization.id, user.id, { now: input.now });
-  return user;
+  }, input.org);
 }
 
 /** Registers a client with a fresh id and secret; only the secret's SHA-256 is stored, the secret is returned once. */

@@ -25,6 +25,12 @@ export interface NewUser {
 export interface UserStore {
   /** @throws StoreConflictError when the username is taken (case-insensitively). */
   insert(user: NewUser): Promise<User>;
+  /**
+   * Inserts the user as a member of the organization `slug`, creating that organization if it is missing; all or
+   * nothing, so a taken username leaves no new organization behind.
+   * @throws StoreConflictError when the username is taken (case-insensitively).
+   */
+  insertMember(user: NewUser, slug: string): Promise<User>;
   findById(id: number): Promise<User | undefined>;
   findByUsername(username: string): Promise<User | undefined>;
   list(): Promise<User[]>;
@@ -45,15 +51,28 @@ function toUser(row: Row): User {
 }
 
 export function createUserStore(db: Db): UserStore {
+  function insertUser({ username, name = null, kind, passwordHash = null, now }: NewUser): User {
+    try {
+      const row = db.prepare(`INSERT INTO users (username, name, kind, password_hash, created_at)
+        VALUES (?, ?, ?, ?, ?) RETURNING *`).get(username, name, kind, passwordHash, now) as Row;
+      return toUser(row);
+    } catch (error) {
+      rethrowConflict(error, `username "${username}" is already taken`);
+    }
+  }
   return {
-    async insert({ username, name = null, kind, passwordHash = null, now }) {
-      try {
-        const row = db.prepare(`INSERT INTO users (username, name, kind, password_hash, created_at)
-          VALUES (?, ?, ?, ?, ?) RETURNING *`).get(username, name, kind, passwordHash, now) as Row;
-        return toUser(row);
-      } catch (error) {
-        rethrowConflict(error, `username "${username}" is already taken`);
-      }
+    async insert(user) {
+      return insertUser(user);
+    },
+    async insertMember(user, slug) {
+      return db.transaction(() => {
+        db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, ?) ON CONFLICT(slug) DO NOTHING")
+          .run(slug, slug, user.now);
+        const created = insertUser(user);
+        db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at)
+          SELECT ?, id, 'member', ? FROM organizations WHERE slug = ?`).run(created.id, user.now, slug);
+        return created;
+      });
     },
     async findById(id) {
       const row = db.prepare("SELECT * FROM users WHERE id = ?").get(id) as Row | undefined;

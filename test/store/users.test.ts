@@ -33,3 +33,23 @@ test("users can be disabled and listed in id order", async () => {
   const list = await store.users.list();
   assert.deepEqual(list.map((u) => [u.username, u.kind, u.disabled]), [["a", "person", true], ["b", "integration", false]]);
 });
+
+test("insertMember creates the organization and the membership with the user", async () => {
+  const store = openStore(":memory:");
+  const user = await store.users.insertMember({ username: "ann", kind: "person", passwordHash: "h", now: 1 }, "acme");
+  const orgs = await store.organizations.listForUser(user.id);
+  assert.deepEqual(orgs.map((o) => o.slug), ["acme"]);
+  const again = await store.users.insertMember({ username: "bob", kind: "integration", now: 2 }, "acme");
+  assert.deepEqual((await store.organizations.listForUser(again.id)).map((o) => o.id), orgs.map((o) => o.id));
+  assert.equal((await store.organizations.list()).length, 1);
+});
+
+test("insertMember with a taken username leaves nothing behind: no organization, no membership", async () => {
+  const store = openStore(":memory:");
+  await store.users.insertMember({ username: "ann", kind: "person", passwordHash: "h", now: 1 }, "acme");
+  await assert.rejects(
+    store.users.insertMember({ username: "ANN", kind: "person", passwordHash: "h", now: 2 }, "race-org"),
+    StoreConflictError,
+  );
+  assert.deepEqual((await store.organizations.list()).map((o) => o.slug), ["acme"]);
+});
