@@ -13,6 +13,8 @@ import { renderAccount } from "./account.ts";
 import { signOutCsrf } from "./auth_routes.ts";
 
 const REVOKE = "revoke";
+/** Signs the "access revoked" notice of the redirect after a revocation, for the session that made it. */
+const REVOKED_NOTICE = "revoked-notice";
 
 async function accountEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const signedIn = await readSession(deps, request);
@@ -25,8 +27,12 @@ async function accountEndpoint(deps: Deps, request: Request, ctx: RequestContext
     grantedAt: c.grantedAt,
     csrf: await csrfToken(signedIn.cookieValue, REVOKE, c.clientPublicId),
   })));
-  const revokedId = ctx.url.searchParams.get("revoked");
-  const revoked = revokedId ? (await deps.store.clients.findByClientId(revokedId))?.name : undefined;
+  // The notice names the application only when the link came from this session's own revocation: a crafted
+  // /account?revoked=ID must not announce a revocation that never happened or reveal another client's name.
+  const revokedId = ctx.url.searchParams.get("revoked") ?? undefined;
+  const genuine = revokedId !== undefined &&
+    await verifyCsrf(signedIn.cookieValue, ctx.url.searchParams.get("notice") ?? undefined, { purpose: REVOKED_NOTICE, binding: revokedId });
+  const revoked = genuine ? (await deps.store.clients.findByClientId(revokedId))?.name : undefined;
   return page(renderAccount({
     username: signedIn.user.name ?? signedIn.user.username,
     apps,
@@ -52,7 +58,8 @@ async function revokeEndpoint(deps: Deps, request: Request, ctx: RequestContext)
     ip: ctx.clientIp,
     detail: { tokens },
   });
-  return redirect(`/account?${new URLSearchParams({ revoked: client.clientId })}`, 303);
+  const notice = await csrfToken(signedIn.cookieValue, REVOKED_NOTICE, client.clientId);
+  return redirect(`/account?${new URLSearchParams({ revoked: client.clientId, notice })}`, 303);
 }
 
 /** Routes of the account page. */

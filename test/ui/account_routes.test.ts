@@ -68,6 +68,22 @@ test("revoking an application kills its tokens and forgets the consent", async (
   assert.equal((await browser.get(authorizePath(clientId))).status, 200);
 });
 
+test("a crafted /account?revoked= link announces nothing and names no client", async () => {
+  const { t, browser, clientId } = await authorizedApp();
+  const other = await t.seed.client({ name: "Back-office sync", grant: "client_credentials" });
+  for (const query of [`revoked=${clientId}`, `revoked=${other.clientId}`, `revoked=${other.clientId}&notice=${"A".repeat(43)}`]) {
+    const body = await (await browser.get(`/account?${query}`)).text();
+    assert.doesNotMatch(body, /was revoked/, query);
+    assert.doesNotMatch(body, /Back-office sync/, query);
+  }
+  // A notice signed for one client does not carry over to another.
+  const page = await (await browser.get("/account")).text();
+  const res = await browser.post("/account/revoke", formFields(page, "/account/revoke"));
+  const notice = new URL(res.headers.get("location")!, "http://x").searchParams.get("notice")!;
+  const swapped = await (await browser.get(`/account?${new URLSearchParams({ revoked: other.clientId, notice })}`)).text();
+  assert.doesNotMatch(swapped, /was revoked|Back-office sync/);
+});
+
 const forged: Array<{ name: string; change: (f: Record<string, string>) => Record<string, string> }> = [
   { name: "no CSRF token", change: ({ csrf: _, ...f }) => f },
   { name: "a forged CSRF token", change: (f) => ({ ...f, csrf: "A".repeat(43) }) },
