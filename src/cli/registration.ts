@@ -36,6 +36,9 @@ export function validateRedirectUri(raw: string): string {
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--redirect-uri must use https");
   if (raw.length > 2000) throw new UsageError("--redirect-uri is longer than 2000 characters");
+  // Compared by exact string later, and sent back as a URL serialises it: a form the URL parser rewrites (a
+  // missing "/" path, an uppercase host, a raw quote in the query) would never match what the browser arrives with.
+  if (url.href !== raw) throw new UsageError(`--redirect-uri must be written as the URL standard writes it: "${url.href}"`);
   const taken = [...url.searchParams.keys()].find((name) => RESPONSE_PARAMETERS.has(name));
   if (taken !== undefined) {
     throw new UsageError(`--redirect-uri must not have a "${taken}" query parameter: the authorization response adds it`);
