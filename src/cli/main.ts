@@ -90,7 +90,10 @@ export async function runCli(args: readonly string[], io: CliIo, deps: CliDeps):
   }
   const found = findCommand(args);
   if (!found) {
-    io.stderr(`fieldgate: unknown command "${args.slice(0, 2).join(" ")}"\n\n${overview(COMMANDS)}`);
+    // Only the words before the first option: "bogus --db x" is the command "bogus", not "bogus --db".
+    const options = args.findIndex((a) => a.startsWith("-"));
+    const words = args.slice(0, Math.min(2, options < 0 ? args.length : options));
+    io.stderr(`fieldgate: unknown command "${words.join(" ") || args[0]}"\n\n${overview(COMMANDS)}`);
     return EXIT.usage;
   }
   try {
