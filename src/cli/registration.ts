@@ -5,7 +5,7 @@ import { sha256Hex } from "../crypto/hash.ts";
 import { randomId, randomToken } from "../crypto/random.ts";
 import type { Client, ClientGrantType } from "../store/clients.ts";
 import type { Store } from "../store/store.ts";
-import type { User } from "../store/users.ts";
+import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
 import { CommandError, UsageError } from "./types.ts";
 
 /** Shorter passwords are refused: NIST SP 800-63B §5.1.1.2 asks for at least 8; we ask a little more. */
@@ -57,9 +57,13 @@ export function validateScope(raw: string): string {
   return scopes.join(" ");
 }
 
+const USERNAME = new RegExp(`^[^\\s\\p{Cc}]{1,${MAX_USERNAME_LENGTH}}$`, "u");
+
 /** Usernames are sign-in names: printable, no spaces, at most 254 characters (an e-mail address fits). */
 export function validateUsername(raw: string): string {
-  if (!/^[^\s\p{Cc}]{1,254}$/u.test(raw)) throw new UsageError("--username must be 1 to 254 printable characters without spaces");
+  if (!USERNAME.test(raw)) {
+    throw new UsageError(`--username must be 1 to ${MAX_USERNAME_LENGTH} printable characters without spaces`);
+  }
   return raw;
 }
 

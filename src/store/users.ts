@@ -4,6 +4,9 @@ import { rethrowConflict } from "./errors.ts";
 
 export type UserKind = "person" | "integration";
 
+/** The longest username: an e-mail address fits (RFC 5321 §4.5.3.1.3 limits a path to 256 with its brackets). */
+export const MAX_USERNAME_LENGTH = 254;
+
 export interface User {
   id: number;
   username: string;

@@ -8,7 +8,7 @@ import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
 import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
 import { audit } from "../oauth/audit.ts";
-import type { User } from "../store/users.ts";
+import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
 import { csrfToken, verifyCsrf } from "./csrf.ts";
 import { createDemoStore } from "./demo_state.ts";
 import { page } from "./page.ts";
@@ -19,7 +19,6 @@ const SIGN_IN = "signin";
 const SIGN_OUT = "signout";
 const GENERIC_FAILURE = "Incorrect username or password";
 /** Longest username an account can have (src/cli/registration.ts): an e-mail address fits (RFC 5321 §4.5.3.1.3). */
-const MAX_USERNAME_LENGTH = 254;
 
 const DEFAULT_NEXT = "/account";
 /** Starts with one "/" (never "//" or "/\\", which name another host) and holds only printable ASCII. */

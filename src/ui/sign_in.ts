@@ -1,6 +1,7 @@
 // The sign-in page: username and password form, posting to /signin with a CSRF token bound to the pre-session.
 import { html } from "./html.ts";
 import { layout } from "./layout.ts";
+import { MAX_USERNAME_LENGTH } from "../store/users.ts";
 
 export interface SignInView {
   /** Where to go after signing in (a local path, already validated). */
@@ -28,7 +29,7 @@ ${error}
 <input type="hidden" name="next" value="${view.next}">
 <label for="username">Username</label>
 <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false"
- required maxlength="200" value="${view.username ?? ""}"${view.error ? html` aria-describedby="signin-error"` : ""}>
+ required maxlength="${MAX_USERNAME_LENGTH}" value="${view.username ?? ""}"${view.error ? html` aria-describedby="signin-error"` : ""}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024">
 <button type="submit" class="primary">Sign in</button>

@@ -161,6 +161,12 @@ test("a 254-character username is still looked up and throttled under its own lo
   assert.equal((await signIn(testBrowser(t.app, { clientIp: "198.51.100.32" }), user)).status, 429);
 });
 
+test("the sign-in form takes usernames as long as the CLI registers (254), not fewer", async () => {
+  const t = buildTestApp();
+  const page = await (await testBrowser(t.app).get("/signin")).text();
+  assert.match(page, /<input id="username"[^>]*\smaxlength="254"/);
+});
+
 test("overlong usernames still count against the address key", async () => {
   const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
   const user = await t.seed.user();
