@@ -2,13 +2,15 @@
 // through deps.selfFetch exactly as an external confidential client would. Its tokens stay on the server, sealed
 // in the database (demo_state.ts).
 import type { Deps, DemoCredentials } from "../deps.ts";
-import type { Route } from "../http/router.ts";
+import { nowSeconds } from "../deps.ts";
+import type { RequestContext, Route } from "../http/router.ts";
+import { addressBucket } from "../http/throttle.ts";
 import { readParams } from "../http/body.ts";
 import { redirect } from "../http/respond.ts";
 import { randomId, randomToken } from "../crypto/random.ts";
 import { sha256Base64Url } from "../crypto/hash.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
-import { invalidRequest } from "../oauth/errors.ts";
+import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
 import { setCookie } from "./cookies.ts";
 import { csrfToken, verifyCsrf } from "./csrf.ts";
 import { page } from "./page.ts";
@@ -41,7 +43,7 @@ export function demoRoutes(deps: Deps): Route[] {
     redirectUri: demoRedirectUri(deps.config.baseUrl),
   };
   return [
-    { method: "GET", path: "/demo/start", surface: "html", handler: (req) => startDemo(app, req) },
+    { method: "GET", path: "/demo/start", surface: "html", handler: (req, ctx) => startDemo(app, req, ctx) },
     { method: "GET", path: "/demo/callback", surface: "html", handler: (req, ctx) => demoCallback(app, req, ctx.url) },
     { method: "GET", path: "/demo", surface: "html", handler: (req) => showDemo(app, req) },
     { method: "POST", path: "/demo/refresh", surface: "html", handler: (req) => refreshDemo(app, req) },
@@ -57,11 +59,25 @@ function safeHead(): Response {
   return redirect("/demo", 303);
 }
 
-/** GET /demo/start: remembers a fresh state and PKCE verifier, then sends the browser to /oauth/authorize. */
-async function startDemo(app: DemoApp, request: Request): Promise<Response> {
+/**
+ * GET /demo/start: remembers a fresh state and PKCE verifier, then sends the browser to /oauth/authorize.
+ * Anyone may start a demo without signing in, and each start writes a row that can push out the oldest of the
+ * table's bounded set, so starts are counted per address (the throttle's shared allowance per window). A link on
+ * another site must not restart a running demo either: a cross-site navigation (Fetch Metadata) that finds one
+ * goes to it instead.
+ */
+async function startDemo(app: DemoApp, request: Request, ctx: RequestContext): Promise<Response> {
   if (request.method === "HEAD") return safeHead();
   const { deps } = app;
-  const value = app.store.keyOf(request) ?? randomToken(deps.random, "session");
+  const running = app.store.keyOf(request);
+  const site = request.headers.get("sec-fetch-site");
+  if (running && (site === "cross-site" || site === "same-site")) return redirect("/demo", 303);
+  const keys = [{ id: `demo:ip:${addressBucket(ctx.clientIp)}`, shared: true }];
+  const now = nowSeconds(deps.clock);
+  const wait = deps.throttle.retryAfter(keys, now);
+  if (wait > 0) throw tooManyRequests(wait);
+  deps.throttle.fail(keys, now);
+  const value = running ?? randomToken(deps.random, "session");
   const state = randomId(deps.random);
   const verifier = randomId(deps.random, 32);
   await app.store.save(value, { state, verifier, steps: [] });

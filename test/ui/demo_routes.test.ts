@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { createApp, type App } from "../../src/app.ts";
+import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 
 const FULL_TOKEN = /fg[ar]t_[A-Za-z0-9_-]{43}/;
 
@@ -147,6 +148,37 @@ test("signing out ends the demo: its state is deleted, its cookie cleared, and i
   assert.equal(await saved(), undefined);
   assert.equal((await stale.post("/demo/refresh", formFields(page, "/demo/refresh"))).status, 403);
   assert.doesNotMatch(await (await d.browser.get("/demo")).text(), /total_count/);
+});
+
+test("a link on another site does not restart a running demo; a same-origin start over does", async () => {
+  const d = await demoApp();
+  await approvedDemoPage(d);
+  const keyHash = await d.app.deps.digest(d.browser.cookies.get("fieldgate_demo")!);
+  const sealed = await d.t.store.demoStates.find(keyHash, d.t.clock.nowSeconds());
+  for (const site of ["cross-site", "same-site"]) {
+    const res = await d.browser.get("/demo/start", { "sec-fetch-site": site });
+    assert.equal(res.status, 303, site);
+    assert.equal(res.headers.get("location"), "/demo");
+  }
+  assert.equal(await d.t.store.demoStates.find(keyHash, d.t.clock.nowSeconds()), sealed, "state untouched");
+  assert.match(await (await d.browser.get("/demo")).text(), /total_count/);
+  const over = await d.browser.get("/demo/start", { "sec-fetch-site": "same-origin" });
+  assert.equal(over.status, 302);
+  assert.notEqual(await d.t.store.demoStates.find(keyHash, d.t.clock.nowSeconds()), sealed);
+});
+
+test("demo starts are limited per address: past the allowance a start is refused and writes nothing", async () => {
+  const d = await demoApp();
+  const allowance = d.t.config.throttleMaxFailures * SHARED_KEY_FACTOR;
+  for (let i = 0; i < allowance; i++) {
+    assert.equal((await testBrowser(d.app, { clientIp: "198.51.100.50" }).get("/demo/start")).status, 302, `start ${i}`);
+  }
+  const flooder = testBrowser(d.app, { clientIp: "198.51.100.50" });
+  const refused = await flooder.get("/demo/start");
+  assert.equal(refused.status, 429);
+  assert.match(refused.headers.get("content-type") ?? "", /^text\/html/);
+  assert.equal(flooder.cookies.size, 0, "no demo cookie, so no row was written for it");
+  assert.equal((await testBrowser(d.app, { clientIp: "198.51.100.51" }).get("/demo/start")).status, 302);
 });
 
 /** A HEAD request carrying the browser's cookies (a link checker or prefetcher in the same browser). */
