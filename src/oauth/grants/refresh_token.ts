@@ -75,7 +75,11 @@ export async function exchangeRefreshToken(
   const now = nowSeconds(deps.clock);
   const refreshHash = await tokenKey(deps, presentedToken);
   const details = await deps.store.tokens.findByHash(refreshHash);
-  if (details?.userDisabled) throw invalidGrant("The user who approved this grant is disabled");
+  // Said only about this client's own refresh token: another client's token, or an access token, is just invalid,
+  // and must not tell its presenter anything about the user behind it.
+  if (details?.userDisabled && details.clientId === client.id && details.kind === "refresh") {
+    throw invalidGrant("The user who approved this grant is disabled");
+  }
   const { result, minted, scope, facts } = await rotate(deps, { client, refreshHash, requested: params.scope, now, ip });
   if (result.status === "reused") {
     const { userId, familyId } = result.presented;

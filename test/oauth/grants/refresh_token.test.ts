@@ -220,6 +220,20 @@ test("refresh: a disabled user's refresh token is invalid_grant", async () => {
   const res = await refresh(t, client, tokens.refresh_token);
   assert.equal(res.res.status, 400);
   assert.equal(res.body.error, "invalid_grant");
+  assert.match(res.body.error_description, /disabled/, "its own client is told why");
+});
+
+test("refresh: another client learns nothing of a disabled user from a token that is not its own", async () => {
+  const t = buildTestApp();
+  const { tokens, issued } = await authCodeTokens(t);
+  const other = await t.seed.client({ name: "Other app" });
+  await t.store.users.setDisabled(issued.userId, true);
+  for (const token of [tokens.refresh_token, tokens.access_token]) {
+    const res = await refresh(t, other, token);
+    assert.equal(res.body.error, "invalid_grant");
+    assert.doesNotMatch(res.body.error_description, /disabled/);
+  }
+  assert.match((await refresh(t, other, "fgrt_unknown")).body.error_description, /invalid, expired or revoked/);
 });
 
 const ERROR_ROWS: ErrorRow[] = [
