@@ -21,7 +21,7 @@ test("serve on Deno seeds, answers /healthz and exits 0 on SIGTERM", async () =>
   }
   assert.match(server.stderr(), /"event":"stopped"/);
   assert.match(server.stdout(), /fieldgate demo data created/);
-  const credentials = join(dir, "demo-credentials.json");
+  const credentials = join(dir, "fg.demo-credentials.json");
   assert.ok(existsSync(credentials));
   assert.equal(statSync(credentials).mode & 0o777, 0o600);
 });
