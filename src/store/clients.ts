@@ -1,6 +1,6 @@
 // clients table: registered applications, their secret digest, grant type, redirect URI and scope.
 import type { Db, Row } from "./sqlite.ts";
-import { rethrowConflict } from "./errors.ts";
+import { rethrowConflict, StoreConflictError } from "./errors.ts";
 
 export type ClientGrantType = "authorization_code" | "client_credentials";
 
@@ -38,7 +38,10 @@ export type TokenClient = Pick<
 export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRotatedAt"> & { now: number };
 
 export interface ClientStore {
-  /** @throws StoreConflictError when the client_id exists. */
+  /**
+   * @throws StoreConflictError when the client_id exists, or when the integration user already belongs to a
+   * client: the service spec gives each client-credentials application a dedicated integration user.
+   */
   insert(client: NewClient): Promise<Client>;
   findByClientId(clientId: string): Promise<Client | undefined>;
   /** The client with its integration user's enabled flag, in one query (one WAL read transaction, not two). */
@@ -100,15 +103,23 @@ export function createClientStore(db: Db): ClientStore {
     db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
   return {
     async insert(c) {
+      let row: Row | undefined;
       try {
-        const row = db.prepare(`INSERT INTO clients
+        // One statement, so two registrations racing for the same integration user cannot both win.
+        row = db.prepare(`INSERT INTO clients
           (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`)
-          .get(c.clientId, c.secretHash, c.name, c.grantType, c.redirectUri, c.scope, c.integrationUserId, c.now) as Row;
-        return toClient(row);
+          SELECT ?, ?, ?, ?, ?, ?, ?, ?
+          WHERE ?7 IS NULL OR NOT EXISTS (SELECT 1 FROM clients WHERE integration_user_id = ?7) RETURNING *`)
+          .get(c.clientId, c.secretHash, c.name, c.grantType, c.redirectUri, c.scope, c.integrationUserId, c.now) as Row | undefined;
       } catch (error) {
         rethrowConflict(error, "client_id already exists");
       }
+      if (!row) {
+        throw new StoreConflictError(
+          "the integration user already belongs to another client; each client-credentials client gets its own (users add --integration)",
+        );
+      }
+      return toClient(row);
     },
     async findByClientId(clientId) {
       const row = byClientId(clientId);

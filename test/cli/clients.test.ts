@@ -44,6 +44,18 @@ test("clients add client_credentials links the integration user", async () => {
   assert.equal(row!.username, "robot@example.com");
 });
 
+test("clients add refuses an integration user that already has a client, with exit 1 and nothing written", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  await addJobClient(h);
+  const before = h.snapshot();
+  const result = await h.run(["clients", "add", "--name", "Job 2", "--grant", "client_credentials", "--integration-user", "robot@example.com", "--scope", "fields:read"]);
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /already belongs to another client/);
+  assert.equal(result.stdout, "");
+  assert.equal(h.snapshot(), before);
+});
+
 test("clients add normalises a repeated scope", async () => {
   const h = cliHarness();
   const out = await h.json(["clients", "add", "--name", "W", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb", "--scope", "fields:read  fields:read"]);

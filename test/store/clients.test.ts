@@ -19,6 +19,17 @@ test("clients insert and find by public and internal id", async () => {
   await assert.rejects(store.clients.insert(web), StoreConflictError);
 });
 
+test("an integration user belongs to one client only (the spec's dedicated integration user)", async () => {
+  const { store, userId } = await setup();
+  const job = { ...web, clientId: "job", grantType: "client_credentials" as const, redirectUri: null, integrationUserId: userId };
+  await store.clients.insert(job);
+  await assert.rejects(store.clients.insert({ ...job, clientId: "job2" }), (error: unknown) =>
+    error instanceof StoreConflictError && /already belongs to another client/.test(error.message));
+  assert.equal(await store.clients.findByClientId("job2"), undefined);
+  await store.clients.insert({ ...web, clientId: "web2" });
+  assert.equal((await store.clients.list()).length, 2);
+});
+
 test("the schema refuses a code client without redirect URI and a credentials client without integration user", async () => {
   const { store } = await setup();
   await assert.rejects(store.clients.insert({ ...web, clientId: "x", redirectUri: null }), /CHECK constraint/);
