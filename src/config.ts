@@ -58,6 +58,8 @@ export interface Config {
   /** How long expired codes, tokens, sessions and audit rows are kept before purge. */
   retentionSeconds: number;
   cleanupIntervalSeconds: number;
+  /** How long `serve` waits for in-flight requests at shutdown before cutting the connections still open. */
+  shutdownGraceSeconds: number;
   /**
    * Take the client address from X-Forwarded-For, assuming exactly one trusted proxy hop in front of us: the
    * right-most entry (the address that proxy saw) is used, earlier entries are client-controlled and ignored.
@@ -152,6 +154,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     metricsToken,
     retentionSeconds: integer(env, "FIELDGATE_RETENTION", 7 * 86_400, 0, 3_650 * 86_400),
     cleanupIntervalSeconds: integer(env, "FIELDGATE_CLEANUP_INTERVAL", 300, 0, 86_400),
+    shutdownGraceSeconds: integer(env, "FIELDGATE_SHUTDOWN_GRACE", 10, 1, 600),
     trustProxy: flag(env, "FIELDGATE_TRUST_PROXY", false),
     throttleMaxFailures: integer(env, "FIELDGATE_THROTTLE_MAX_FAILURES", 10, 1, 10_000),
     throttleWindowSeconds: integer(env, "FIELDGATE_THROTTLE_WINDOW", 60, 1, 86_400),

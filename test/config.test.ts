@@ -32,7 +32,10 @@ test("settings are read from the environment record", () => {
     FIELDGATE_REFRESH_REQUIRE_REDIRECT_URI: "yes",
     FIELDGATE_CORS_ORIGINS: "https://a.example, https://b.example:8443",
     FIELDGATE_METRICS_TOKEN: "0123456789abcdef",
+    FIELDGATE_SHUTDOWN_GRACE: "30",
   });
+  assert.equal(config.shutdownGraceSeconds, 30);
+  assert.equal(loadConfig({}).shutdownGraceSeconds, 10);
   assert.equal(config.port, 9000);
   assert.equal(config.baseUrl, "https://auth.example.com");
   assert.equal(config.codeTtlSeconds, 600);
@@ -69,6 +72,7 @@ const bad: { env: Record<string, string>; error: typeof TypeError | typeof Range
   { env: { FIELDGATE_CORS_ORIGINS: "nonsense" }, error: TypeError, names: "FIELDGATE_CORS_ORIGINS" },
   { env: { FIELDGATE_METRICS_TOKEN: "short" }, error: RangeError, names: "FIELDGATE_METRICS_TOKEN" },
   { env: { FIELDGATE_MAX_BODY_BYTES: "10" }, error: RangeError, names: "FIELDGATE_MAX_BODY_BYTES" },
+  { env: { FIELDGATE_SHUTDOWN_GRACE: "0" }, error: RangeError, names: "FIELDGATE_SHUTDOWN_GRACE" },
 ];
 
 for (const row of bad) {

@@ -2,9 +2,12 @@
 import { runCli } from "../cli/main.ts";
 import { createDenoDeps, Deno, denoIo } from "./serve_deno.ts";
 
+let code: number;
 try {
-  Deno.exitCode = await runCli(Deno.args, denoIo(), createDenoDeps(Deno.env.toObject()));
+  code = await runCli(Deno.args, denoIo(), createDenoDeps(Deno.env.toObject()));
 } catch (error) {
   console.error(error instanceof Error ? `fieldgate: ${error.message}` : error);
-  Deno.exitCode = 1;
+  code = 1;
 }
+// Exit explicitly: after a shutdown that outlived its grace, a stuck client's connection would keep the process up.
+Deno.exit(code);

@@ -2,7 +2,7 @@
 import type { App } from "../app.ts";
 import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
-import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
+import type { CliDeps, CliIo, Listener, ListenOptions } from "../cli/types.ts";
 
 // The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
 interface DenoServer {
@@ -25,6 +25,7 @@ interface DenoApi {
   env: { toObject(): Record<string, string> };
   args: string[];
   exitCode: number;
+  exit(code: number): never;
   stdin: { readable: ReadableStream<Uint8Array> };
   stdout: { writeSync(bytes: Uint8Array): number };
   stderr: { writeSync(bytes: Uint8Array): number; isTerminal(): boolean };
@@ -35,7 +36,7 @@ export const Deno = (globalThis as unknown as { Deno: DenoApi }).Deno;
 
 /** Binds Deno.serve to host:port (0 = any free port), then serves the app `build` makes for the bound port. */
 export async function listenDeno(
-  options: { port: number; host: string },
+  options: ListenOptions,
   build: (port: number) => Promise<App>,
 ): Promise<Listener> {
   // A request that arrives while the app is being built (seeding runs PBKDF2) waits for it.
@@ -49,6 +50,8 @@ export async function listenDeno(
       // onListen runs inside Deno.serve, before `server` is assigned: use its argument, not server.addr.
       { port: options.port, hostname: options.host, onListen: resolve },
       (request, info) => {
+        const refused = hostRefusal(request);
+        if (refused) return Promise.resolve(refused);
         const connection = { remoteAddress: info.remoteAddr.hostname };
         return app ? app.fetch(request, connection) : ready.then((built) => built.fetch(request, connection));
       },
@@ -64,8 +67,45 @@ export async function listenDeno(
   }
   settle.resolve(app);
   const url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
-  // shutdown() stops accepting and waits for in-flight requests to complete.
-  return { url, close: () => server.shutdown() };
+  // Deno.serve's accept loop ends for good when accept() fails (too many open files): `finished` rejects, and
+  // the process would otherwise stay up serving nothing.
+  const failed = new Promise<Error>((resolve) => {
+    server.finished.catch((error: unknown) => resolve(error instanceof Error ? error : new Error(String(error))));
+  });
+  return { url, close: () => shutdownWithin(server, options.graceMs), failed };
+}
+
+/**
+ * shutdown() stops accepting and waits for in-flight requests, with no limit of its own: a client that never
+ * finishes sending its request would hold the process forever. Past the grace the caller goes on (closes the
+ * database) and deno.ts exits, which ends the stuck connections.
+ */
+async function shutdownWithin(server: DenoServer, graceMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  try {
+    await Promise.race([server.shutdown(), grace]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// A Host header is a host name (underscores allowed: container service names have them), an IPv4 or a bracketed
+// IPv6 address, with an optional port (RFC 9110 §7.2).
+const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/**
+ * Deno builds request.url from the Host header and the target, so "Host: x/healthz?" turned GET /nope into
+ * /healthz: routing (and a proxy's path rules) could be sidestepped, and the log showed the wrong path. A request
+ * without a well-formed Host is refused as node:http refuses it (400).
+ */
+function hostRefusal(request: Request): Response | undefined {
+  const host = request.headers.get("host");
+  if (host !== null && HOST.test(host)) return undefined;
+  return new Response(JSON.stringify({ error: "invalid_request", error_description: "Malformed HTTP request" }), {
+    status: 400,
+    headers: { "content-type": "application/json; charset=utf-8", connection: "close" },
+  });
 }
 
 /** Resolves at the first SIGTERM or SIGINT. */

@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
-import type { CliDeps, CliIo, Listener } from "../cli/types.ts";
+import type { CliDeps, CliIo, Listener, ListenOptions } from "../cli/types.ts";
 import { toNodeListener } from "./node_listener.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
@@ -14,25 +14,40 @@ import { nodeStderrLog } from "./node_log.ts";
 import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
 import { pooledRandom } from "./node_random.ts";
 
-/** How long shutdown waits for in-flight requests before cutting the remaining connections. */
-const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * Explicit limits instead of node:http's defaults (60 s for headers, 300 s for a whole request): a client that
+ * sends its headers or its at most 64 KiB body slower than this is cut off (408) rather than holding a socket.
+ * The check runs every CHECK_INTERVAL_MS, so a limit is reached up to that much later.
+ */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const CHECK_INTERVAL_MS = 2_000;
 
-function closeGracefully(server: Server): Promise<void> {
+function closeGracefully(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
-    // close() stops accepting and resolves once every connection has ended; idle keep-alive sockets are
-    // closed now, busy ones after their response. A stuck client cannot hold shutdown up forever.
-    server.close(() => resolve());
+    // close() stops accepting and resolves once every connection has ended. Idle keep-alive sockets are closed
+    // now and, by the sweep, as soon as a busy one has sent its response (otherwise it would stay open for the
+    // keep-alive timeout and delay the exit). A stuck client cannot hold shutdown up past the grace.
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    server.close(() => {
+      clearInterval(sweep);
+      resolve();
+    });
     server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+    setTimeout(() => server.closeAllConnections(), graceMs).unref();
   });
 }
 
 /** Binds node:http to host:port (0 = any free port), then serves the app `build` makes for the bound port. */
 export async function listenNode(
-  options: { port: number; host: string },
+  options: ListenOptions,
   build: (port: number) => Promise<App>,
 ): Promise<Listener> {
-  const server = createServer();
+  const server = createServer({
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: CHECK_INTERVAL_MS,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {
@@ -53,12 +68,12 @@ export async function listenNode(
   try {
     listener = await ready;
   } catch (error) {
-    await closeGracefully(server);
+    await closeGracefully(server, options.graceMs);
     throw error;
   }
   server.off("request", early);
   server.on("request", listener);
-  return { url, close: () => closeGracefully(server) };
+  return { url, close: () => closeGracefully(server, options.graceMs) };
 }
 
 /**

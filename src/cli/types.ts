@@ -15,12 +15,24 @@ export interface CliIo {
   isTTY: boolean;
 }
 
+/** Where and how to listen: host and port (0 = any free one), and how long close() waits for requests. */
+export interface ListenOptions {
+  port: number;
+  host: string;
+  graceMs: number;
+}
+
 /** A running HTTP listener. */
 export interface Listener {
   /** The URL it actually listens on (port 0 resolved). */
   url: string;
-  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  /** Stops accepting, lets in-flight requests finish (within a grace period), then resolves. */
   close(): Promise<void>;
+  /**
+   * Resolves with the cause if the listener stops serving on its own (Deno.serve's accept loop ends when the
+   * process runs out of file descriptors); `serve` then exits non-zero so a supervisor restarts it.
+   */
+  failed?: Promise<Error>;
 }
 
 /** Several `serve` processes sharing one port (Node: node:cluster); see CliDeps.workers. */
@@ -54,7 +66,7 @@ export interface CliDeps {
    * port; requests arriving while `build` runs wait for it. If `build` throws, the socket is closed and listen
    * rejects with that error.
    */
-  listen(options: { port: number; host: string }, build: (port: number) => Promise<App>): Promise<Listener>;
+  listen(options: ListenOptions, build: (port: number) => Promise<App>): Promise<Listener>;
   /** Resolves with the signal name at the first SIGTERM or SIGINT. */
   shutdownSignal(): Promise<string>;
   /** Multi-process serving for `serve --workers`; absent where the runtime has none (Deno). */

@@ -30,7 +30,14 @@ export async function readText(request: Request, maxBytes: number): Promise<stri
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      // The client went away mid-body (Deno: "Cannot read request body"): its request, not the server, failed.
+      throw invalidRequest("The request body could not be read to its end", { cause: error });
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {

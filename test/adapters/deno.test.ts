@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -50,6 +51,8 @@ interface DenoServe {
   stderr(): string;
   /** SIGTERM, then the exit status line the shell reported. */
   stop(): Promise<string>;
+  /** The exit status line, once the server ends on its own. */
+  exited(): Promise<string>;
 }
 
 /**
@@ -57,10 +60,14 @@ interface DenoServe {
  * between reports deno's own exit status: Deno's node:child_process reports a signalled child's code as null, which
  * would hide whether the server exited 0 after its graceful shutdown.
  */
-async function serveOnDeno(dbPath: string): Promise<DenoServe> {
-  const script = 'node_modules/.bin/deno run --allow-all --no-check src/adapters/deno.ts serve --host 127.0.0.1 --port 0 --db "$1" & ' +
+async function serveOnDeno(
+  dbPath: string,
+  options: { env?: Record<string, string>; maxOpenFiles?: number } = {},
+): Promise<DenoServe> {
+  const limit = options.maxOpenFiles === undefined ? "" : `ulimit -n ${options.maxOpenFiles}; `;
+  const script = `${limit}node_modules/.bin/deno run --allow-all --no-check src/adapters/deno.ts serve --host 127.0.0.1 --port 0 --db "$1" & ` +
     'echo "pid=$!" >&2; wait $!; echo "exit=$?" >&2';
-  const env: Record<string, string | undefined> = { ...process.env, FIELDGATE_PBKDF2_ITERATIONS: "1000", NO_COLOR: "1" };
+  const env: Record<string, string | undefined> = { ...process.env, FIELDGATE_PBKDF2_ITERATIONS: "1000", NO_COLOR: "1", ...options.env };
   delete env.FIELDGATE_BASE_URL;
   delete env.PORT;
   const child = spawn("sh", ["-c", script, "sh", dbPath], { cwd: ROOT, env });
@@ -82,6 +89,10 @@ async function serveOnDeno(dbPath: string): Promise<DenoServe> {
     stderr: () => stderr,
     async stop() {
       process.kill(Number(/pid=(\d+)/.exec(stderr)![1]), "SIGTERM");
+      await exited;
+      return /exit=\d+/.exec(stderr)?.[0] ?? stderr;
+    },
+    async exited() {
       await exited;
       return /exit=\d+/.exec(stderr)?.[0] ?? stderr;
     },
@@ -109,4 +120,61 @@ test("serve on Deno with port 0 names the bound port in the banner, the metadata
       assert.equal(await server.stop(), "exit=0");
     }
   }
+});
+
+/** Sends raw bytes on a fresh connection and resolves with everything the server wrote before closing it. */
+function rawExchange(url: string, bytes: string): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), "127.0.0.1", () => socket.write(bytes));
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk));
+    socket.on("close", () => resolve(answer));
+    socket.on("error", reject);
+    socket.setTimeout(5_000, () => socket.destroy());
+  });
+}
+
+test("serve on Deno refuses a Host header that would rewrite the path, and routes by the request line", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-host-"));
+  const server = await serveOnDeno(join(dir, "fg.db"));
+  try {
+    const tricked = await rawExchange(server.url, "GET /nope HTTP/1.1\r\nHost: x/healthz?\r\nConnection: close\r\n\r\n");
+    assert.match(tricked, /^HTTP\/1\.1 400 /);
+    assert.doesNotMatch(tricked, /"status":"ok"/);
+    const plain = await rawExchange(server.url, "GET /healthz HTTP/1.1\r\nHost: my_service:8080\r\nConnection: close\r\n\r\n");
+    assert.match(plain, /^HTTP\/1\.1 200 /);
+  } finally {
+    assert.equal(await server.stop(), "exit=0");
+  }
+  assert.doesNotMatch(server.stderr(), /"path":"\/healthz","status":400/);
+});
+
+test("serve on Deno shuts down within its grace even while a client never finishes its request", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-stuck-"));
+  const server = await serveOnDeno(join(dir, "fg.db"), { env: { FIELDGATE_SHUTDOWN_GRACE: "1" } });
+  const { port } = new URL(server.url);
+  const stuck = connect(Number(port), "127.0.0.1");
+  stuck.on("error", () => {});
+  stuck.write("POST /oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const started = Date.now();
+  assert.equal(await server.stop(), "exit=0");
+  assert.ok(Date.now() - started < 8_000, `stopped after ${Date.now() - started} ms`);
+  assert.match(server.stderr(), /"event":"stopped"/);
+  stuck.destroy();
+});
+
+test("serve on Deno that runs out of file descriptors says so in the log and exits 1 instead of serving nothing", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-emfile-"));
+  const server = await serveOnDeno(join(dir, "fg.db"), { maxOpenFiles: 200 });
+  const { port } = new URL(server.url);
+  const sockets = Array.from({ length: 300 }, () => connect(Number(port), "127.0.0.1").on("error", () => {}));
+  try {
+    assert.equal(await server.exited(), "exit=1");
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
+  assert.match(server.stderr(), /"event":"server_failed","error":"[^"]*Too many open files/);
+  assert.doesNotMatch(server.stderr(), /Uncaught/);
 });

@@ -2,6 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { Agent, get as httpGet } from "node:http";
+import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { App } from "../../src/app.ts";
 import { runCli } from "../../src/cli/main.ts";
@@ -56,7 +58,7 @@ test("the node listener holds requests that arrive while the app is built, then 
   let boundPort = 0;
   const app = { fetch: async () => new Response(`built for ${boundPort}`) } as unknown as App;
   let listenerUrl = "";
-  const listening = listenNode({ port: 0, host: "127.0.0.1" }, async (port) => {
+  const listening = listenNode({ port: 0, host: "127.0.0.1", graceMs: 10_000 }, async (port) => {
     boundPort = port;
     listenerUrl = `http://127.0.0.1:${port}`;
     await building;
@@ -75,7 +77,7 @@ test("the node listener holds requests that arrive while the app is built, then 
 test("the node listener closes its socket when building the app fails", async () => {
   let port = 0;
   await assert.rejects(
-    listenNode({ port: 0, host: "127.0.0.1" }, async (bound) => {
+    listenNode({ port: 0, host: "127.0.0.1", graceMs: 10_000 }, async (bound) => {
       port = bound;
       throw new Error("seed failed");
     }),
@@ -96,7 +98,7 @@ test("the node listener finishes an in-flight request before close resolves", as
       return new Response("done");
     },
   } as unknown as App;
-  const listener = await listenNode({ port: 0, host: "127.0.0.1" }, async () => app);
+  const listener = await listenNode({ port: 0, host: "127.0.0.1", graceMs: 10_000 }, async () => app);
   const response = fetch(`${listener.url}/slow`, { headers: { connection: "close" } });
   await inFlight;
   let closed = false;
@@ -107,6 +109,48 @@ test("the node listener finishes an in-flight request before close resolves", as
   assert.equal(await (await response).text(), "done");
   await closing;
   assert.equal(closed, true);
+});
+
+test("close ends a keep-alive connection as soon as its in-flight response is sent, not after the keep-alive timeout", async () => {
+  let release!: () => void;
+  let started!: () => void;
+  const inFlight = new Promise<void>((resolve) => (started = resolve));
+  const app = {
+    fetch: async () => {
+      started();
+      await new Promise<void>((resolve) => (release = resolve));
+      return new Response("done");
+    },
+  } as unknown as App;
+  const listener = await listenNode({ port: 0, host: "127.0.0.1", graceMs: 10_000 }, async () => app);
+  const agent = new Agent({ keepAlive: true });
+  const answered = new Promise<string>((resolve, reject) => {
+    httpGet(`${listener.url}/slow`, { agent }, (res) => {
+      let body = "";
+      res.on("data", (chunk) => (body += chunk)).on("end", () => resolve(body));
+    }).on("error", reject);
+  });
+  await inFlight;
+  const closing = listener.close();
+  release();
+  assert.equal(await answered, "done");
+  const afterAnswer = Date.now();
+  await closing;
+  assert.ok(Date.now() - afterAnswer < 2_000, `closed ${Date.now() - afterAnswer} ms after the answer`);
+  agent.destroy();
+});
+
+test("close cuts a client that never finishes its request once the grace has passed", async () => {
+  const app = { fetch: async (request: Request) => new Response(await request.text()) } as unknown as App;
+  const listener = await listenNode({ port: 0, host: "127.0.0.1", graceMs: 300 }, async () => app);
+  const stuck = connect(Number(new URL(listener.url).port), "127.0.0.1");
+  stuck.on("error", () => {});
+  await new Promise<void>((resolve) => stuck.on("connect", () => resolve()));
+  stuck.write("POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const started = Date.now();
+  await listener.close();
+  assert.ok(Date.now() - started < 2_000, `closed after ${Date.now() - started} ms`);
 });
 
 test("the fieldgate bin runs the CLI", () => {

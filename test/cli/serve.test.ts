@@ -64,6 +64,28 @@ test("serve seeds an empty database once and prints the demo credentials to stdo
   assert.equal(h.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 2);
 });
 
+test("serve ends with exit 1 and a server_failed line when its listener stops serving on its own", async () => {
+  const h = cliHarness();
+  let closed = false;
+  const deps = h.deps({
+    listen: async (options, build) => {
+      await build(FAKE_BOUND_PORT);
+      return {
+        url: `http://127.0.0.1:${FAKE_BOUND_PORT}`,
+        close: async () => void (closed = true),
+        failed: Promise.resolve(new Error("Too many open files (os error 24)")),
+      };
+    },
+    shutdownSignal: () => new Promise(() => {}),
+  });
+  const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };
+  assert.equal(await runCli(["serve", "--db", h.dbPath, "--port", "0"], io, deps), 1);
+  assert.equal(closed, true);
+  const failed = h.log.find((l) => l.event === "server_failed");
+  assert.match(String(failed?.fields.error), /Too many open files/);
+  assert.ok(!h.log.some((l) => l.event === "stopped"));
+});
+
 test("serve logs listening, shutting_down and stopped, and closes the database", async () => {
   const h = cliHarness();
   const served = await serveOnce(h);

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { memberNames, mediaType, readParams, readText } from "../../src/http/body.ts";
 import { OAuthError } from "../../src/oauth/errors.ts";
+import { buildTestApp } from "../helpers/test_app.ts";
+import { clientCredentialsToken } from "../helpers/codes.ts";
 
 function request(body: BodyInit | null, contentType?: string, headers: Record<string, string> = {}): Request {
   return new Request("http://test/x", {
@@ -135,4 +137,35 @@ test("readText refuses invalid UTF-8 with invalid_request", async () => {
   const error = await refusal(readText(request(new Uint8Array([0x7b, 0xff, 0x7d]), "application/json"), 100));
   assert.equal(error.code, "invalid_request");
   assert.equal(error.status, 400);
+});
+
+/** A request whose body sends `first`, then fails as a dropped connection does (Deno: BadResource). */
+function droppedMidBody(path: string, first: string, headers: Record<string, string>): Request {
+  let sent = false;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent) return controller.error(new Error("Cannot read request body as underlying resource unavailable"));
+      sent = true;
+      controller.enqueue(new TextEncoder().encode(first));
+    },
+  });
+  return new Request(`http://fieldgate.test${path}`, { method: "POST", body: stream, headers, duplex: "half" } as RequestInit);
+}
+
+test("readText turns a body the client stopped sending into invalid_request, not a server error", async () => {
+  const error = await refusal(readText(droppedMidBody("/x", '{"grant_type":', {}), 1000));
+  assert.equal(error.status, 400);
+  assert.equal(error.code, "invalid_request");
+});
+
+test("a client that drops mid-body gets 400 from the token endpoint and GraphQL, and nothing is logged as failed", async () => {
+  const t = buildTestApp();
+  const json = { "content-type": "application/json" };
+  const token = await t.app.fetch(droppedMidBody("/oauth/token", '{"grant_type":', json));
+  assert.equal(token.status, 400);
+  assert.equal((await token.json()).error, "invalid_request");
+  const { tokens } = await clientCredentialsToken(t);
+  const graphql = await t.app.fetch(droppedMidBody("/graphql", '{"query":', { ...json, authorization: `Bearer ${tokens.access_token}` }));
+  assert.equal(graphql.status, 400);
+  assert.ok(!t.log.some((l) => l.event === "request_failed"));
 });

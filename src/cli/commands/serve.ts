@@ -151,7 +151,8 @@ export const serve: Command = {
       });
     }
     let app!: App;
-    const listener = await deps.listen({ port: initial.port, host: initial.host }, async (port) => {
+    const listen = { port: initial.port, host: initial.host, graceMs: initial.shutdownGraceSeconds * 1000 };
+    const listener = await deps.listen(listen, async (port) => {
       // A forked worker finds the database seeded by the primary.
       app = await buildApp(ctx, port, { seed: worker === undefined });
       return app;
@@ -162,8 +163,18 @@ export const serve: Command = {
     const maintenance = worker === undefined || worker === 1
       ? startMaintenance({ store, config, clock: deps.clock, log: deps.log })
       : { stop() {} };
-    const signal = await deps.shutdownSignal();
-    deps.log("shutting_down", { signal });
+    const ended = await Promise.race([
+      deps.shutdownSignal().then((signal) => ({ signal })),
+      ...(listener.failed ? [listener.failed.then((error) => ({ error }))] : []),
+    ]);
+    if ("error" in ended) {
+      // Nothing is accepted any more: say why, in the log's format, and end so a supervisor can restart us.
+      deps.log("server_failed", { error: ended.error.message });
+      maintenance.stop();
+      await listener.close().catch(() => {});
+      return 1;
+    }
+    deps.log("shutting_down", { signal: ended.signal });
     maintenance.stop();
     await listener.close();
     deps.log("stopped", {});
