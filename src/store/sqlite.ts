@@ -117,12 +117,14 @@ export class SchemaTooNewError extends Error {
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
   const db = new DatabaseSync(path);
   try {
+    // First: switching a new file to WAL and migrating it take locks that another process opening the same new
+    // file at the same moment may hold (four `users list` on one fresh path failed with "database is locked").
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
     // NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash or power loss may
     // lose the last transactions. FULL would cost about 3x token throughput for that last guarantee.
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA foreign_keys = ON");
-    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.exec(`PRAGMA wal_autocheckpoint = ${Math.max(0, Math.floor(options.autoCheckpointPages ?? 1000))}`);
     migrate(db, options.now ?? Date.now());
   } catch (error) {
@@ -135,12 +137,15 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
 function migrate(db: DatabaseSync, nowMs: number): void {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-  const row = db.prepare("SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations").get() as { v: number };
-  const current = Number(row.v);
-  if (current > MIGRATIONS.length) throw new SchemaTooNewError(current, MIGRATIONS.length);
-  if (current === MIGRATIONS.length) return;
+  const version = () => Number((db.prepare("SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations").get() as { v: number }).v);
+  const seen = version();
+  if (seen > MIGRATIONS.length) throw new SchemaTooNewError(seen, MIGRATIONS.length);
+  if (seen === MIGRATIONS.length) return;
   db.exec("BEGIN IMMEDIATE");
   try {
+    // Read again under the write lock: another process may have migrated between the look above and now.
+    const current = version();
+    if (current > MIGRATIONS.length) throw new SchemaTooNewError(current, MIGRATIONS.length);
     const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
     for (let version = current + 1; version <= MIGRATIONS.length; version++) {
       const step = MIGRATIONS[version - 1]!;

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { Worker } from "node:worker_threads";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { openDatabase, SchemaTooNewError } from "../../src/store/sqlite.ts";
 
@@ -84,6 +85,26 @@ test("the field counts step backfills counts for fields stored before it", () =>
     ]);
     db.close();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("connections opening one new file at the same moment all succeed: one migrates, the others wait and see it", async () => {
+  for (let round = 0; round < 6; round++) {
+    const dir = mkdtempSync(join(tmpdir(), "fieldgate-open-race-"));
+    const path = join(dir, "race.db");
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => new Promise<string>((resolve, reject) => {
+      const worker = new Worker(new URL("./open_worker.ts", import.meta.url), { workerData: { path } });
+      worker.once("message", (message) => {
+        resolve(String(message));
+        void worker.terminate();
+      });
+      worker.once("error", reject);
+    })));
+    assert.deepEqual(outcomes, Array(6).fill("ok"), `round ${round}`);
+    const db = new DatabaseSync(path);
+    assert.equal((db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get() as { n: number }).n, MIGRATIONS.length);
+    db.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
