@@ -8,7 +8,8 @@ import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import { metricsRoutes } from "./http/metrics_route.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
 import { html, json, jsonNoStore } from "./http/respond.ts";
-import { isOAuthError, type OAuthError } from "./oauth/errors.ts";
+import { isOAuthError, type OAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
+import { isStoreBusy } from "./store/errors.ts";
 import { oauthRoutes } from "./oauth/routes.ts";
 import { graphqlRoutes } from "./graphql/endpoint.ts";
 import { uiRoutes } from "./ui/routes.ts";
@@ -133,6 +134,12 @@ export function createApp(options: AppOptions): App {
         // A 405 means the path is a registered route, so it is a bounded label too.
         if (error.code === "method_not_allowed") routeLabel = url.pathname;
         return { response: renderError(error, surface), routeLabel };
+      }
+      if (isStoreBusy(error)) {
+        // Another connection (the CLI, an sqlite3 shell, another worker) held the write lock past the busy
+        // timeout: a condition to retry, not a fault of ours or the client's.
+        deps.log("database_busy", { request_id: requestId, path: url.pathname });
+        return { response: renderError(temporarilyUnavailable(), surface), routeLabel };
       }
       // Unknown failure: log the cause for operators, tell the client nothing about it.
       deps.log("request_failed", {

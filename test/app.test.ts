@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp } from "./helpers/test_app.ts";
 import { get, postJson } from "./helpers/requests.ts";
+import { StoreBusyError } from "../src/store/errors.ts";
 
 test("healthz answers 200 when the database is reachable", async () => {
   const { app } = buildTestApp();
@@ -82,4 +83,18 @@ for (const row of ADDRESS_ROWS) {
 
 test("client address: a trusted proxy request without X-Forwarded-For uses the socket address", async () => {
   assert.equal(await recordedAddress(PROXY, {}), "192.0.2.10");
+});
+
+test("a database another writer keeps locked answers 503 temporarily_unavailable with Retry-After, not a 500", async () => {
+  const t = buildTestApp();
+  const { clientId, clientSecret } = await t.seed.client({ grant: "client_credentials" });
+  t.store.tokens.issue = async () => {
+    throw new StoreBusyError("the database stayed locked by another connection for 5000 ms");
+  };
+  const res = await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }));
+  assert.equal(res.status, 503);
+  assert.equal(res.headers.get("retry-after"), "1");
+  assert.equal((await res.json()).error, "temporarily_unavailable");
+  assert.ok(t.log.some((l) => l.event === "database_busy"));
+  assert.ok(!t.log.some((l) => l.event === "request_failed"));
 });

@@ -15,3 +15,24 @@ export function rethrowConflict(error: unknown, message: string): never {
   }
   throw error;
 }
+
+/** Another connection kept SQLite's write lock for longer than a write may wait (the busy timeout). */
+export class StoreBusyError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreBusyError";
+  }
+}
+
+/**
+ * True for StoreBusyError and for SQLite's own SQLITE_BUSY ("database is locked", extended codes included),
+ * which a write outside the group commit raises after waiting the busy timeout in SQLite's handler.
+ */
+export function isStoreBusy(error: unknown): boolean {
+  if (error instanceof StoreBusyError) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { errcode?: unknown }).errcode;
+  return (typeof code === "number" && (code & 0xff) === SQLITE_BUSY) || /database is locked/.test(error.message);
+}
+
+const SQLITE_BUSY = 5;

@@ -2,12 +2,37 @@
 // savepoint. A WAL commit costs about 25-45 µs of locking and page writes whatever its size, so under load ten
 // token issuances share one instead of paying ten.
 // Runtime-agnostic: the connection and the end-of-turn scheduler come from store/sqlite.ts.
+import { StoreBusyError } from "./errors.ts";
 
 /** The part of a SQLite connection a group commit uses. */
 export interface Connection {
   exec(sql: string): void;
   readonly isTransaction: boolean;
+  /**
+   * BEGIN IMMEDIATE without waiting in SQLite's busy handler: false at once when another connection holds the
+   * write lock (another process, the CLI, an sqlite3 shell), so the wait happens here, off the event loop.
+   */
+  beginImmediate(): boolean;
 }
+
+/** How a commit that finds the write lock taken waits for it. */
+export interface BusyWait {
+  /** How long a batch may wait for the lock in all before its writes fail with StoreBusyError. */
+  limitMs: number;
+  /** Calls `fn` after `ms` (setTimeout). */
+  later(fn: () => void, ms: number): void;
+  /** Milliseconds from any fixed origin (performance.now). */
+  now(): number;
+}
+
+const DEFAULT_BUSY_WAIT: BusyWait = {
+  limitMs: 5_000,
+  later: (fn, ms) => void setTimeout(fn, ms),
+  now: () => performance.now(),
+};
+
+/** Retry delays while the lock is taken: short first (most holders commit within a millisecond), then 20 ms. */
+const retryDelay = (attempt: number) => Math.min(2 ** attempt, 20);
 
 /** Runs `fn` once, after the I/O callbacks of the current event-loop turn (setImmediate on Node and Deno). */
 export type AfterTurn = (fn: () => void) => void;
@@ -35,16 +60,54 @@ export interface GroupCommit {
 }
 
 /** `nested` runs the batch so that transactions opened inside it join the shared one (see Db.transaction). */
-export function createGroupCommit(db: Connection, nested: (fn: () => void) => void, afterTurn: AfterTurn): GroupCommit {
+export function createGroupCommit(
+  db: Connection,
+  nested: (fn: () => void) => void,
+  afterTurn: AfterTurn,
+  busy: BusyWait = DEFAULT_BUSY_WAIT,
+): GroupCommit {
   let queue: Queued[] = [];
   let holds = 0;
-  const commitQueued = () => {
+  // Set while the queue waits for another connection's write lock: when the wait began, and how often it retried.
+  let waiting: { since: number; attempts: number } | undefined;
+  // One retry timer at a time, however many flushes (a hold's release, the timer itself) find the lock busy.
+  let retryScheduled = false;
+  const retry = () => {
+    retryScheduled = false;
+    flush();
+  };
+  /** Commits the queue; `blocking` (closing the database) waits for the lock in SQLite's handler instead. */
+  const commitQueued = (blocking = false) => {
     const jobs = queue;
     queue = [];
     if (jobs.length === 0) return;
+    let begun: boolean;
+    try {
+      begun = blocking ? (db.exec("BEGIN IMMEDIATE"), true) : db.beginImmediate();
+    } catch (error) {
+      waiting = undefined;
+      for (const job of jobs) job.reject(error);
+      return;
+    }
+    if (!begun) {
+      queue = jobs;
+      waiting ??= { since: busy.now(), attempts: 0 };
+      if (busy.now() - waiting.since < busy.limitMs) {
+        if (!retryScheduled) {
+          retryScheduled = true;
+          busy.later(retry, retryDelay(waiting.attempts++));
+        }
+        return;
+      }
+      waiting = undefined;
+      queue = [];
+      const error = new StoreBusyError(`the database stayed locked by another connection for ${busy.limitMs} ms`);
+      for (const job of jobs) job.reject(error);
+      return;
+    }
+    waiting = undefined;
     const outcomes: { ok: boolean; value: unknown }[] = [];
     try {
-      db.exec("BEGIN IMMEDIATE");
       nested(() => {
         for (const job of jobs) outcomes.push(runSavepoint(db, job.fn));
       });
@@ -56,7 +119,8 @@ export function createGroupCommit(db: Connection, nested: (fn: () => void) => vo
     }
     jobs.forEach((job, i) => (outcomes[i]!.ok ? job.resolve(outcomes[i]!.value) : job.reject(outcomes[i]!.value)));
   };
-  // Scheduled once per turn that queued something; during a hold the queue waits for the release.
+  // Scheduled once per turn that queued something; during a hold the queue waits for the release, and while
+  // the lock is busy for the retry already scheduled.
   const flush = () => {
     if (holds === 0) commitQueued();
   };
@@ -83,7 +147,7 @@ export function createGroupCommit(db: Connection, nested: (fn: () => void) => vo
         release();
       }
     },
-    drain: commitQueued,
+    drain: () => commitQueued(true),
   };
 }
 

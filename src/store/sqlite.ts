@@ -3,6 +3,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import { Worker } from "node:worker_threads";
 import { createGroupCommit } from "./group_commit.ts";
+import { isStoreBusy } from "./errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
 
 export type Statement = StatementSync;
@@ -168,7 +169,29 @@ function wrap(db: DatabaseSync, path: string, afterBatch: (() => void) | undefin
     for (const sql of CHECKPOINT_SQL[mode]) last = db.prepare(sql).get();
     return outcomeOf(last);
   };
-  const batch = createGroupCommit(db, (fn) => {
+  // BEGIN IMMEDIATE that gives up at once when another connection holds the write lock: the group commit then
+  // retries from a timer, so the event loop (reads included) never stands still in SQLite's busy handler.
+  // exec, not a prepared statement: SQLite applies PRAGMA busy_timeout when it compiles the statement, so
+  // running a prepared one again changes nothing.
+  const connection = {
+    exec: (sql: string) => db.exec(sql),
+    get isTransaction() {
+      return db.isTransaction;
+    },
+    beginImmediate(): boolean {
+      db.exec("PRAGMA busy_timeout = 0");
+      try {
+        db.exec("BEGIN IMMEDIATE");
+        return true;
+      } catch (error) {
+        if (isStoreBusy(error)) return false;
+        throw error;
+      } finally {
+        db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      }
+    },
+  };
+  const batch = createGroupCommit(connection, (fn) => {
     depth++;
     try {
       fn();

@@ -69,7 +69,9 @@ function createStore(db: Db): Store {
     demoStates: createDemoStateStore(db),
     async ping() {
       try {
-        return db.prepare("SELECT 1 AS ok").get()?.ok === 1;
+        // A read of a real table: SELECT 1 never touches the file, and answered "ok" over a database that had
+        // been overwritten with garbage while every token request failed.
+        return db.prepare("SELECT MAX(version) > 0 AS ok FROM schema_migrations").get()?.ok === 1;
       } catch {
         // A closed or unreadable database is exactly what the health check reports as false.
         return false;

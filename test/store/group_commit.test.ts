@@ -2,12 +2,28 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { createGroupCommit } from "../../src/store/group_commit.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BusyWait, type Connection, createGroupCommit } from "../../src/store/group_commit.ts";
+import { openDatabase } from "../../src/store/sqlite.ts";
+import { StoreBusyError } from "../../src/store/errors.ts";
+
+/** A raw connection as the group commit sees it; BEGIN IMMEDIATE always gets the lock (nothing else writes). */
+function connection(db: DatabaseSync): Connection {
+  return {
+    exec: (sql) => db.exec(sql),
+    get isTransaction() {
+      return db.isTransaction;
+    },
+    beginImmediate: () => (db.exec("BEGIN IMMEDIATE"), true),
+  };
+}
 
 function setUp() {
   const db = new DatabaseSync(":memory:");
   db.exec("CREATE TABLE t (v TEXT NOT NULL)");
-  const commit = createGroupCommit(db, (fn) => fn(), (fn) => void setImmediate(fn));
+  const commit = createGroupCommit(connection(db), (fn) => fn(), (fn) => void setImmediate(fn));
   const insert = (v: string) => commit.run(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v));
   const rows = () => (db.prepare("SELECT v FROM t ORDER BY rowid").all() as { v: string }[]).map((r) => r.v);
   return { db, commit, insert, rows };
@@ -109,4 +125,87 @@ test("drain commits what is queued even during a hold (closing the database)", a
   await write;
   assert.deepEqual(rows(), ["a"]);
   checkpoint.resolve();
+});
+
+/** A connection whose write lock is taken by someone else for the first `busyTimes` attempts, and a fake clock. */
+function busySetUp(busyTimes: number, limitMs = 5_000) {
+  const db = new DatabaseSync(":memory:");
+  db.exec("CREATE TABLE t (v TEXT NOT NULL)");
+  let attempts = 0;
+  const raw = connection(db);
+  const conn: Connection = {
+    exec: raw.exec,
+    get isTransaction() {
+      return db.isTransaction;
+    },
+    beginImmediate: () => (++attempts <= busyTimes ? false : raw.beginImmediate()),
+  };
+  let clock = 0;
+  const timers: { fn: () => void; ms: number }[] = [];
+  const busy: BusyWait = { limitMs, later: (fn, ms) => void timers.push({ fn, ms }), now: () => clock };
+  const commit = createGroupCommit(conn, (fn) => fn(), (fn) => void setImmediate(fn), busy);
+  const insert = (v: string) => commit.run(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v));
+  const rows = () => (db.prepare("SELECT v FROM t ORDER BY rowid").all() as { v: string }[]).map((r) => r.v);
+  /** Lets the next retry timer fire after its delay. */
+  const fireTimer = () => {
+    const timer = timers.shift();
+    assert.ok(timer, "a retry was scheduled");
+    clock += timer.ms;
+    timer.fn();
+  };
+  return { commit, insert, rows, timers, fireTimer, attempts: () => attempts };
+}
+
+test("a commit that finds the write lock taken retries from a timer, backing off, and then commits everything", async () => {
+  const b = busySetUp(3);
+  const writes = Promise.all([b.insert("a"), b.insert("b")]);
+  await turns(2);
+  assert.deepEqual(b.timers.map((t) => t.ms), [1]);
+  const late = b.insert("c"); // queued while waiting: joins the batch, schedules no flush of its own
+  b.fireTimer();
+  assert.deepEqual(b.timers.map((t) => t.ms), [2]);
+  b.fireTimer();
+  assert.deepEqual(b.timers.map((t) => t.ms), [4]);
+  assert.deepEqual(b.rows(), []);
+  b.fireTimer();
+  await Promise.all([writes, late]);
+  assert.deepEqual(b.rows(), ["a", "b", "c"]);
+  assert.equal(b.attempts(), 4);
+  await turns(2);
+  assert.equal(b.timers.length, 0, "no retry left behind");
+});
+
+test("writes that cannot get the lock within the limit fail with StoreBusyError, and later ones commit", async () => {
+  const b = busySetUp(1_000, 50);
+  const writes = [b.insert("a"), b.insert("b")].map((p) => p.then(() => "ok", (error: unknown) => error));
+  await turns(2);
+  while (b.timers.length > 0) b.fireTimer();
+  const outcomes = await Promise.all(writes);
+  assert.ok(outcomes.every((o) => o instanceof StoreBusyError), String(outcomes));
+  assert.deepEqual(b.rows(), []);
+});
+
+test("while another connection holds the write lock, a queued write waits without stopping the event loop", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-busy-"));
+  const path = join(dir, "busy.db");
+  const ours = openDatabase(path);
+  const other = new DatabaseSync(path);
+  try {
+    ours.exec("CREATE TABLE t (v TEXT NOT NULL)");
+    other.exec("BEGIN IMMEDIATE");
+    let committed = false;
+    const write = ours.transactionBatched(() => ours.prepare("INSERT INTO t (v) VALUES ('x')").run()).then(() => (committed = true));
+    // The loop keeps turning: a timer set now fires long before SQLite's 5 s busy timeout would have passed.
+    const started = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.ok(performance.now() - started < 1_000, `the loop stood still ${performance.now() - started} ms`);
+    assert.equal(committed, false);
+    other.exec("COMMIT");
+    await write;
+    assert.equal((ours.prepare("SELECT COUNT(*) AS n FROM t").get() as { n: number }).n, 1);
+  } finally {
+    other.close();
+    ours.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,5 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore } from "../../src/store/store.ts";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import { authCodeTokens, codeBody, issueCode, refreshBody, tokenInfo } from "../helpers/codes.ts";
@@ -29,4 +33,20 @@ test("purge deletes an expired code once no token of its family is live, and an 
   assert.equal((await t.store.purge(t.clock.nowSeconds(), 0)).codes, 1, "only the unused code goes");
   t.clock.advance(t.config.refreshTokenTtlSeconds);
   assert.equal((await t.store.purge(t.clock.nowSeconds(), 0)).codes, 1, "the used code goes with its last token");
+});
+
+test("ping reads the file: a database overwritten with garbage is not reported healthy", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-ping-"));
+  const path = join(dir, "ping.db");
+  const store = openStore(path);
+  try {
+    assert.equal(await store.ping(), true);
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+      if (existsSync(file)) writeFileSync(file, new Uint8Array(statSync(file).size).fill(0x5a));
+    }
+    assert.equal(await store.ping(), false);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
