@@ -14,14 +14,17 @@ const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 export function toNodeListener(app: App, origin: string) {
   // Bodies are buffered here, so the adapter enforces the same cap the app does: past it, it stops reading and
   // hands over maxBodyBytes + 1 bytes, which the app refuses with 413 exactly as it would a streamed body.
-  const maxBodyBytes = app.deps?.config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBodyBytes = maxBodyBytesOf(app);
   // This listener writes deferred response text itself, so the app may skip building body streams.
   deferResponseBodies();
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let response: Response;
     let body: Uint8Array | undefined;
+    // A declared length over the cap is refused before a byte of the body is read: the app sees the header, answers
+    // 413 without reading, and the connection closes instead of draining the upload.
+    const declaredTooLarge = declaresMoreThan(req, maxBodyBytes);
     try {
-      body = hasBody(req) ? await readBody(req, maxBodyBytes) : undefined;
+      body = !hasBody(req) ? undefined : declaredTooLarge ? NO_BYTES : await readBody(req, maxBodyBytes);
       response = await app.fetch(toRequest(req, origin, body), { remoteAddress: req.socket.remoteAddress });
     } catch (error) {
       // app.fetch has its own error boundary; reaching here means the request itself could not be built or read.
@@ -33,12 +36,26 @@ export function toNodeListener(app: App, origin: string) {
       return;
     }
     // An oversized upload was left unread: close the connection after answering instead of draining it.
-    const { status, headers, body: payload, bytes } = await responseParts(response, body !== undefined && body.byteLength > maxBodyBytes);
+    const unread = declaredTooLarge || (body !== undefined && body.byteLength > maxBodyBytes);
+    const { status, headers, body: payload, bytes } = await responseParts(response, unread);
     processWriteQueue.write(() => {
       res.writeHead(status, headers);
       res.end(payload);
     }, (error) => res.destroy(error instanceof Error ? error : undefined), bytes);
   };
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+/** The app's body cap (config.maxBodyBytes), which the adapter enforces as the app does. */
+export function maxBodyBytesOf(app: App): number {
+  return app.deps?.config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+}
+
+/** True when the request's Content-Length is over `maxBytes` (an upload the app will refuse with 413). */
+export function declaresMoreThan(req: IncomingMessage, maxBytes: number): boolean {
+  const declared = req.headers["content-length"];
+  return declared !== undefined && Number(declared) > maxBytes;
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -7,7 +7,7 @@ import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
 import type { CliDeps, CliIo, Listener, ListenOptions } from "../cli/types.ts";
-import { toNodeListener } from "./node_listener.ts";
+import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
 import { nodeStderrLog } from "./node_log.ts";
@@ -60,19 +60,26 @@ export async function listenNode(
   const url = `http://${host}:${address.port}`;
   // A request that arrives while the app is being built (seeding runs PBKDF2) waits for it instead of hanging
   // with no listener; once built, requests go straight to the app's listener.
-  const ready = build(address.port).then((app) => toNodeListener(app, url));
+  const ready = build(address.port).then((app) => ({ listener: toNodeListener(app, url), maxBodyBytes: maxBodyBytesOf(app) }));
   const early = (req: IncomingMessage, res: ServerResponse) =>
-    void ready.then((listener) => listener(req, res), () => res.destroy());
+    void ready.then(({ listener }) => listener(req, res), () => res.destroy());
   server.on("request", early);
-  let listener: Awaited<typeof ready>;
+  let listener: Awaited<typeof ready>["listener"];
+  let maxBodyBytes: number;
   try {
-    listener = await ready;
+    ({ listener, maxBodyBytes } = await ready);
   } catch (error) {
     await closeGracefully(server, options.graceMs);
     throw error;
   }
   server.off("request", early);
   server.on("request", listener);
+  // Expect: 100-continue (RFC 9110 §10.1.1): invite the body only when it may be accepted. node:http would send
+  // 100 Continue for a declared 10 MB upload too, and the client would start sending what is refused anyway.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    if (!declaresMoreThan(req, maxBodyBytes)) res.writeContinue();
+    void listener(req, res);
+  });
   return { url, close: () => closeGracefully(server, options.graceMs) };
 }
 

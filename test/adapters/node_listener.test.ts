@@ -2,9 +2,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import type { App } from "../../src/app.ts";
 import { toNodeListener } from "../../src/adapters/node_listener.ts";
+import { listenNode } from "../../src/adapters/serve_node.ts";
 
 interface Seen {
   method: string;
@@ -69,15 +70,65 @@ test("listener passes a chunked body through whole", async () => {
   }
 });
 
-test("listener gives the app at most maxBodyBytes + 1 bytes of an oversized body and closes the connection", async () => {
+test("listener gives the app at most maxBodyBytes + 1 bytes of an oversized chunked body and closes the connection", async () => {
   const s = await serve((request) => new Response(null, { status: request.headers.get("x-big") ? 413 : 200 }), 100);
   try {
-    const res = await fetch(`${s.origin}/x`, { method: "POST", headers: { "x-big": "1" }, body: "z".repeat(10_000) });
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 10; i++) controller.enqueue(new TextEncoder().encode("z".repeat(1_000)));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${s.origin}/x`, { method: "POST", headers: { "x-big": "1" }, body: chunks, duplex: "half" } as RequestInit);
     assert.equal(res.status, 413);
     assert.equal(res.headers.get("connection"), "close");
     assert.equal(s.seen[0]!.body.length, 101);
   } finally {
     await s.close();
+  }
+});
+
+test("listener reads nothing of a body whose declared length is over the cap, and closes the connection", async () => {
+  const s = await serve((request) => new Response(null, { status: Number(request.headers.get("content-length")) > 100 ? 413 : 200 }), 100);
+  try {
+    const res = await fetch(`${s.origin}/x`, { method: "POST", body: "z".repeat(10_000) });
+    assert.equal(res.status, 413);
+    assert.equal(res.headers.get("connection"), "close");
+    assert.equal(s.seen[0]!.body.length, 0);
+  } finally {
+    await s.close();
+  }
+});
+
+test("Expect: 100-continue gets 100 Continue only for a body that may be accepted", async () => {
+  const app = { fetch: async (request: Request) => new Response(String((await request.arrayBuffer()).byteLength)), deps: { config: { maxBodyBytes: 100 } } } as unknown as App;
+  const listener = await listenNode({ port: 0, host: "127.0.0.1", graceMs: 1_000 }, async () => app);
+  const ask = (length: number) => new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(new URL(listener.url).port), "127.0.0.1", () => {
+      socket.write(`POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`);
+    });
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += chunk;
+      // Send the body only when invited, as a client honouring Expect does.
+      if (answer.startsWith("HTTP/1.1 100") && !answer.includes("sent")) {
+        answer += "sent";
+        socket.write("z".repeat(length));
+      }
+      if (/\r\n\r\n\d+$|HTTP\/1\.1 413/.test(answer)) socket.end();
+    });
+    socket.on("close", () => resolve(answer));
+    socket.on("error", reject);
+  });
+  try {
+    const small = await ask(10);
+    assert.match(small, /^HTTP\/1\.1 100 Continue/);
+    assert.match(small, /HTTP\/1\.1 200 OK[\s\S]*\r\n\r\n10$/);
+    const large = await ask(10_000);
+    assert.doesNotMatch(large, /100 Continue/);
+    assert.match(large, /^HTTP\/1\.1 200 OK[\s\S]*\r\n\r\n0$/, "the app got the request without its body and answers from the header");
+  } finally {
+    await listener.close();
   }
 });
 
