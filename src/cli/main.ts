@@ -99,6 +99,9 @@ export async function runCli(args: readonly string[], io: CliIo, deps: CliDeps):
   try {
     return await execute(found.command, found.rest, io, deps);
   } catch (error) {
+    // serve's stderr is a stream of JSON lines that a log collector parses: a failure to start (port in use,
+    // database newer than the code) is one more line of it, beside the message for the person at the terminal.
+    if (found.command.name === "serve") deps.log("fatal", { error: error instanceof Error ? error.message : String(error) });
     if (error instanceof UsageError) {
       io.stderr(`fieldgate ${found.command.name}: ${error.message}\nTry: fieldgate ${found.command.name} --help\n`);
       return EXIT.usage;

@@ -97,3 +97,13 @@ test("a database written by a newer fieldgate is refused", async () => {
   h.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)");
   await assert.rejects(h.run(["users", "list"]), /newer than this fieldgate/);
 });
+
+test("serve that cannot start also says why as a JSON log line (fatal), for the log collector", async () => {
+  const h = cliHarness();
+  await h.run(["users", "list"]);
+  h.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)");
+  await assert.rejects(h.run(["serve", "--port", "0"]), /newer than this fieldgate/);
+  assert.match(String(h.log.find((l) => l.event === "fatal")?.fields.error), /newer than this fieldgate/);
+  await assert.rejects(h.run(["users", "list"]), /newer/);
+  assert.equal(h.log.filter((l) => l.event === "fatal").length, 1, "only serve logs it");
+});
