@@ -17,11 +17,19 @@ function tooLarge(maxBytes: number): OAuthError {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
+ * How long a streamed body may take to arrive whole. Deno.serve has no request timeout of its own, so without
+ * this a client trickling its body would hold the connection (and a file descriptor) for ever; on Node the
+ * adapter hands over bodies already read, under node:http's request timeout.
+ */
+export const BODY_DEADLINE_MS = 30_000;
+
+/**
  * Reads the body as UTF-8 text, refusing more than `maxBytes` without buffering it whole: a declared
  * Content-Length over the limit is refused before reading, a streamed body as soon as it crosses the limit.
- * @throws OAuthError payload_too_large (413) or invalid_request (bad UTF-8)
+ * @throws OAuthError payload_too_large (413), request_timeout (408, past `deadlineMs`) or invalid_request (bad UTF-8,
+ * a body cut short)
  */
-export async function readText(request: Request, maxBytes: number): Promise<string> {
+export async function readText(request: Request, maxBytes: number, deadlineMs = BODY_DEADLINE_MS): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
   if (request instanceof ParsedRequest) return decode(request.takeBytes(), maxBytes);
@@ -29,22 +37,32 @@ export async function readText(request: Request, maxBytes: number): Promise<stri
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch (error) {
-      // The client went away mid-body (Deno: "Cannot read request body"): its request, not the server, failed.
-      throw invalidRequest("The request body could not be read to its end", { cause: error });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), deadlineMs)));
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array> | "late";
+      try {
+        chunk = await Promise.race([reader.read(), late]);
+      } catch (error) {
+        // The client went away mid-body (Deno: "Cannot read request body"): its request, not the server, failed.
+        throw invalidRequest("The request body could not be read to its end", { cause: error });
+      }
+      if (chunk === "late") {
+        await reader.cancel().catch(() => {});
+        throw new OAuthError("request_timeout", `The request body did not arrive within ${deadlineMs / 1000} s`);
+      }
+      const { done, value } = chunk;
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(value);
     }
-    const { done, value } = chunk;
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
   }
   return decode(chunks.length === 1 ? chunks[0]! : concat(chunks, total), maxBytes);
 }

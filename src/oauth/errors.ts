@@ -19,6 +19,7 @@ export type OAuthErrorCode =
   | "method_not_allowed"
   | "unsupported_media_type"
   | "payload_too_large"
+  | "request_timeout"
   | "too_many_requests";
 
 const STATUS: Record<OAuthErrorCode, number> = {
@@ -39,6 +40,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
   method_not_allowed: 405,
   unsupported_media_type: 415,
   payload_too_large: 413,
+  request_timeout: 408,
   too_many_requests: 429,
 };
 

@@ -169,3 +169,22 @@ test("a client that drops mid-body gets 400 from the token endpoint and GraphQL,
   assert.equal(graphql.status, 400);
   assert.ok(!t.log.some((l) => l.event === "request_failed"));
 });
+
+test("readText gives up on a body that does not arrive within its deadline (408) and cancels the stream", async () => {
+  let cancelled = false;
+  const trickle = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"grant_type"'));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const req = new Request("http://test/x", { method: "POST", body: trickle, duplex: "half" } as RequestInit);
+  const started = performance.now();
+  const error = await refusal(readText(req, 1000, 50));
+  assert.equal(error.status, 408);
+  assert.equal(error.code, "request_timeout");
+  assert.ok(performance.now() - started < 1_000);
+  assert.equal(cancelled, true);
+});
