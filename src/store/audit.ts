@@ -43,7 +43,7 @@ export function insertAuditRow(db: Db, e: NewAuditEvent): void {
 export function createAuditStore(db: Db): AuditStore {
   return {
     async insert(e) {
-      insertAuditRow(db, e);
+      await db.transactionBatched(() => insertAuditRow(db, e));
     },
     async list({ since = 0, limit = 1000 }) {
       const rows = db.prepare("SELECT * FROM audit_events WHERE at >= ? ORDER BY id LIMIT ?").all(since, limit) as Row[];

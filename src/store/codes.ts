@@ -87,7 +87,7 @@ export function consumeCodeRow(db: Db, codeHash: string, now: number): ConsumeRe
 export function createCodeStore(db: Db): CodeStore {
   return {
     async issue(c) {
-      db.transaction(() => {
+      await db.transactionBatched(() => {
         db.prepare(
           "INSERT INTO grant_families (id, client_id, user_id, scope, created_at) VALUES (?, ?, ?, ?, ?)",
         )
@@ -111,7 +111,7 @@ export function createCodeStore(db: Db): CodeStore {
       });
     },
     async consume(codeHash, now) {
-      return db.transaction(() => consumeCodeRow(db, codeHash, now));
+      return db.transactionBatched(() => consumeCodeRow(db, codeHash, now));
     },
   };
 }

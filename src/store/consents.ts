@@ -37,9 +37,9 @@ export function createConsentStore(db: Db): ConsentStore {
       return row && toConsent(row);
     },
     async grant(userId, clientId, { scope, now }) {
-      db.prepare(`INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES (?, ?, ?, ?)
+      await db.transactionBatched(() => db.prepare(`INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES (?, ?, ?, ?)
         ON CONFLICT(user_id, client_id) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at`)
-        .run(userId, clientId, scope, now);
+        .run(userId, clientId, scope, now));
     },
     async listForUser(userId) {
       return (db.prepare(`${SELECT} WHERE k.user_id = ? ORDER BY c.name`).all(userId) as Row[]).map(toConsent);

@@ -28,7 +28,7 @@ export function createDemoStateStore(db: Db): DemoStateStore {
       return row === undefined ? undefined : String(row.sealed);
     },
     async save(row, { keep }) {
-      db.transaction(() => {
+      await db.transactionBatched(() => {
         db.prepare(`INSERT INTO demo_states (key_hash, sealed, expires_at) VALUES (?, ?, ?)
           ON CONFLICT (key_hash) DO UPDATE SET sealed = excluded.sealed, expires_at = excluded.expires_at`)
           .run(row.keyHash, row.sealed, row.expiresAt);
@@ -39,7 +39,7 @@ export function createDemoStateStore(db: Db): DemoStateStore {
       });
     },
     async delete(keyHash) {
-      db.prepare("DELETE FROM demo_states WHERE key_hash = ?").run(keyHash);
+      await db.transactionBatched(() => db.prepare("DELETE FROM demo_states WHERE key_hash = ?").run(keyHash));
     },
   };
 }

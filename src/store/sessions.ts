@@ -39,10 +39,10 @@ export function createSessionStore(db: Db): SessionStore {
       .run(s.sessionHash, s.userId, s.createdAt, s.expiresAt);
   return {
     async insert(s) {
-      insert(s);
+      await db.transactionBatched(() => insert(s));
     },
     async replace(oldHash, s) {
-      db.transaction(() => {
+      await db.transactionBatched(() => {
         if (oldHash !== undefined) db.prepare("DELETE FROM sessions WHERE session_hash = ?").run(oldHash);
         insert(s);
       });
@@ -53,7 +53,7 @@ export function createSessionStore(db: Db): SessionStore {
       return row && toSession(row);
     },
     async delete(sessionHash) {
-      db.prepare("DELETE FROM sessions WHERE session_hash = ?").run(sessionHash);
+      await db.transactionBatched(() => db.prepare("DELETE FROM sessions WHERE session_hash = ?").run(sessionHash));
     },
   };
 }

@@ -67,6 +67,8 @@ export interface Db {
    * Group commit: runs `fn` in one BEGIN IMMEDIATE … COMMIT shared with the other calls queued in the same
    * event-loop turn, each under its own SAVEPOINT (a throwing `fn` rolls back only its own writes). The promise
    * settles after the shared COMMIT, so a caller answers only once its writes are as durable as with transaction().
+   * Every write a request makes goes this way: when another connection holds the write lock, the batch waits for
+   * it from a timer (GroupCommit), not in SQLite's busy handler on the event loop.
    */
   transactionBatched<T>(fn: () => T): Promise<T>;
   exec(sql: string): void;

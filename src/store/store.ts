@@ -79,7 +79,7 @@ function createStore(db: Db): Store {
     },
     async purge(now, retentionSeconds) {
       const cutoff = now - retentionSeconds;
-      return db.transaction(() => ({
+      return db.transactionBatched(() => ({
         // A used code stays while its family has a live token: a later replay must still find it and revoke the
         // family (RFC 6749 §4.1.2) instead of reporting it missing.
         codes: Number(

@@ -144,7 +144,7 @@ export function createTokenStore(db: Db): TokenStore {
       return db.transactionBatched(() => rotateRefreshRows(db, input));
     },
     async revoke(tokenHash, clientId, now) {
-      return db.transaction((): RevokeResult => {
+      return db.transactionBatched((): RevokeResult => {
         const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ?").get(tokenHash) as Row | undefined;
         if (!row) return { status: "unknown" };
         const token = toRecord(row);
@@ -161,7 +161,7 @@ export function createTokenStore(db: Db): TokenStore {
       });
     },
     async revokeUserClient(userId, clientId, now) {
-      return db.transaction(() => {
+      return db.transactionBatched(() => {
         db.prepare(`UPDATE grant_families SET revoked_at = ?, revoked_reason = 'user_revoked'
           WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL`).run(now, userId, clientId);
         const changes = db.prepare(

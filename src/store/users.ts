@@ -89,7 +89,8 @@ export function createUserStore(db: Db): UserStore {
       return (db.prepare("SELECT * FROM users ORDER BY id").all() as Row[]).map(toUser);
     },
     async updatePasswordHash(id, passwordHash) {
-      db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND kind = 'person'").run(passwordHash, id);
+      await db.transactionBatched(() =>
+        db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND kind = 'person'").run(passwordHash, id));
     },
     async setDisabled(id, disabled) {
       db.prepare("UPDATE users SET disabled = ? WHERE id = ?").run(disabled ? 1 : 0, id);

@@ -19,7 +19,10 @@ function fakeTimers() {
   return { timers, active };
 }
 
-const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** A few event-loop turns: enough for a batched write (committed from setImmediate) and what follows it. */
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+};
 
 test("maintenance checkpoints every second and purges every cleanup interval", async () => {
   const store = openStore(":memory:");

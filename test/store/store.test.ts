@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "../../src/store/store.ts";
+import { DatabaseSync } from "node:sqlite";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import { authCodeTokens, codeBody, issueCode, refreshBody, tokenInfo } from "../helpers/codes.ts";
@@ -46,6 +47,34 @@ test("ping reads the file: a database overwritten with garbage is not reported h
     }
     assert.equal(await store.ping(), false);
   } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("request-path writes wait for another connection's write lock off the event loop, then commit", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-locked-store-"));
+  const path = join(dir, "locked.db");
+  const store = openStore(path);
+  const other = new DatabaseSync(path);
+  try {
+    const user = await store.users.insert({ username: "ann", kind: "person", passwordHash: "h", now: 1 });
+    other.exec("BEGIN IMMEDIATE");
+    const writes = Promise.all([
+      store.audit.insert({ at: 1, event: "sign_in_failed", clientId: null, userId: null, ip: "192.0.2.1", detail: null }),
+      store.sessions.insert({ sessionHash: "s".repeat(64), userId: user.id, createdAt: 1, expiresAt: 9_999_999_999 }),
+      store.users.updatePasswordHash(user.id, "h2"),
+    ]);
+    const started = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.ok(performance.now() - started < 1_000, `the loop stood still ${performance.now() - started} ms`);
+    other.exec("COMMIT");
+    await writes;
+    assert.equal((await store.audit.list({})).length, 1);
+    assert.ok(await store.sessions.findActive("s".repeat(64), 2));
+    assert.equal((await store.users.findById(user.id))?.passwordHash, "h2");
+  } finally {
+    other.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
