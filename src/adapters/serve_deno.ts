@@ -90,18 +90,20 @@ async function shutdownWithin(server: DenoServer, graceMs: number): Promise<void
   }
 }
 
-// A Host header is a host name (underscores allowed: container service names have them), an IPv4 or a bracketed
-// IPv6 address, with an optional port (RFC 9110 §7.2).
-const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+// What a Host header may contain and still leave the path alone: letters, digits, dots (a trailing one too),
+// dashes, underscores, the port's colon and an IPv6 literal's brackets. "/", "?", "#", "@", "\\" and spaces
+// are what turn it into part of the URL's path, query or user information.
+const HOST = /^[A-Za-z0-9._:[\]-]+$/;
 
 /**
  * Deno builds request.url from the Host header and the target, so "Host: x/healthz?" turned GET /nope into
- * /healthz: routing (and a proxy's path rules) could be sidestepped, and the log showed the wrong path. A request
- * without a well-formed Host is refused as node:http refuses it (400).
+ * /healthz: routing (and a proxy's path rules) could be sidestepped, and the log showed the wrong path. Such a Host
+ * is refused with 400. A request without one (HTTP/1.0, as HAProxy's health checks send) cannot change the path
+ * and is served, as node:http serves it.
  */
 function hostRefusal(request: Request): Response | undefined {
   const host = request.headers.get("host");
-  if (host !== null && HOST.test(host)) return undefined;
+  if (host === null || HOST.test(host)) return undefined;
   return new Response(JSON.stringify({ error: "invalid_request", error_description: "Malformed HTTP request" }), {
     status: 400,
     headers: { "content-type": "application/json; charset=utf-8", connection: "close" },

@@ -57,11 +57,12 @@ export function validateScope(raw: string): string {
   return scopes.join(" ");
 }
 
-const USERNAME = new RegExp(`^[^\\s\\p{Cc}]{1,${MAX_USERNAME_LENGTH}}$`, "u");
+const USERNAME = /^[^\s\p{Cc}]+$/u;
 
 /** Usernames are sign-in names: printable, no spaces, at most 254 characters (an e-mail address fits). */
 export function validateUsername(raw: string): string {
-  if (!USERNAME.test(raw)) {
+  // The length in UTF-16 units, as the sign-in check and the form's maxlength count it (an emoji is two).
+  if (raw.length > MAX_USERNAME_LENGTH || !USERNAME.test(raw)) {
     throw new UsageError(`--username must be 1 to ${MAX_USERNAME_LENGTH} printable characters without spaces`);
   }
   return raw;

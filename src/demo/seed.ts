@@ -90,17 +90,16 @@ const DEFAULT_DB_FILE = "fieldgate.db";
 
 /**
  * Where the demo credentials live: beside the database file. data/fieldgate.db (the default) has
- * data/demo-credentials.json; any other database is named in its file, e.g. /srv/x.db → /srv/x.demo-credentials.json,
- * so two databases in one directory never share (and overwrite) one file. The file also switches demo mode on.
+ * data/demo-credentials.json; any other database's whole file name is in its own, e.g. /srv/x.db →
+ * /srv/x.db.demo-credentials.json, so two databases in one directory never share (and overwrite) one file. The file
+ * also switches demo mode on.
  */
 export function demoCredentialsPath(dbPath: string): string | undefined {
   if (dbPath === ":memory:" || dbPath.startsWith("file:")) return undefined;
   const slash = dbPath.lastIndexOf("/");
   const dir = slash === -1 ? "" : dbPath.slice(0, slash + 1);
   const file = dbPath.slice(slash + 1);
-  if (file === DEFAULT_DB_FILE) return `${dir}demo-credentials.json`;
-  const dot = file.lastIndexOf(".");
-  return `${dir}${dot > 0 ? file.slice(0, dot) : file}.demo-credentials.json`;
+  return file === DEFAULT_DB_FILE ? `${dir}demo-credentials.json` : `${dir}${file}.demo-credentials.json`;
 }
 
 /** The authorization-code client from a demo credentials file, for the landing page walkthrough. */

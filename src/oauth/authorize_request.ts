@@ -40,13 +40,20 @@ export function queryParams(search: URLSearchParams): RawParams {
  * The authorization response URL: the redirect URI with the parameters and `iss` (RFC 9207) appended to its query.
  * The registered query stays byte for byte as registered (RFC 6749 §3.1.2: it MUST be retained); re-serialising
  * it through searchParams would rewrite `flag` as `flag=` and `/` as `%2F`. Registration refuses redirect URIs
- * whose query already uses a response parameter's name (validateRedirectUri), so none is ever sent twice.
+ * whose query already uses a response parameter's name (validateRedirectUri); an older registration that does
+ * has those parameters replaced instead, so none is ever sent twice.
  */
 export function responseUrl(deps: Pick<Deps, "config">, redirectUri: string, params: Record<string, string | undefined>): URL {
   const added = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) if (value !== undefined) added.append(name, value);
   added.append("iss", deps.config.baseUrl);
   const url = new URL(redirectUri);
+  // A URI registered before registration refused such queries: replace its parameters of the same names rather
+  // than send two, as earlier versions did.
+  if ([...added.keys()].some((name) => url.searchParams.has(name))) {
+    for (const [name, value] of added) url.searchParams.set(name, value);
+    return url;
+  }
   url.search = url.search ? `${url.search.slice(1)}&${added}` : added.toString();
   return url;
 }

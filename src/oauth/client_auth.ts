@@ -171,8 +171,13 @@ export async function authenticateClient(
   const attempt: Attempt = { now, ip: ctx.clientIp, method: presented.method };
   const refuse = (keys: readonly ThrottleKey[], reason: string, clientId?: string) =>
     refusal(deps, attempt, { keys, reason, clientId });
-  if (presented.method === "unsupported_scheme") throw await refuse([addressKey(ctx.clientIp)], "unsupported_scheme");
-  if (presented.clientId === undefined) throw await refuse([addressKey(ctx.clientIp)], "missing_client_id");
+  if (presented.method === "unsupported_scheme" || presented.clientId === undefined) {
+    // Counted against the address alone; once it is locked out, 429 without another audit row.
+    const address = [addressKey(ctx.clientIp)];
+    const locked = deps.throttle.retryAfter(address, now);
+    if (locked > 0) throw tooManyRequests(locked);
+    throw await refuse(address, presented.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id");
+  }
   const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);

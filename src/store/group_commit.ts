@@ -17,7 +17,7 @@ export interface Connection {
 
 /** How a commit that finds the write lock taken waits for it. */
 export interface BusyWait {
-  /** How long a batch may wait for the lock in all before its writes fail with StoreBusyError. */
+  /** How long a write may wait for the lock, from the first attempt that found it taken, before StoreBusyError. */
   limitMs: number;
   /** Calls `fn` after `ms` (setTimeout). */
   later(fn: () => void, ms: number): void;
@@ -41,6 +41,8 @@ interface Queued {
   fn: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /** When a commit first found the write lock taken with this write queued (BusyWait.now). */
+  busySince?: number;
 }
 
 export interface GroupCommit {
@@ -68,8 +70,8 @@ export function createGroupCommit(
 ): GroupCommit {
   let queue: Queued[] = [];
   let holds = 0;
-  // Set while the queue waits for another connection's write lock: when the wait began, and how often it retried.
-  let waiting: { since: number; attempts: number } | undefined;
+  // Retries since the lock was last found free: the backoff grows with them.
+  let attempts = 0;
   // One retry timer at a time, however many flushes (a hold's release, the timer itself) find the lock busy.
   let retryScheduled = false;
   const retry = () => {
@@ -85,27 +87,26 @@ export function createGroupCommit(
     try {
       begun = blocking ? (db.exec("BEGIN IMMEDIATE"), true) : db.beginImmediate();
     } catch (error) {
-      waiting = undefined;
       for (const job of jobs) job.reject(error);
       return;
     }
     if (!begun) {
-      queue = jobs;
-      waiting ??= { since: busy.now(), attempts: 0 };
-      if (busy.now() - waiting.since < busy.limitMs) {
-        if (!retryScheduled) {
-          retryScheduled = true;
-          busy.later(retry, retryDelay(waiting.attempts++));
-        }
-        return;
-      }
-      waiting = undefined;
-      queue = [];
+      // Each write gets the whole limit from the moment it first met the taken lock; those past it fail, the
+      // others wait for the next retry.
+      const now = busy.now();
       const error = new StoreBusyError(`the database stayed locked by another connection for ${busy.limitMs} ms`);
-      for (const job of jobs) job.reject(error);
+      for (const job of jobs) {
+        job.busySince ??= now;
+        if (now - job.busySince >= busy.limitMs) job.reject(error);
+        else queue.push(job);
+      }
+      if (queue.length > 0 && !retryScheduled) {
+        retryScheduled = true;
+        busy.later(retry, retryDelay(attempts++));
+      }
       return;
     }
-    waiting = undefined;
+    attempts = 0;
     const outcomes: { ok: boolean; value: unknown }[] = [];
     try {
       nested(() => {

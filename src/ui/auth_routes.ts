@@ -121,7 +121,14 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
   // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
   const lockout = deps.throttle.fail(keys, now);
-  const user = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
+  let user: User | undefined;
+  try {
+    user = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
+  } catch (error) {
+    // Not a wrong password (the database was busy, say): the attempt does not count.
+    deps.throttle.forgive(keys);
+    throw error;
+  }
   if (!user) {
     await audit(deps, "sign_in_failed", { ip: ctx.clientIp });
     if (lockout) await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });

@@ -22,7 +22,7 @@ test("serve on Deno seeds, answers /healthz and exits 0 on SIGTERM", async () =>
   }
   assert.match(server.stderr(), /"event":"stopped"/);
   assert.match(server.stdout(), /fieldgate demo data created/);
-  const credentials = join(dir, "fg.demo-credentials.json");
+  const credentials = join(dir, "fg.db.demo-credentials.json");
   assert.ok(existsSync(credentials));
   assert.equal(statSync(credentials).mode & 0o777, 0o600);
 });
@@ -142,8 +142,12 @@ test("serve on Deno refuses a Host header that would rewrite the path, and route
     const tricked = await rawExchange(server.url, "GET /nope HTTP/1.1\r\nHost: x/healthz?\r\nConnection: close\r\n\r\n");
     assert.match(tricked, /^HTTP\/1\.1 400 /);
     assert.doesNotMatch(tricked, /"status":"ok"/);
-    const plain = await rawExchange(server.url, "GET /healthz HTTP/1.1\r\nHost: my_service:8080\r\nConnection: close\r\n\r\n");
-    assert.match(plain, /^HTTP\/1\.1 200 /);
+    for (const host of ["my_service:8080", "example.com.", "[::1]:8080"]) {
+      const plain = await rawExchange(server.url, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      assert.match(plain, /^HTTP\/1\.1 200 /, host);
+    }
+    // HTTP/1.0 without Host, as HAProxy's default health check sends it: nothing to rewrite, so served.
+    assert.match(await rawExchange(server.url, "GET /healthz HTTP/1.0\r\n\r\n"), /^HTTP\/1\.[01] 200 /);
   } finally {
     assert.equal(await server.stop(), "exit=0");
   }

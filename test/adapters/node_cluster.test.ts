@@ -78,7 +78,7 @@ test("serve --workers 2 --port 0 shows the port the workers share in its banner 
     assert.notEqual(port, "0");
     assert.match(output.out, new RegExp(`Sign in at http://localhost:${port}/ as:`));
     assert.match(output.out, new RegExp(`redirect_uri: +http://localhost:${port}/demo/callback`));
-    const credentials = JSON.parse(readFileSync(join(dir, "db.demo-credentials.json"), "utf8"));
+    const credentials = JSON.parse(readFileSync(join(dir, "db.sqlite.demo-credentials.json"), "utf8"));
     assert.equal(credentials.authorizationCodeClient.redirect_uri, `http://localhost:${port}/demo/callback`);
     process.kill(child.pid!, "SIGTERM");
     assert.equal(await exited, "0 null", output.log);

@@ -39,6 +39,8 @@ const ROWS: Row[] = [
   { name: "users add with a password on argv", args: ["users", "add", "--username", "u", "--org", "acme", "--password", "hunter22hunter22"], message: /unknown option --password/ },
   { name: "users add with a short password", args: ["users", "add", "--username", "u", "--org", "acme", "--password-stdin"], stdin: "short\n", message: /at least 10/ },
   { name: "users add with an empty stdin", args: ["users", "add", "--username", "u", "--org", "acme", "--password-stdin"], stdin: "" },
+  // 130 emoji are 260 UTF-16 units: over the 254 the sign-in form and check count, so the user could never sign in.
+  { name: "users add with a username over 254 UTF-16 units", args: ["users", "add", "--username", "\u{1F33E}".repeat(130), "--org", "acme", "--integration"], message: /254/ },
   { name: "users add with a username containing a space", args: ["users", "add", "--username", "a b", "--org", "acme", "--integration"] },
   { name: "users add with an org slug that is not a slug", args: ["users", "add", "--username", "u", "--org", "Acme Corp", "--integration"] },
   { name: "an option given twice", args: ["users", "add", "--username", "u", "--username", "v", "--org", "acme", "--integration"], message: /more than once/ },

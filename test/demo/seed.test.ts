@@ -69,10 +69,10 @@ test("readDemoCredentials returns the authorization-code client and refuses anyt
 
 test("the credentials file sits beside the database, and in-memory databases have none", () => {
   assert.equal(demoCredentialsPath("data/fieldgate.db"), "data/demo-credentials.json");
-  assert.equal(demoCredentialsPath("/var/lib/fg/x.db"), "/var/lib/fg/x.demo-credentials.json");
+  assert.equal(demoCredentialsPath("/var/lib/fg/x.db"), "/var/lib/fg/x.db.demo-credentials.json");
   assert.equal(demoCredentialsPath("/var/lib/fg/fieldgate.db"), "/var/lib/fg/demo-credentials.json");
-  assert.equal(demoCredentialsPath("/srv/deno.sqlite"), "/srv/deno.demo-credentials.json");
-  assert.equal(demoCredentialsPath("/srv/.hidden"), "/srv/.hidden.demo-credentials.json");
+  // Two databases of one name and different extensions get two files.
+  assert.equal(demoCredentialsPath("/srv/x.sqlite"), "/srv/x.sqlite.demo-credentials.json");
   assert.equal(demoCredentialsPath("plain"), "plain.demo-credentials.json");
   assert.equal(demoCredentialsPath("fieldgate.db"), "demo-credentials.json");
   assert.equal(demoCredentialsPath(":memory:"), undefined);

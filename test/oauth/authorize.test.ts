@@ -218,6 +218,21 @@ test("a registered query is kept byte for byte and the response parameters follo
   }
 });
 
+test("a redirect URI registered before such queries were refused gets its code and state replaced, never sent twice", async () => {
+  const registered = "https://client.example/cb?code=preset&state=old&keep=1";
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client({ redirectUri: registered });
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  const fields = await consentForm({ t, browser, clientId, userId: user.id }, { redirect_uri: registered });
+  const url = location(await browser.post("/oauth/authorize", { ...fields, decision: "approve" }));
+  assert.equal(url.searchParams.getAll("code").length, 1);
+  assert.match(url.searchParams.get("code")!, /^fgac_/);
+  assert.deepEqual(url.searchParams.getAll("state"), ["xyz-state"]);
+  assert.equal(url.searchParams.get("keep"), "1");
+});
+
 test("a remembered consent skips the consent page and redirects with a fresh code", async () => {
   const r = await signedIn();
   const fields = await consentForm(r);

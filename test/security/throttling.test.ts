@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, testBrowser } from "../helpers/browser_session.ts";
 import { postJson } from "../helpers/requests.ts";
+import { StoreBusyError } from "../../src/store/errors.ts";
 
 const ATTACKER = "198.51.100.7";
 const HONEST = "203.0.113.20";
@@ -89,6 +90,31 @@ test("successful sign-ins do not use up their address's allowance", async () => 
     assert.equal((await signInAttempt(t, ATTACKER, user.username, user.password)).status, 303, `sign-in ${i}`);
   }
   assert.equal((await signInAttempt(t, ATTACKER, user.username, "wrong-password")).status, 400);
+});
+
+test("a sign-in that fails for the database's sake (busy) does not count as a wrong password", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
+  const user = await t.seed.user();
+  const lookup = t.store.users.findByUsername;
+  t.store.users.findByUsername = async () => {
+    throw new StoreBusyError("the database stayed locked by another connection for 5000 ms");
+  };
+  assert.equal((await signInAttempt(t, ATTACKER, user.username, user.password)).status, 503);
+  t.store.users.findByUsername = lookup;
+  assert.equal((await signInAttempt(t, ATTACKER, user.username, user.password)).status, 303);
+});
+
+test("requests without client credentials, or with another scheme, are throttled by address and audited until then", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
+  const statuses: number[] = [];
+  for (let i = 0; i < SHARED_KEY_FACTOR + 3; i++) {
+    const headers: Record<string, string> = i % 2 === 0 ? { authorization: "Bearer fgat_x" } : {};
+    const res = await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials" }, headers), { remoteAddress: ATTACKER });
+    statuses.push(res.status);
+  }
+  assert.deepEqual(statuses, [...Array(SHARED_KEY_FACTOR).fill(401), 429, 429, 429]);
+  const audited = (await t.store.audit.list({})).filter((e) => e.event === "client_auth_failed");
+  assert.equal(audited.length, SHARED_KEY_FACTOR, "refused at 429 without an audit row each");
 });
 
 test("another user signing in from another address is not throttled by someone else's failed sign-ins", async () => {

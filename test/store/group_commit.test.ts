@@ -127,22 +127,22 @@ test("drain commits what is queued even during a hold (closing the database)", a
   checkpoint.resolve();
 });
 
-/** A connection whose write lock is taken by someone else for the first `busyTimes` attempts, and a fake clock. */
+/** A connection whose write lock someone else holds while `state.locked` (or for the first `busyTimes` attempts). */
 function busySetUp(busyTimes: number, limitMs = 5_000) {
   const db = new DatabaseSync(":memory:");
   db.exec("CREATE TABLE t (v TEXT NOT NULL)");
-  let attempts = 0;
+  const state = { locked: false, attempts: 0 };
   const raw = connection(db);
   const conn: Connection = {
     exec: raw.exec,
     get isTransaction() {
       return db.isTransaction;
     },
-    beginImmediate: () => (++attempts <= busyTimes ? false : raw.beginImmediate()),
+    beginImmediate: () => (++state.attempts <= busyTimes || state.locked ? false : raw.beginImmediate()),
   };
-  let clock = 0;
+  const clock = { now: 0 };
   const timers: { fn: () => void; ms: number }[] = [];
-  const busy: BusyWait = { limitMs, later: (fn, ms) => void timers.push({ fn, ms }), now: () => clock };
+  const busy: BusyWait = { limitMs, later: (fn, ms) => void timers.push({ fn, ms }), now: () => clock.now };
   const commit = createGroupCommit(conn, (fn) => fn(), (fn) => void setImmediate(fn), busy);
   const insert = (v: string) => commit.run(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v));
   const rows = () => (db.prepare("SELECT v FROM t ORDER BY rowid").all() as { v: string }[]).map((r) => r.v);
@@ -150,10 +150,10 @@ function busySetUp(busyTimes: number, limitMs = 5_000) {
   const fireTimer = () => {
     const timer = timers.shift();
     assert.ok(timer, "a retry was scheduled");
-    clock += timer.ms;
+    clock.now += timer.ms;
     timer.fn();
   };
-  return { commit, insert, rows, timers, fireTimer, attempts: () => attempts };
+  return { commit, insert, rows, timers, fireTimer, state, clock };
 }
 
 test("a commit that finds the write lock taken retries from a timer, backing off, and then commits everything", async () => {
@@ -170,19 +170,32 @@ test("a commit that finds the write lock taken retries from a timer, backing off
   b.fireTimer();
   await Promise.all([writes, late]);
   assert.deepEqual(b.rows(), ["a", "b", "c"]);
-  assert.equal(b.attempts(), 4);
+  assert.equal(b.state.attempts, 4);
   await turns(2);
   assert.equal(b.timers.length, 0, "no retry left behind");
 });
 
-test("writes that cannot get the lock within the limit fail with StoreBusyError, and later ones commit", async () => {
-  const b = busySetUp(1_000, 50);
-  const writes = [b.insert("a"), b.insert("b")].map((p) => p.then(() => "ok", (error: unknown) => error));
+test("each write gets the whole limit from its own first wait: those past it fail, a later one commits", async () => {
+  const b = busySetUp(0, 100);
+  b.state.locked = true;
+  let settled = 0;
+  const early = [b.insert("a"), b.insert("b")].map((p) => p.then(() => "ok", (error: unknown) => error).finally(() => settled++));
   await turns(2);
-  while (b.timers.length > 0) b.fireTimer();
-  const outcomes = await Promise.all(writes);
+  // Retries at 1, 3, 7, 15, 31, 51, 71 ms (the backoff tops out at 20 ms).
+  while (b.clock.now < 60) b.fireTimer();
+  const late = b.insert("c").then(() => "ok", (error: unknown) => error);
+  while (settled < 2) {
+    b.fireTimer();
+    await turns(1);
+  }
+  const outcomes = await Promise.all(early);
   assert.ok(outcomes.every((o) => o instanceof StoreBusyError), String(outcomes));
-  assert.deepEqual(b.rows(), []);
+  assert.ok(b.clock.now >= 100 && b.clock.now < 140, `failed at ${b.clock.now} ms`);
+  assert.equal(b.timers.length, 1, "the later write still waits");
+  b.state.locked = false;
+  b.fireTimer();
+  assert.equal(await late, "ok", "the write that joined later had its own 100 ms");
+  assert.deepEqual(b.rows(), ["c"]);
 });
 
 test("while another connection holds the write lock, a queued write waits without stopping the event loop", async () => {
