@@ -98,12 +98,14 @@ const HOST = /^[A-Za-z0-9._:[\]-]+$/;
 /**
  * Deno builds request.url from the Host header and the target, so "Host: x/healthz?" turned GET /nope into
  * /healthz: routing (and a proxy's path rules) could be sidestepped, and the log showed the wrong path. Such a Host
- * is refused with 400. A request without one (HTTP/1.0, as HAProxy's health checks send) cannot change the path
- * and is served, as node:http serves it.
+ * is refused with 400, and so is one that leaves no valid URL (":", "x:99999"), which app.fetch could not parse. A
+ * request without Host cannot change the path and is served: HTTP/1.0 health checks (HAProxy's default) send
+ * none. node:http refuses an HTTP/1.1 request without Host (RFC 9112 §3.2); Deno hides the version, so here it
+ * is served too.
  */
 function hostRefusal(request: Request): Response | undefined {
   const host = request.headers.get("host");
-  if (host === null || HOST.test(host)) return undefined;
+  if (host === null || (HOST.test(host) && URL.canParse(request.url))) return undefined;
   return new Response(JSON.stringify({ error: "invalid_request", error_description: "Malformed HTTP request" }), {
     status: 400,
     headers: { "content-type": "application/json; charset=utf-8", connection: "close" },

@@ -6,15 +6,13 @@ import { randomId, randomToken } from "../crypto/random.ts";
 import type { Client, ClientGrantType } from "../store/clients.ts";
 import type { Store } from "../store/store.ts";
 import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
+import { RESPONSE_PARAMETERS } from "../oauth/authorize_request.ts";
 import { CommandError, UsageError } from "./types.ts";
 
 /** Shorter passwords are refused: NIST SP 800-63B §5.1.1.2 asks for at least 8; we ask a little more. */
 export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 1024;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
-
-/** Parameters fieldgate appends to a redirect URI (RFC 6749 §4.1.2 and §4.1.2.1, RFC 9207). */
-const RESPONSE_PARAMETERS = new Set(["code", "state", "iss", "error", "error_description", "error_uri"]);
 
 /**
  * Checks a redirect URI for registration: absolute, no fragment (RFC 6749 §3.1.2), https except on loopback hosts

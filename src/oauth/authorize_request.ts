@@ -36,6 +36,9 @@ export function queryParams(search: URLSearchParams): RawParams {
   };
 }
 
+/** Parameters the authorization response adds to a redirect URI (RFC 6749 §4.1.2 and §4.1.2.1, RFC 9207). */
+export const RESPONSE_PARAMETERS: ReadonlySet<string> = new Set(["code", "state", "iss", "error", "error_description", "error_uri"]);
+
 /**
  * The authorization response URL: the redirect URI with the parameters and `iss` (RFC 9207) appended to its query.
  * The registered query stays byte for byte as registered (RFC 6749 §3.1.2: it MUST be retained); re-serialising
@@ -48,10 +51,11 @@ export function responseUrl(deps: Pick<Deps, "config">, redirectUri: string, par
   for (const [name, value] of Object.entries(params)) if (value !== undefined) added.append(name, value);
   added.append("iss", deps.config.baseUrl);
   const url = new URL(redirectUri);
-  // A URI registered before registration refused such queries: replace its parameters of the same names rather
-  // than send two, as earlier versions did.
-  if ([...added.keys()].some((name) => url.searchParams.has(name))) {
-    for (const [name, value] of added) url.searchParams.set(name, value);
+  // A URI registered before registration refused such queries: drop every response parameter it carries (a stale
+  // code beside an error would be redeemed), then add ours; its other parameters are re-serialised, as before.
+  if ([...url.searchParams.keys()].some((name) => RESPONSE_PARAMETERS.has(name))) {
+    for (const name of RESPONSE_PARAMETERS) url.searchParams.delete(name);
+    for (const [name, value] of added) url.searchParams.append(name, value);
     return url;
   }
   url.search = url.search ? `${url.search.slice(1)}&${added}` : added.toString();

@@ -100,6 +100,7 @@ export function createGroupCommit(
         if (now - job.busySince >= busy.limitMs) job.reject(error);
         else queue.push(job);
       }
+      if (queue.length === 0) attempts = 0;
       if (queue.length > 0 && !retryScheduled) {
         retryScheduled = true;
         busy.later(retry, retryDelay(attempts++));
@@ -129,10 +130,13 @@ export function createGroupCommit(
     run: <T>(fn: () => T): Promise<T> =>
       new Promise<T>((resolve, reject) => {
         if (queue.length === 0) afterTurn(flush);
-        queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+        // Waiting behind a hold counts toward the busy limit: hold and busy wait together stay within it.
+        queue.push({ fn, resolve: resolve as (value: unknown) => void, reject, busySince: holds > 0 ? busy.now() : undefined });
       }),
     async holdWhile(during, limitMs) {
       holds++;
+      const now = busy.now();
+      for (const job of queue) job.busySince ??= now;
       let released = false;
       const release = () => {
         if (released) return;

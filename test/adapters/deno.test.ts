@@ -141,6 +141,11 @@ test("serve on Deno refuses a Host header that would rewrite the path, and route
   try {
     const tricked = await rawExchange(server.url, "GET /nope HTTP/1.1\r\nHost: x/healthz?\r\nConnection: close\r\n\r\n");
     assert.match(tricked, /^HTTP\/1\.1 400 /);
+    // Hosts that leave no valid URL behind: 400 too, not a 500 from app.fetch's URL parse.
+    for (const host of [":", "x:99999", "[zz]"]) {
+      const answer = await rawExchange(server.url, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      assert.match(answer, /^HTTP\/1\.1 400 /, host);
+    }
     assert.doesNotMatch(tricked, /"status":"ok"/);
     for (const host of ["my_service:8080", "example.com.", "[::1]:8080"]) {
       const plain = await rawExchange(server.url, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);

@@ -218,14 +218,22 @@ test("a registered query is kept byte for byte and the response parameters follo
   }
 });
 
-test("a redirect URI registered before such queries were refused gets its code and state replaced, never sent twice", async () => {
+test("a redirect URI registered before such queries were refused gets its response parameters replaced, never sent twice", async () => {
   const registered = "https://client.example/cb?code=preset&state=old&keep=1";
   const t = buildTestApp();
   const { clientId } = await t.seed.client({ redirectUri: registered });
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   await signIn(browser, user);
-  const fields = await consentForm({ t, browser, clientId, userId: user.id }, { redirect_uri: registered });
+  const r: Ready = { t, browser, clientId, userId: user.id };
+  // Deny first (an approval is remembered): an error response without state carries none of the registered ones.
+  const denyFields = await consentForm(r, { redirect_uri: registered, state: undefined });
+  const denied = location(await browser.post("/oauth/authorize", { ...denyFields, decision: "deny" }));
+  assert.equal(denied.searchParams.get("error"), "access_denied");
+  assert.deepEqual(denied.searchParams.getAll("code"), []);
+  assert.deepEqual(denied.searchParams.getAll("state"), []);
+  assert.equal(denied.searchParams.get("keep"), "1");
+  const fields = await consentForm(r, { redirect_uri: registered });
   const url = location(await browser.post("/oauth/authorize", { ...fields, decision: "approve" }));
   assert.equal(url.searchParams.getAll("code").length, 1);
   assert.match(url.searchParams.get("code")!, /^fgac_/);

@@ -198,6 +198,26 @@ test("each write gets the whole limit from its own first wait: those past it fai
   assert.deepEqual(b.rows(), ["c"]);
 });
 
+test("time spent behind a checkpoint hold counts toward the busy limit: hold and busy wait stay within it", async () => {
+  const b = busySetUp(0, 100);
+  b.state.locked = true;
+  const checkpoint = deferred<void>();
+  const held = b.commit.holdWhile(() => checkpoint.promise, 10_000);
+  let outcome: unknown;
+  const write = b.insert("a").then(() => "ok", (error: unknown) => error).then((o) => (outcome = o));
+  b.clock.now = 80;
+  checkpoint.resolve();
+  await held;
+  await turns(2);
+  while (outcome === undefined) {
+    b.fireTimer();
+    await turns(1);
+  }
+  await write;
+  assert.ok(outcome instanceof StoreBusyError, String(outcome));
+  assert.ok(b.clock.now >= 100 && b.clock.now < 130, `failed at ${b.clock.now} ms, not 100 ms after it was queued`);
+});
+
 test("while another connection holds the write lock, a queued write waits without stopping the event loop", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-busy-"));
   const path = join(dir, "busy.db");
