@@ -26,6 +26,19 @@ function toOrganization(row: Row): Organization {
   return { id: Number(row.id), slug: String(row.slug), name: String(row.name), createdAt: Number(row.created_at) };
 }
 
+/** Creates the organization `slug` unless it exists, inside the caller's transaction; returns its id. */
+export function ensureOrganizationRow(db: Db, slug: string, name: string, now: number): number {
+  db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, ?) ON CONFLICT(slug) DO NOTHING")
+    .run(slug, name, now);
+  return Number(db.prepare("SELECT id FROM organizations WHERE slug = ?").get(slug)!.id);
+}
+
+/** Adds the membership unless it exists, inside the caller's transaction. */
+export function addMembershipRow(db: Db, organizationId: number, userId: number, role: string, now: number): void {
+  db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT(user_id, organization_id) DO NOTHING`).run(userId, organizationId, role, now);
+}
+
 export function createOrganizationStore(db: Db): OrganizationStore {
   const byId = (id: number) => db.prepare("SELECT * FROM organizations WHERE id = ?").get(id) as Row | undefined;
   const bySlug = (slug: string) => db.prepare("SELECT * FROM organizations WHERE slug = ?").get(slug) as Row | undefined;
@@ -39,11 +52,7 @@ export function createOrganizationStore(db: Db): OrganizationStore {
       return row && toOrganization(row);
     },
     async ensure(slug, { name, now }) {
-      return db.transaction(() => {
-        db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, ?) ON CONFLICT(slug) DO NOTHING")
-          .run(slug, name ?? slug, now);
-        return toOrganization(bySlug(slug)!);
-      });
+      return db.transaction(() => toOrganization(byId(ensureOrganizationRow(db, slug, name ?? slug, now))!));
     },
     async list() {
       return (db.prepare("SELECT * FROM organizations ORDER BY id").all() as Row[]).map(toOrganization);
@@ -59,8 +68,7 @@ export function createOrganizationStore(db: Db): OrganizationStore {
       return rows.map((row) => Number(row.organization_id));
     },
     async addMember(organizationId, userId, { role = "member", now }) {
-      db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at) VALUES (?, ?, ?, ?)
-        ON CONFLICT(user_id, organization_id) DO NOTHING`).run(userId, organizationId, role, now);
+      addMembershipRow(db, organizationId, userId, role, now);
     },
   };
 }

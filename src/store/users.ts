@@ -1,6 +1,7 @@
 // users table: platform users (with a password hash) and integration users (never sign in).
 import type { Db, Row } from "./sqlite.ts";
 import { rethrowConflict } from "./errors.ts";
+import { addMembershipRow, ensureOrganizationRow } from "./organizations.ts";
 
 export type UserKind = "person" | "integration";
 
@@ -69,11 +70,9 @@ export function createUserStore(db: Db): UserStore {
     },
     async insertMember(user, slug) {
       return db.transaction(() => {
-        db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, ?) ON CONFLICT(slug) DO NOTHING")
-          .run(slug, slug, user.now);
+        const organizationId = ensureOrganizationRow(db, slug, slug, user.now);
         const created = insertUser(user);
-        db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at)
-          SELECT ?, id, 'member', ? FROM organizations WHERE slug = ?`).run(created.id, user.now, slug);
+        addMembershipRow(db, organizationId, created.id, "member", user.now);
         return created;
       });
     },

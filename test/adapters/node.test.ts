@@ -87,7 +87,8 @@ test("the node listener closes its socket when building the app fails", async ()
   await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`));
 });
 
-test("the node listener finishes an in-flight request before close resolves", async () => {
+/** An app whose one request answers "done" only when the test calls release(); inFlight settles when it arrives. */
+function heldApp() {
   let release!: () => void;
   let started!: () => void;
   const inFlight = new Promise<void>((resolve) => (started = resolve));
@@ -98,6 +99,11 @@ test("the node listener finishes an in-flight request before close resolves", as
       return new Response("done");
     },
   } as unknown as App;
+  return { app, inFlight, release: () => release() };
+}
+
+test("the node listener finishes an in-flight request before close resolves", async () => {
+  const { app, inFlight, release } = heldApp();
   const listener = await listenNode({ port: 0, host: "127.0.0.1", graceMs: 10_000 }, async () => app);
   const response = fetch(`${listener.url}/slow`, { headers: { connection: "close" } });
   await inFlight;
@@ -112,16 +118,7 @@ test("the node listener finishes an in-flight request before close resolves", as
 });
 
 test("close ends a keep-alive connection as soon as its in-flight response is sent, not after the keep-alive timeout", async () => {
-  let release!: () => void;
-  let started!: () => void;
-  const inFlight = new Promise<void>((resolve) => (started = resolve));
-  const app = {
-    fetch: async () => {
-      started();
-      await new Promise<void>((resolve) => (release = resolve));
-      return new Response("done");
-    },
-  } as unknown as App;
+  const { app, inFlight, release } = heldApp();
   const listener = await listenNode({ port: 0, host: "127.0.0.1", graceMs: 10_000 }, async () => app);
   const agent = new Agent({ keepAlive: true });
   const answered = new Promise<string>((resolve, reject) => {

@@ -13,9 +13,9 @@ interface Ready {
   userId: number;
 }
 
-async function signedIn(env: Record<string, string> = {}): Promise<Ready> {
+async function signedIn(env: Record<string, string> = {}, client: { redirectUri?: string } = {}): Promise<Ready> {
   const t = buildTestApp(env);
-  const { clientId } = await t.seed.client();
+  const { clientId } = await t.seed.client(client);
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   const res = await signIn(browser, user);
@@ -199,12 +199,7 @@ test("deny redirects 303 with access_denied and state, and issues no code", asyn
 
 test("a registered query is kept byte for byte and the response parameters follow it (RFC 6749 §3.1.2)", async () => {
   const registered = "https://client.example/cb?flag&path=/a/b&x=%7E";
-  const t = buildTestApp();
-  const { clientId } = await t.seed.client({ redirectUri: registered });
-  const user = await t.seed.user();
-  const browser = testBrowser(t.app);
-  await signIn(browser, user);
-  const r: Ready = { t, browser, clientId, userId: user.id };
+  const r = await signedIn({}, { redirectUri: registered });
   // Deny first: an approval is remembered, and the next request would redirect without a consent page.
   for (const decision of ["deny", "approve"]) {
     const fields = await consentForm(r, { redirect_uri: registered });
@@ -220,21 +215,16 @@ test("a registered query is kept byte for byte and the response parameters follo
 
 test("a redirect URI registered before such queries were refused gets its response parameters replaced, never sent twice", async () => {
   const registered = "https://client.example/cb?code=preset&state=old&keep=1";
-  const t = buildTestApp();
-  const { clientId } = await t.seed.client({ redirectUri: registered });
-  const user = await t.seed.user();
-  const browser = testBrowser(t.app);
-  await signIn(browser, user);
-  const r: Ready = { t, browser, clientId, userId: user.id };
+  const r = await signedIn({}, { redirectUri: registered });
   // Deny first (an approval is remembered): an error response without state carries none of the registered ones.
   const denyFields = await consentForm(r, { redirect_uri: registered, state: undefined });
-  const denied = location(await browser.post("/oauth/authorize", { ...denyFields, decision: "deny" }));
+  const denied = location(await r.browser.post("/oauth/authorize", { ...denyFields, decision: "deny" }));
   assert.equal(denied.searchParams.get("error"), "access_denied");
   assert.deepEqual(denied.searchParams.getAll("code"), []);
   assert.deepEqual(denied.searchParams.getAll("state"), []);
   assert.equal(denied.searchParams.get("keep"), "1");
   const fields = await consentForm(r, { redirect_uri: registered });
-  const url = location(await browser.post("/oauth/authorize", { ...fields, decision: "approve" }));
+  const url = location(await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" }));
   assert.equal(url.searchParams.getAll("code").length, 1);
   assert.match(url.searchParams.get("code")!, /^fgac_/);
   assert.deepEqual(url.searchParams.getAll("state"), ["xyz-state"]);

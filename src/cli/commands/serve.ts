@@ -71,9 +71,14 @@ async function announceSeed(seed: DemoSeed, config: Readonly<Config>, io: CliIo,
   io.stdout(formatDemoBanner(shown, { baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
 }
 
-/** True when FIELDGATE_DEMO is set and says false (config.demo is also false when it is merely unset). */
+/** FIELDGATE_DEMO left unset (or empty): config.demo is then false, but serve decides from the files it finds. */
+function demoUnset(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env.FIELDGATE_DEMO === undefined || env.FIELDGATE_DEMO === "";
+}
+
+/** True when FIELDGATE_DEMO is set and says false. */
 function demoSwitchedOff(config: Readonly<Config>, env: Readonly<Record<string, string | undefined>>): boolean {
-  return !config.demo && env.FIELDGATE_DEMO !== undefined && env.FIELDGATE_DEMO !== "";
+  return !config.demo && !demoUnset(env);
 }
 
 /** Demo mode defaults on when a demo credentials file sits beside the database, unless FIELDGATE_DEMO says otherwise. */
@@ -85,7 +90,7 @@ async function demoSettings(
   const path = demoCredentialsPath(config.dbPath);
   const text = path === undefined ? undefined : await deps.readTextFile(path);
   const demo = text === undefined ? undefined : readDemoCredentials(text);
-  if (demo && (env.FIELDGATE_DEMO === undefined || env.FIELDGATE_DEMO === "")) {
+  if (demo && demoUnset(env)) {
     return { config: loadConfig({ ...env, FIELDGATE_DEMO: "true" }), demo };
   }
   return { config, demo };
