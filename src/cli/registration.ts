@@ -7,16 +7,17 @@ import type { Client, ClientGrantType } from "../store/clients.ts";
 import type { Store } from "../store/store.ts";
 import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
 import { RESPONSE_PARAMETERS } from "../oauth/authorize_request.ts";
+import { LOOPBACK_HOSTS } from "../oauth/redirect_uri.ts";
 import { CommandError, UsageError } from "./types.ts";
 
 /** Shorter passwords are refused: NIST SP 800-63B §5.1.1.2 asks for at least 8; we ask a little more. */
 export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 1024;
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
 /**
  * Checks a redirect URI for registration: absolute, no fragment (RFC 6749 §3.1.2), https except on loopback hosts
- * (RFC 8252 §7.3), no wildcard and no userinfo, since it is compared by exact string match later, and no query
+ * (RFC 8252 §7.3; any port is then accepted at request time), no wildcard and no userinfo, since it is compared by
+ * exact string match later, and no query
  * parameter the authorization response adds (a client would read ours or its own first, depending on its parser).
  */
 export function validateRedirectUri(raw: string): string {

@@ -9,6 +9,7 @@ import { invalidRequest, OAuthError } from "./errors.ts";
 import { audit } from "./audit.ts";
 import {
   canonicalRequest,
+  errorRedirectUrl,
   queryParams,
   responseUrl,
   validateAuthorizeRequest,
@@ -121,11 +122,8 @@ async function decisionEndpoint(deps: Deps, request: Request, ctx: RequestContex
   }
   if (form.decision === "deny") {
     await audit(deps, "consent_denied", facts);
-    const location = responseUrl(deps, authz.redirectUri, {
-      error: "access_denied",
-      error_description: "The user denied the request",
-      state: authz.state,
-    });
+    const denied = new OAuthError("access_denied", "The user denied the request");
+    const location = errorRedirectUrl(deps, authz.redirectUri, denied, authz.state);
     return redirect(location.href, 303);
   }
   throw invalidRequest("Choose Approve or Deny");

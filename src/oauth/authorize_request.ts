@@ -1,7 +1,8 @@
 // Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3): trust the client and redirect URI first.
 import type { Deps } from "../deps.ts";
-import { invalidRequest } from "./errors.ts";
+import { invalidRequest, invalidScope, OAuthError } from "./errors.ts";
 import type { Client } from "../store/clients.ts";
+import { redirectUriMatches } from "./redirect_uri.ts";
 
 /** A validated authorization request, in the canonical form the consent form carries and its CSRF token binds. */
 export interface AuthorizeRequest {
@@ -64,7 +65,8 @@ export function responseUrl(deps: Pick<Deps, "config">, redirectUri: string, par
 
 /**
  * Finds the client and checks the redirect URI. Until both are trusted nothing may redirect (RFC 6749 §4.1.2.1,
- * RFC 9700 §4.1: exact string match, or the endpoint becomes an open redirector).
+ * RFC 9700 §4.1: exact string match, or the endpoint becomes an open redirector; on loopback, any port). The URI
+ * returned is the one presented: the code remembers it, and the token request must repeat it exactly (§4.1.3).
  * @throws OAuthError invalid_request (400, rendered as the HTML error page)
  */
 export async function trustedClient(deps: Deps, params: RawParams): Promise<{ client: Client; redirectUri: string }> {
@@ -77,7 +79,7 @@ export async function trustedClient(deps: Deps, params: RawParams): Promise<{ cl
   }
   const redirectUri = params.get("redirect_uri");
   if (!redirectUri || params.repeated("redirect_uri")) throw invalidRequest("The request has no valid redirect_uri");
-  if (redirectUri !== client.redirectUri) {
+  if (!redirectUriMatches(client.redirectUri, redirectUri)) {
     throw invalidRequest("The redirect_uri does not match the one registered for this application");
   }
   return { client, redirectUri };
@@ -90,29 +92,34 @@ function sameScopes(requested: string, registered: string): boolean {
   return a.size === b.size && [...a].every((s) => b.has(s));
 }
 
-/** The first problem of a request whose client is trusted, as [error, description], or undefined. */
-function problem(deps: Deps, params: RawParams, registeredScope: string): [string, string] | undefined {
+/** The first problem of a request whose client is trusted, or undefined. */
+function problem(deps: Deps, params: RawParams, registeredScope: string): OAuthError | undefined {
   for (const name of ["response_type", "scope", "state", "code_challenge", "code_challenge_method"]) {
-    if (params.repeated(name)) return ["invalid_request", `Parameter ${name} is repeated`];
+    if (params.repeated(name)) return invalidRequest(`Parameter ${name} is repeated`);
   }
   const responseType = params.get("response_type");
-  if (!responseType) return ["invalid_request", "Parameter response_type is required"];
-  if (responseType !== "code") return ["unsupported_response_type", "Only response_type=code is supported"];
+  if (!responseType) return invalidRequest("Parameter response_type is required");
+  if (responseType !== "code") return new OAuthError("unsupported_response_type", "Only response_type=code is supported");
   const scope = params.get("scope");
-  if (!scope) return ["invalid_scope", "Parameter scope is required"];
-  if (!sameScopes(scope, registeredScope)) return ["invalid_scope", "The scope does not match the registered scope"];
-  if ((params.get("state") ?? "").length > MAX_STATE_LENGTH) return ["invalid_request", "Parameter state is too long"];
+  if (!scope) return invalidScope("Parameter scope is required");
+  if (!sameScopes(scope, registeredScope)) return invalidScope("The scope does not match the registered scope");
+  if ((params.get("state") ?? "").length > MAX_STATE_LENGTH) return invalidRequest("Parameter state is too long");
   const challenge = params.get("code_challenge");
   const method = params.get("code_challenge_method");
   if (challenge === undefined) {
-    if (method !== undefined) return ["invalid_request", "code_challenge_method was sent without code_challenge"];
-    if (deps.config.requirePkce) return ["invalid_request", "PKCE is required: send code_challenge with method S256"];
+    if (method !== undefined) return invalidRequest("code_challenge_method was sent without code_challenge");
+    if (deps.config.requirePkce) return invalidRequest("PKCE is required: send code_challenge with method S256");
     return undefined;
   }
   // RFC 9700 §2.1.1: plain offers no protection when the request leaks, so only S256 (the RFC 7636 default is plain).
-  if (method !== "S256") return ["invalid_request", "code_challenge_method must be S256"];
-  if (!S256_CHALLENGE.test(challenge)) return ["invalid_request", "code_challenge is not a valid S256 challenge"];
+  if (method !== "S256") return invalidRequest("code_challenge_method must be S256");
+  if (!S256_CHALLENGE.test(challenge)) return invalidRequest("code_challenge is not a valid S256 challenge");
   return undefined;
+}
+
+/** The error response to a trusted redirect URI (RFC 6749 §4.1.2.1): the error's code and description, and state. */
+export function errorRedirectUrl(deps: Pick<Deps, "config">, redirectUri: string, error: OAuthError, state: string | undefined): URL {
+  return responseUrl(deps, redirectUri, { error: error.code, error_description: error.description, state });
 }
 
 /**
@@ -124,10 +131,7 @@ export async function validateAuthorizeRequest(deps: Deps, params: RawParams): P
   const { client, redirectUri } = await trustedClient(deps, params);
   const state = params.repeated("state") ? undefined : params.get("state");
   const found = problem(deps, params, client.scope);
-  if (found) {
-    const [error, description] = found;
-    return { ok: false, redirect: responseUrl(deps, redirectUri, { error, error_description: description, state }) };
-  }
+  if (found) return { ok: false, redirect: errorRedirectUrl(deps, redirectUri, found, state) };
   return {
     ok: true,
     request: { client, redirectUri, scope: client.scope, state, codeChallenge: params.get("code_challenge") },

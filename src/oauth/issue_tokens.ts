@@ -1,7 +1,6 @@
-// Minting token strings (stored only as digests) and shaping the token response (spec §2.1, RFC 6749 §5.1).
+// Minting token strings: the plaintext for the client once, digests for the store (token.ts shapes the response).
 import type { Deps } from "../deps.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
-import { jsonNoStore } from "../http/respond.ts";
 import type { NewToken, TokenGrantType } from "../store/tokens.ts";
 import { mintBearerToken, tokenKey } from "./token_keys.ts";
 
@@ -43,22 +42,6 @@ export async function mintTokens(
     });
   }
   return { accessToken, refreshToken, rows, grantType, issuedAt: now };
-}
-
-/**
- * The token response in Doorkeeper's shape: created_at in Unix seconds, refresh_token absent (not null) when none
- * was issued; no-store headers per RFC 6749 §5.1.
- */
-export function tokenResponse(minted: MintedTokens, scope: string): Response {
-  const body: Record<string, string | number> = {
-    access_token: minted.accessToken,
-    token_type: "Bearer",
-    expires_in: ACCESS_TOKEN_TTL_SECONDS[minted.grantType],
-  };
-  if (minted.refreshToken !== undefined) body.refresh_token = minted.refreshToken;
-  body.scope = scope;
-  body.created_at = minted.issuedAt;
-  return jsonNoStore(body);
 }
 
 /** What a grant hands the token endpoint: the minted credentials and the scope they carry. */

@@ -1,12 +1,14 @@
 // POST /oauth/token (RFC 6749 §3.2): reads the body, authenticates the client, dispatches on grant_type.
 import type { Deps } from "../deps.ts";
+import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
 import type { Handler } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
 import { readParams } from "../http/body.ts";
+import { jsonNoStore } from "../http/respond.ts";
 import type { TokenClient } from "../store/clients.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest, unsupportedGrantType } from "./errors.ts";
-import { type GrantResult, tokenResponse } from "./issue_tokens.ts";
+import type { GrantResult, MintedTokens } from "./issue_tokens.ts";
 import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
 import { exchangeRefreshToken } from "./grants/refresh_token.ts";
 import { issueClientCredentials } from "./grants/client_credentials.ts";
@@ -52,4 +54,20 @@ export function tokenEndpoint(deps: Deps): Handler {
     const result = await grant(deps, { client, params, ip: ctx.clientIp });
     return tokenResponse(result.minted, result.scope);
   };
+}
+
+/**
+ * The token response in Doorkeeper's shape: created_at in Unix seconds, refresh_token absent (not null) when none
+ * was issued; no-store headers per RFC 6749 §5.1.
+ */
+function tokenResponse(minted: MintedTokens, scope: string): Response {
+  const body: Record<string, string | number> = {
+    access_token: minted.accessToken,
+    token_type: "Bearer",
+    expires_in: ACCESS_TOKEN_TTL_SECONDS[minted.grantType],
+  };
+  if (minted.refreshToken !== undefined) body.refresh_token = minted.refreshToken;
+  body.scope = scope;
+  body.created_at = minted.issuedAt;
+  return jsonNoStore(body);
 }

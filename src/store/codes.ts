@@ -1,4 +1,5 @@
-// authorization_codes table (and the grant family each approval opens): issue once, consume once.
+// authorization_codes table (and the grant family each approval opens): issue once, consume once (the consuming
+// happens in tokens.exchangeCode, in the transaction that issues the tokens).
 import type { Db, Row } from "./sqlite.ts";
 
 export interface AuthorizationCode {
@@ -28,11 +29,6 @@ export type ConsumeResult =
 export interface CodeStore {
   /** Opens a grant family for the approval and stores the code's digest, in one transaction. */
   issue(code: NewAuthorizationCode): Promise<void>;
-  /**
-   * Marks the code used with one conditional UPDATE, so of two concurrent exchanges exactly one wins. A code
-   * that was already used revokes every token of its family in the same transaction and reports "reused".
-   */
-  consume(codeHash: string, now: number): Promise<ConsumeResult>;
 }
 
 function toCode(row: Row): AuthorizationCode {
@@ -109,9 +105,6 @@ export function createCodeStore(db: Db): CodeStore {
             c.expiresAt,
           );
       });
-    },
-    async consume(codeHash, now) {
-      return db.transactionBatched(() => consumeCodeRow(db, codeHash, now));
     },
   };
 }

@@ -27,14 +27,19 @@ function toOrganization(row: Row): Organization {
 }
 
 /** Creates the organization `slug` unless it exists, inside the caller's transaction; returns its id. */
-export function ensureOrganizationRow(db: Db, slug: string, name: string, now: number): number {
+export function ensureOrganizationRow(db: Db, organization: { slug: string; name: string; now: number }): number {
+  const { slug, name, now } = organization;
   db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, ?) ON CONFLICT(slug) DO NOTHING")
     .run(slug, name, now);
   return Number(db.prepare("SELECT id FROM organizations WHERE slug = ?").get(slug)!.id);
 }
 
 /** Adds the membership unless it exists, inside the caller's transaction. */
-export function addMembershipRow(db: Db, organizationId: number, userId: number, role: string, now: number): void {
+export function addMembershipRow(
+  db: Db,
+  membership: { organizationId: number; userId: number; role: string; now: number },
+): void {
+  const { organizationId, userId, role, now } = membership;
   db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at) VALUES (?, ?, ?, ?)
     ON CONFLICT(user_id, organization_id) DO NOTHING`).run(userId, organizationId, role, now);
 }
@@ -52,7 +57,7 @@ export function createOrganizationStore(db: Db): OrganizationStore {
       return row && toOrganization(row);
     },
     async ensure(slug, { name, now }) {
-      return db.transaction(() => toOrganization(byId(ensureOrganizationRow(db, slug, name ?? slug, now))!));
+      return db.transaction(() => toOrganization(byId(ensureOrganizationRow(db, { slug, name: name ?? slug, now }))!));
     },
     async list() {
       return (db.prepare("SELECT * FROM organizations ORDER BY id").all() as Row[]).map(toOrganization);
@@ -68,7 +73,7 @@ export function createOrganizationStore(db: Db): OrganizationStore {
       return rows.map((row) => Number(row.organization_id));
     },
     async addMember(organizationId, userId, { role = "member", now }) {
-      addMembershipRow(db, organizationId, userId, role, now);
+      addMembershipRow(db, { organizationId, userId, role, now });
     },
   };
 }

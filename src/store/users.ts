@@ -70,9 +70,9 @@ export function createUserStore(db: Db): UserStore {
     },
     async insertMember(user, slug) {
       return db.transaction(() => {
-        const organizationId = ensureOrganizationRow(db, slug, slug, user.now);
+        const organizationId = ensureOrganizationRow(db, { slug, name: slug, now: user.now });
         const created = insertUser(user);
-        addMembershipRow(db, organizationId, created.id, "member", user.now);
+        addMembershipRow(db, { organizationId, userId: created.id, role: "member", now: user.now });
         return created;
       });
     },

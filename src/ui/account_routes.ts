@@ -41,7 +41,7 @@ async function accountEndpoint(deps: Deps, request: Request, ctx: RequestContext
   }));
 }
 
-async function revokeEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+async function revokeAccessEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
   const signedIn = await readSession(deps, request);
   if (!signedIn) throw invalidRequest("Your session has ended; sign in again", { status: 403 });
@@ -66,6 +66,6 @@ async function revokeEndpoint(deps: Deps, request: Request, ctx: RequestContext)
 export function accountRoutes(deps: Deps): Route[] {
   return [
     { method: "GET", path: "/account", surface: "html", handler: (req, ctx) => accountEndpoint(deps, req, ctx) },
-    { method: "POST", path: "/account/revoke", surface: "html", handler: (req, ctx) => revokeEndpoint(deps, req, ctx) },
+    { method: "POST", path: "/account/revoke", surface: "html", handler: (req, ctx) => revokeAccessEndpoint(deps, req, ctx) },
   ];
 }

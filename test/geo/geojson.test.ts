@@ -78,3 +78,12 @@ test("parseFieldCollection reports progress every thousand features", () => {
   parseFieldCollection({ type: "FeatureCollection", features: Array(2500).fill(good) }, (done) => calls.push(done));
   assert.deepEqual(calls, [1000, 2000]);
 });
+
+test("parseFieldCollection passes an error that is not a validation failure through unchanged", () => {
+  // A bug (here in the caller's progress callback) must keep its type and stack, not become "feature 999: …".
+  const bug = new TypeError("cannot read properties of undefined");
+  assert.throws(
+    () => parseFieldCollection({ type: "FeatureCollection", features: Array(1000).fill(good) }, () => { throw bug; }),
+    (error: unknown) => error === bug,
+  );
+});

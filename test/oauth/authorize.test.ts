@@ -162,7 +162,7 @@ test("approve issues a single code and redirects 303 with code, state and iss", 
   assert.equal(url.searchParams.get("iss"), "http://fieldgate.test");
   const code = url.searchParams.get("code") ?? "";
   assert.match(code, /^fgac_[A-Za-z0-9_-]{43}$/);
-  const consumed = await r.t.store.codes.consume(await sha256Hex(code), r.t.clock.nowSeconds());
+  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), r.t.clock.nowSeconds(), () => undefined);
   assert.equal(consumed.status, "ok");
   if (consumed.status !== "ok") return;
   assert.equal(consumed.code.userId, r.userId);
@@ -179,7 +179,7 @@ test("the code issued on approval verifies against the PKCE verifier it was made
   const fields = await consentForm(r, { code_challenge: await sha256Base64Url("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), code_challenge_method: "S256" });
   const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
   const code = location(res).searchParams.get("code") ?? "";
-  const consumed = await r.t.store.codes.consume(await sha256Hex(code), r.t.clock.nowSeconds());
+  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), r.t.clock.nowSeconds(), () => undefined);
   assert.equal(consumed.status === "ok" && consumed.code.codeChallenge, CHALLENGE);
 });
 

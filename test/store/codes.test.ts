@@ -4,6 +4,11 @@ import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { issueCode } from "../helpers/codes.ts";
 
+/** Consumes a code the way the token endpoint does (tokens.exchangeCode), issuing nothing. */
+function consume(t: TestApp, hash: string, now: number) {
+  return t.store.tokens.exchangeCode(hash, now, () => undefined);
+}
+
 async function setup(t: TestApp, options: { verifier?: string } = {}) {
   const client = await t.seed.client();
   const issued = await issueCode(t, client, options);
@@ -13,21 +18,21 @@ async function setup(t: TestApp, options: { verifier?: string } = {}) {
 test("codes.issue stores only the digest and opens a grant family", async () => {
   const t = buildTestApp();
   const { issued, hash, client } = await setup(t, { verifier: "v".repeat(43) });
-  const result = await t.store.codes.consume(hash, t.clock.nowSeconds());
+  const result = await consume(t, hash, t.clock.nowSeconds());
   assert.equal(result.status, "ok");
   if (result.status !== "ok") return;
   assert.equal(result.code.familyId, issued.familyId);
   assert.equal(result.code.clientId, client.client.id);
   assert.equal(result.code.codeChallengeMethod, "S256");
   assert.equal(result.code.usedAt, t.clock.nowSeconds());
-  assert.equal((await t.store.codes.consume(issued.code, t.clock.nowSeconds())).status, "missing");
+  assert.equal((await consume(t, issued.code, t.clock.nowSeconds())).status, "missing");
 });
 
-test("codes.consume: a second consume reports reused and revokes the family's tokens", async () => {
+test("exchangeCode: a second consume reports reused and revokes the family's tokens", async () => {
   const t = buildTestApp();
   const { issued, hash, client } = await setup(t);
   const now = t.clock.nowSeconds();
-  assert.equal((await t.store.codes.consume(hash, now)).status, "ok");
+  assert.equal((await consume(t, hash, now)).status, "ok");
   assert.equal(
     await t.store.tokens.issue({
       clientId: client.client.id,
@@ -44,7 +49,7 @@ test("codes.consume: a second consume reports reused and revokes the family's to
     }),
     true,
   );
-  const second = await t.store.codes.consume(hash, now);
+  const second = await consume(t, hash, now);
   assert.equal(second.status, "reused");
   assert.equal(await t.store.tokens.findActiveAccess("a".repeat(64), now), undefined);
   // Nothing more can be issued into a revoked family.
@@ -59,14 +64,14 @@ test("codes.consume: a second consume reports reused and revokes the family's to
   );
 });
 
-test("codes.consume: of two concurrent consumes exactly one wins", async () => {
+test("exchangeCode: of two concurrent consumes exactly one wins", async () => {
   const t = buildTestApp();
   const { hash } = await setup(t);
-  const results = await Promise.all([1, 2, 3].map(() => t.store.codes.consume(hash, t.clock.nowSeconds())));
+  const results = await Promise.all([1, 2, 3].map(() => consume(t, hash, t.clock.nowSeconds())));
   assert.deepEqual(results.map((r) => r.status).sort(), ["ok", "reused", "reused"]);
 });
 
-test("codes.consume reports an unknown code as missing", async () => {
+test("exchangeCode reports an unknown code as missing", async () => {
   const t = buildTestApp();
-  assert.deepEqual(await t.store.codes.consume("f".repeat(64), 0), { status: "missing" });
+  assert.deepEqual(await consume(t, "f".repeat(64), 0), { status: "missing" });
 });
