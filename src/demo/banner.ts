@@ -38,3 +38,12 @@ export function formatDemoBanner(seed: DemoSeed, options: { baseUrl: string; cre
     "",
   ].join("\n") + "\n";
 }
+
+/**
+ * The line a later start prints in demo mode: where the walkthrough is and where the credentials shown at the first
+ * start are kept (the secrets themselves are shown once only).
+ */
+export function formatDemoReminder(options: { baseUrl: string; credentialsPath: string | undefined }): string {
+  const where = options.credentialsPath ? ` The demo user's password and clients are in ${options.credentialsPath}.` : "";
+  return `fieldgate demo mode: open ${options.baseUrl}/ and press "Try the demo".${where}\n`;
+}

@@ -16,7 +16,10 @@ export type NewAuditEvent = Omit<AuditEvent, "id">;
 
 export interface AuditStore {
   insert(event: NewAuditEvent): Promise<void>;
-  /** Events at or after `since` (epoch seconds), oldest first, at most `limit`. */
+  /**
+   * At most `limit` events, oldest first: the first ones at or after `since` (epoch seconds), or without `since`
+   * the latest ones, as `tail` shows the end of a log.
+   */
   list(options: { since?: number; limit?: number }): Promise<AuditEvent[]>;
 }
 
@@ -45,9 +48,11 @@ export function createAuditStore(db: Db): AuditStore {
     async insert(e) {
       await db.transactionBatched(() => insertAuditRow(db, e));
     },
-    async list({ since = 0, limit = 1000 }) {
-      const rows = db.prepare("SELECT * FROM audit_events WHERE at >= ? ORDER BY id LIMIT ?").all(since, limit) as Row[];
-      return rows.map(toEvent);
+    async list({ since, limit = 1000 }) {
+      const rows = since === undefined
+        ? db.prepare("SELECT * FROM (SELECT * FROM audit_events ORDER BY id DESC LIMIT ?) ORDER BY id").all(limit)
+        : db.prepare("SELECT * FROM audit_events WHERE at >= ? ORDER BY id LIMIT ?").all(since, limit);
+      return (rows as Row[]).map(toEvent);
     },
   };
 }

@@ -28,7 +28,7 @@ then see the token response and the result of <code>{ fields { total_count } }</
 revoke the tokens. The demo application's secret stays on the server.</p>
 <p>Sign in as <strong>demo</strong> with the password <code>npm start</code> printed in its terminal when it created
 the demo data.</p>
-<p><a class="button primary" href="/demo/start">Try the demo</a></p>
+<p><a class="button primary" href="${view.baseUrl}/demo/start">Try the demo</a></p>
 </section>`
     : "";
   const account = view.signedIn

@@ -84,6 +84,20 @@ test("audit lists events and filters with --since as ISO date or epoch seconds",
   assert.match(text.stdout, /token_issued\s+client=c1\s+user=1\s+ip=127\.0\.0\.1/);
 });
 
+test("audit --limit shows the latest events without --since and the first ones from T with it, oldest first", async () => {
+  const h = cliHarness();
+  const store = openStore(h.dbPath);
+  const now = h.clock.nowSeconds();
+  for (let i = 1; i <= 5; i++) {
+    await store.audit.insert({ at: now - 100 + i, event: `event_${i}`, clientId: null, userId: null, ip: null, detail: null });
+  }
+  await store.close();
+  const names = async (args: string[]) => ((await h.json(args)).events as { event: string }[]).map((e) => e.event);
+  assert.deepEqual(await names(["audit", "--limit", "2"]), ["event_4", "event_5"]);
+  assert.deepEqual(await names(["audit", "--since", String(now - 98), "--limit", "2"]), ["event_2", "event_3"]);
+  assert.deepEqual(await names(["audit"]), ["event_1", "event_2", "event_3", "event_4", "event_5"]);
+});
+
 test("--json prints exactly one JSON object followed by a newline", async () => {
   const h = cliHarness();
   const result = await h.run(["users", "list", "--json"]);

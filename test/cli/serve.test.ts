@@ -60,7 +60,11 @@ test("serve seeds an empty database once and prints the demo credentials to stdo
   assert.match(first.stdout, /fields \{ total_count \}/);
   assert.equal(h.query("SELECT COUNT(*) AS n FROM fields")[0]!.n, 8);
   const second = await serveOnce(h);
-  assert.equal(second.stdout, "");
+  // A later start points at the walkthrough and the credentials file, and shows no secret again.
+  assert.match(second.stdout, /^fieldgate demo mode: open http:\/\/localhost:\d+\/ and press "Try the demo"\. .*demo-credentials\.json\.\n$/);
+  for (const secret of [credentials.password, credentials.authorizationCodeClient.client_secret]) {
+    assert.ok(!second.stdout.includes(secret));
+  }
   assert.equal(h.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 2);
 });
 

@@ -1,4 +1,5 @@
-// `audit [--since T]`: security events (token issued, reuse detected, sign-in failed…) oldest first.
+// `audit [--since T] [--limit N]`: security events (token issued, reuse detected, sign-in failed…), oldest first:
+// the latest N, or the first N from T.
 import { optionalFlag } from "../args.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 
@@ -19,7 +20,7 @@ export const listAudit: Command = {
   positionals: [],
   flags: {
     since: { type: "string", value: "T", description: "only events at or after T (ISO date or epoch seconds)" },
-    limit: { type: "string", value: "N", description: "at most N events (default 1000)" },
+    limit: { type: "string", value: "N", description: "at most N events (default 1000): the latest, or with --since the first from T" },
   },
   validate(args) {
     parseSince(args);

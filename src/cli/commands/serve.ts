@@ -3,7 +3,7 @@
 import { createApp, type App } from "../../app.ts";
 import { loadConfig, type Config } from "../../config.ts";
 import type { DemoCredentials } from "../../deps.ts";
-import { formatDemoBanner } from "../../demo/banner.ts";
+import { formatDemoBanner, formatDemoReminder } from "../../demo/banner.ts";
 import { DEMO_FIELDS_URL, type DemoSeed, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
 import { demoRedirectUri, syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
 import { startMaintenance } from "../../server/maintenance.ts";
@@ -105,14 +105,20 @@ function envForPort(env: CommandContext["env"], port: number): CommandContext["e
   return { ...env, PORT: String(port) };
 }
 
-/** Seeds (unless a forked worker), settles the demo client and builds the app, once the bound port is known. */
-async function buildApp(ctx: CommandContext, port: number, options: { seed: boolean }): Promise<App> {
+/**
+ * Seeds (unless a forked worker), settles the demo client and builds the app, once the bound port is known. A start
+ * that finds demo data says where the walkthrough is (`remind`: one process of several does).
+ */
+async function buildApp(ctx: CommandContext, port: number, options: { seed: boolean; remind: boolean }): Promise<App> {
   const { io, deps, store } = ctx;
   const env = envForPort(ctx.env, port);
   const bound = loadConfig(env);
   const seed = options.seed ? await seedIfEmpty(ctx, bound) : undefined;
   if (seed) await announceSeed(seed, bound, io, deps);
   const { config, demo } = await demoSettings(bound, env, deps);
+  if (!seed && options.remind && config.demo && demo) {
+    io.stdout(formatDemoReminder({ baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
+  }
   // The seed registered the demo client's redirect URI under the first start's base URL; it follows this one's.
   if (config.demo && demo) await syncDemoRedirectUri(store, { demo, baseUrl: config.baseUrl, log: deps.log });
   return createApp({ config, store, clock: deps.clock, random: deps.random, log: deps.log, digest: deps.digest, demo });
@@ -159,7 +165,7 @@ export const serve: Command = {
     const listen = { port: initial.port, host: initial.host, graceMs: initial.shutdownGraceSeconds * 1000 };
     const listener = await deps.listen(listen, async (port) => {
       // A forked worker finds the database seeded by the primary.
-      app = await buildApp(ctx, port, { seed: worker === undefined });
+      app = await buildApp(ctx, port, { seed: worker === undefined, remind: worker === undefined || worker === 1 });
       return app;
     });
     const { config } = app.deps;
