@@ -2,7 +2,8 @@
 import type { App } from "../app.ts";
 import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
-import type { CliDeps, CliIo, Listener, ListenOptions } from "../cli/types.ts";
+import { UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
+import { createHiddenLine } from "../cli/hidden_line.ts";
 
 // The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
 interface DenoServer {
@@ -26,7 +27,12 @@ interface DenoApi {
   args: string[];
   exitCode: number;
   exit(code: number): never;
-  stdin: { readable: ReadableStream<Uint8Array> };
+  stdin: {
+    readable: ReadableStream<Uint8Array>;
+    isTerminal(): boolean;
+    setRaw(mode: boolean): void;
+    read(buffer: Uint8Array): Promise<number | null>;
+  };
   stdout: { writeSync(bytes: Uint8Array): number };
   stderr: { writeSync(bytes: Uint8Array): number; isTerminal(): boolean };
 }
@@ -173,7 +179,31 @@ export function denoIo(): CliIo {
   return {
     stdout: (text) => writeAll(Deno.stdout, text),
     stderr: (text) => writeAll(Deno.stderr, text),
-    readStdin: () => new Response(Deno.stdin.readable).text(),
+    readStdin: (options) =>
+      options?.hidden !== undefined && Deno.stdin.isTerminal()
+        ? readHiddenLine(options.hidden)
+        : new Response(Deno.stdin.readable).text(),
     isTTY: Deno.stderr.isTerminal(),
   };
+}
+
+/** One line typed at the terminal with echo off (raw mode), after `prompt` on stderr; Ctrl-C cancels. */
+async function readHiddenLine(prompt: string): Promise<string> {
+  const line = createHiddenLine();
+  const decoder = new TextDecoder();
+  const buffer = new Uint8Array(256);
+  // Echo off before the prompt shows: keys typed the moment it appears must not reach the screen.
+  Deno.stdin.setRaw(true);
+  try {
+    writeAll(Deno.stderr, prompt);
+    for (;;) {
+      const n = await Deno.stdin.read(buffer);
+      const status = n === null ? "done" : line.feed(decoder.decode(buffer.subarray(0, n), { stream: true }));
+      if (status === "cancelled") throw new UsageError("password entry cancelled");
+      if (status === "done") return line.value;
+    }
+  } finally {
+    Deno.stdin.setRaw(false);
+    writeAll(Deno.stderr, "\n");
+  }
 }

@@ -6,7 +6,8 @@ import { dirname } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
-import type { CliDeps, CliIo, Listener, ListenOptions } from "../cli/types.ts";
+import { UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
+import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
@@ -139,11 +140,41 @@ export function nodeIo(): CliIo {
   return {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
-    async readStdin() {
+    async readStdin(options) {
+      if (options?.hidden !== undefined && process.stdin.isTTY) return readHiddenLine(options.hidden);
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks).toString("utf8");
     },
     isTTY: Boolean(process.stderr.isTTY),
   };
+}
+
+/** One line typed at the terminal with echo off (raw mode), after `prompt` on stderr; Ctrl-C cancels. */
+function readHiddenLine(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  const line = createHiddenLine();
+  const decoder = new TextDecoder();
+  // Echo off before the prompt shows: keys typed the moment it appears must not reach the screen.
+  stdin.setRawMode(true);
+  process.stderr.write(prompt);
+  stdin.resume();
+  return new Promise((resolve, reject) => {
+    const finish = (status: HiddenLineStatus) => {
+      stdin.off("data", onData);
+      stdin.off("end", onEnd);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write("\n");
+      if (status === "cancelled") reject(new UsageError("password entry cancelled"));
+      else resolve(line.value);
+    };
+    const onData = (chunk: Buffer) => {
+      const status = line.feed(decoder.decode(chunk, { stream: true }));
+      if (status !== "more") finish(status);
+    };
+    const onEnd = () => finish("done");
+    stdin.on("data", onData);
+    stdin.once("end", onEnd);
+  });
 }

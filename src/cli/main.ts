@@ -67,7 +67,7 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
     return EXIT.ok;
   }
   checkPositionals(command, args);
-  const stdin = command.readsStdin?.(args) ? await io.readStdin() : undefined;
+  const stdin = command.readsStdin?.(args) ? await io.readStdin({ hidden: command.stdinPrompt }) : undefined;
   command.validate?.(args, stdin);
   const env = effectiveEnv(args, deps.env);
   const config = loadValidConfig(env);

@@ -9,8 +9,12 @@ import type { Store } from "../store/store.ts";
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
-  /** Everything on stdin as text (only read when a command asks for it, e.g. --password-stdin). */
-  readStdin(): Promise<string>;
+  /**
+   * Everything on stdin as text (only read when a command asks for it, e.g. --password-stdin). When stdin is a
+   * terminal and `hidden` is given, that prompt goes to stderr and one line is read without echo instead.
+   * @throws UsageError when the user cancels the hidden line with Ctrl-C
+   */
+  readStdin(options?: { hidden?: string }): Promise<string>;
   /** True when stderr is a terminal: progress output is only worth drawing there. */
   isTTY: boolean;
 }
@@ -116,6 +120,8 @@ export interface Command {
   flags: Record<string, FlagSpec>;
   /** True when the command needs stdin (read by main before validation, so it can be checked too). */
   readsStdin?(args: ParsedArgs): boolean;
+  /** The prompt for stdin when it is a terminal: the text is then read as a secret, without echo. */
+  stdinPrompt?: string;
   /** Checks arguments (and stdin) without a database; throws UsageError. Runs before the store is opened. */
   validate?(args: ParsedArgs, stdin: string | undefined): void;
   /** Options for opening the store (serve turns automatic checkpoints off). */

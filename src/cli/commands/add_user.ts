@@ -33,6 +33,7 @@ export const addUser: Command = {
     name: { type: "string", value: "NAME", description: "display name" },
   },
   readsStdin: (args) => args.flags["password-stdin"] === true,
+  stdinPrompt: "Password (at least 10 characters, not shown; Enter to finish): ",
   validate: checkArgs,
   async run({ args, config, deps, store, stdin, now }) {
     let passwordHash: string | null = null;

@@ -1,0 +1,68 @@
+// `users add --password-stdin` at a terminal: a prompt, no echo, Backspace works, Ctrl-C cancels (Node and Deno).
+// A real pseudo-terminal comes from util-linux `script`, which also prints what the terminal would show.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const RUNTIMES = [
+  { name: "Node", command: "node_modules/.bin/node src/adapters/node.ts" },
+  { name: "Deno", command: "node_modules/.bin/deno run --allow-all --quiet src/adapters/deno.ts" },
+];
+const PROMPT = "Password (at least 10 characters, not shown; Enter to finish): ";
+
+/** Runs `users add` under a pseudo-terminal, types `keys` once the prompt shows, and returns the transcript. */
+function typeAtTerminal(command: string, keys: string): Promise<{ code: number | null; screen: string }> {
+  const db = join(mkdtempSync(join(tmpdir(), "fieldgate-tty-")), "t.db");
+  const cli = `${command} users add --username alice@example.com --password-stdin --org acme --db ${db}`;
+  const child = spawn("script", ["-qfec", cli, "/dev/null"], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
+  let screen = "";
+  let typed = false;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no exit within 20 s; screen so far: ${JSON.stringify(screen)}`));
+    }, 20_000);
+    child.stdout.on("data", (chunk: Buffer) => {
+      screen += chunk.toString("utf8");
+      if (!typed && screen.includes(PROMPT)) {
+        typed = true;
+        child.stdin.write(keys);
+      }
+    });
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      child.stdin.destroy();
+      resolve({ code, screen });
+    });
+  });
+}
+
+for (const runtime of RUNTIMES) {
+  test(`users add --password-stdin on a terminal (${runtime.name}) prompts and hides the password`, async () => {
+    const { code, screen } = await typeAtTerminal(runtime.command, "correct horse battery\r");
+    assert.equal(code, 0, screen);
+    assert.ok(screen.includes(PROMPT), screen);
+    assert.ok(!screen.includes("correct horse"), `the password was echoed: ${JSON.stringify(screen)}`);
+    assert.match(screen, /alice@example\.com/);
+  });
+
+  test(`users add --password-stdin on a terminal (${runtime.name}) applies Backspace before checking the password`, async () => {
+    // Ten characters typed, two erased: eight remain, which the length rule refuses.
+    const { code, screen } = await typeAtTerminal(runtime.command, "123456789X\x7f\x7f\r");
+    assert.equal(code, 2, screen);
+    assert.match(screen, /at least 10/);
+  });
+
+  test(`users add --password-stdin on a terminal (${runtime.name}) is cancelled by Ctrl-C with exit 2`, async () => {
+    const { code, screen } = await typeAtTerminal(runtime.command, "half typed\x03");
+    assert.equal(code, 2, screen);
+    assert.match(screen, /password entry cancelled/);
+    assert.ok(!screen.includes("half typed"));
+  });
+}

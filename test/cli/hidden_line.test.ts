@@ -1,0 +1,37 @@
+// Raw-mode line editing for secrets typed at a terminal.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHiddenLine } from "../../src/cli/hidden_line.ts";
+
+function typed(...chunks: string[]): { status: string; value: string } {
+  const line = createHiddenLine();
+  let status = "more";
+  for (const chunk of chunks) {
+    status = line.feed(chunk);
+    if (status !== "more") break;
+  }
+  return { status, value: line.value };
+}
+
+const cases: Array<{ name: string; chunks: string[]; status: string; value: string }> = [
+  { name: "Enter ends the line", chunks: ["correct horse\r"], status: "done", value: "correct horse" },
+  { name: "a newline ends it too", chunks: ["abc\n"], status: "done", value: "abc" },
+  { name: "keys arrive one by one", chunks: ["a", "b", "c", "\r"], status: "done", value: "abc" },
+  { name: "Backspace (DEL) removes the last character", chunks: ["abx\x7fc\r"], status: "done", value: "abc" },
+  { name: "Backspace (BS) removes the last character", chunks: ["abx\bc\r"], status: "done", value: "abc" },
+  { name: "Backspace removes a whole emoji", chunks: ["a🌾\x7f\r"], status: "done", value: "a" },
+  { name: "Backspace on an empty line is harmless", chunks: ["\x7f\x7fa\r"], status: "done", value: "a" },
+  { name: "Ctrl-U clears the line", chunks: ["wrong\x15right\r"], status: "done", value: "right" },
+  { name: "Ctrl-C cancels", chunks: ["secret\x03more\r"], status: "cancelled", value: "secret" },
+  { name: "Ctrl-D ends the line", chunks: ["abc\x04"], status: "done", value: "abc" },
+  { name: "an arrow key's escape sequence is dropped", chunks: ["ab", "\x1b[D", "c\r"], status: "done", value: "abc" },
+  { name: "other control characters are ignored", chunks: ["a\tb\x07c\r"], status: "done", value: "abc" },
+  { name: "without Enter the line is not done", chunks: ["abc"], status: "more", value: "abc" },
+  { name: "non-ASCII text is kept", chunks: ["pässwört\r"], status: "done", value: "pässwört" },
+];
+
+for (const row of cases) {
+  test(`hidden line: ${row.name}`, () => {
+    assert.deepEqual(typed(...row.chunks), { status: row.status, value: row.value });
+  });
+}
