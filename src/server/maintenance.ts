@@ -52,7 +52,13 @@ export function startMaintenance(
   const { store, config, clock, log } = deps;
   // A background failure must not kill the server; it is logged for the operator and retried next tick.
   const guard = (task: string, fn: () => Promise<unknown>) => () => {
-    fn().catch((error: unknown) => log("maintenance_failed", { task, error: error instanceof Error ? error.message : String(error) }));
+    fn().catch((error: unknown) =>
+      log("maintenance_failed", {
+        task,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        stack: error instanceof Error ? error.stack : undefined,
+      })
+    );
   };
   const handles = [timers.setInterval(guard("checkpoint", checkpointer(store, log)), CHECKPOINT_INTERVAL_MS)];
   if (config.cleanupIntervalSeconds > 0) {

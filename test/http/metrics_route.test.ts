@@ -8,11 +8,15 @@ const SECRET = "metrics-secret-0123456789";
 const withMetrics = () => buildTestApp({ FIELDGATE_METRICS_TOKEN: SECRET });
 const scrape = (token = SECRET) => get("/metrics", { authorization: `Bearer ${token}` });
 
-test("metrics is a 404 when no metrics token is configured", async () => {
+test("metrics is a 404 for every method when no metrics token is configured, as an unknown path is", async () => {
   const { app } = buildTestApp();
   const res = await app.fetch(scrape());
   assert.equal(res.status, 404);
   assert.equal((await res.json()).error, "not_found");
+  // A 405 with Allow would tell a scanner the endpoint exists.
+  const post = await app.fetch(new Request("http://fieldgate.test/metrics", { method: "POST" }));
+  assert.equal(post.status, 404);
+  assert.equal(post.headers.get("allow"), null);
 });
 
 const refused: { name: string; headers: Record<string, string>; challenge: RegExp }[] = [

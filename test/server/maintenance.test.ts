@@ -59,6 +59,11 @@ test("a failing task is logged, not thrown", async () => {
   await flush();
   // Both tasks fail independently; the order their failures arrive in is not part of the contract.
   assert.deepEqual(log.map((l) => [l.event, l.fields?.task]).sort(), [["maintenance_failed", "checkpoint"], ["maintenance_failed", "purge"]]);
+  // The operator gets the error's kind and where it came from, as request_failed gives them.
+  for (const line of log) {
+    assert.match(String(line.fields?.error), /^\w*Error: /);
+    assert.match(String(line.fields?.stack), /\n\s+at /);
+  }
 });
 
 /** A store whose checkpoints resolve when the test says, with the outcome it gives. */
