@@ -70,7 +70,7 @@ export async function seedDatabase(path: string, options: SeedOptions): Promise<
     clientId: authClient.clientId, secretHash: digestHex(authClient.clientSecret), name: "Bench app",
     grantType: "authorization_code", redirectUri: REDIRECT_URI, scope: SCOPE, integrationUserId: null, now,
   });
-  await store.fields.insertMany(org.id, makeFields(options.fields, 0), now);
+  await store.fields.insertMany(org.id, makeFields(options.fields, 0), { now });
   await store.close();
   mark("base", t);
 

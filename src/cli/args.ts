@@ -27,7 +27,7 @@ export function parseArgs(args: readonly string[], spec: Record<string, FlagSpec
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq === -1 ? undefined : eq);
     const flag = all[name];
-    if (!flag) throw new UsageError(`unknown option --${name}`);
+    if (!flag) throw new UsageError(`unknown option --${name}${suggestion(name, Object.keys(all))}`);
     if (flags[name] !== undefined) throw new UsageError(`--${name} given more than once`);
     if (flag.type === "boolean") {
       if (eq !== -1) throw new UsageError(`--${name} takes no value`);
@@ -39,6 +39,12 @@ export function parseArgs(args: readonly string[], spec: Record<string, FlagSpec
     flags[name] = value;
   }
   return { flags, positionals };
+}
+
+/** " (did you mean --x?)" when exactly one known flag extends the given name or is a prefix of it, else "". */
+function suggestion(given: string, known: readonly string[]): string {
+  const near = given === "" ? [] : known.filter((name) => name.startsWith(given) || given.startsWith(name));
+  return near.length === 1 ? ` (did you mean --${near[0]}?)` : "";
 }
 
 /** The string value of a flag the command cannot do without. */

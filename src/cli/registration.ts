@@ -33,7 +33,10 @@ export function validateRedirectUri(raw: string): string {
   if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname)) {
     throw new UsageError("--redirect-uri must use https (http is allowed only for 127.0.0.1, [::1] and localhost)");
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--redirect-uri must use https");
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    // "localhost:3000/cb" parses as the scheme "localhost:": the usual slip is a missing "http://".
+    throw new UsageError(`--redirect-uri must start with https:// (or http:// on a loopback host), got "${raw}"`);
+  }
   if (raw.length > 2000) throw new UsageError("--redirect-uri is longer than 2000 characters");
   // Compared by exact string later, and sent back as a URL serialises it: a form the URL parser rewrites (a
   // missing "/" path, an uppercase host, a raw quote in the query) would never match what the browser arrives with.

@@ -67,7 +67,7 @@ export async function seedDemo(
     now,
   });
   const organization = (await store.organizations.findBySlug(DEMO_ORG))!;
-  await store.fields.insertMany(organization.id, fields, now);
+  await store.fields.insertMany(organization.id, fields, { now });
   const redirectUri = demoRedirectUri(options.baseUrl);
   const { web, sync } = await createDemoClients(store, { redirectUri, robotId: robot.id, random, now });
   return {

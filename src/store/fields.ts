@@ -26,8 +26,15 @@ export interface FieldFilter {
 }
 
 export interface FieldStore {
-  /** Inserts all fields into the organization in one transaction: all or nothing. Returns how many. */
-  insertMany(organizationId: number, fields: readonly NewField[], now: number): Promise<number>;
+  /**
+   * Inserts all fields into the organization in one transaction: all or nothing. With `replace`, the organization's
+   * existing fields are deleted in the same transaction (a re-import of an updated file). Returns the counts.
+   */
+  insertMany(
+    organizationId: number,
+    fields: readonly NewField[],
+    options: { now: number; replace?: boolean },
+  ): Promise<{ inserted: number; removed: number }>;
   /** One COUNT over the index. */
   count(filter: FieldFilter): Promise<number>;
   /** Fields with id > afterId in id order, at most `limit`. */
@@ -96,14 +103,17 @@ function countScopeOf(filter: FieldFilter): { where: string; params: string[] } 
 
 export function createFieldStore(db: Db): FieldStore {
   return {
-    async insertMany(organizationId, fields, now) {
+    async insertMany(organizationId, fields, { now, replace = false }) {
       return db.transaction(() => {
+        const removed = replace
+          ? Number(db.prepare("DELETE FROM fields WHERE organization_id = ?").run(organizationId).changes)
+          : 0;
         const insert = db.prepare(`INSERT INTO fields (organization_id, name, area_ha, crop, season, boundary,
           centroid_lon, centroid_lat, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
         for (const f of fields) {
           insert.run(organizationId, f.name, f.areaHa, f.crop, f.season, f.boundary, f.centroid.lon, f.centroid.lat, now, now);
         }
-        return fields.length;
+        return { inserted: fields.length, removed };
       });
     },
     async count(filter) {

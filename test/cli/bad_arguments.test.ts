@@ -36,7 +36,7 @@ const ROWS: Row[] = [
     args: ["users", "add", "--username", "u", "--org", "acme", "--integration", "--password-stdin"],
     stdin: "long enough password",
   },
-  { name: "users add with a password on argv", args: ["users", "add", "--username", "u", "--org", "acme", "--password", "hunter22hunter22"], message: /unknown option --password/ },
+  { name: "users add with a password on argv", args: ["users", "add", "--username", "u", "--org", "acme", "--password", "hunter22hunter22"], message: /unknown option --password \(did you mean --password-stdin\?\)/ },
   { name: "users add with a short password", args: ["users", "add", "--username", "u", "--org", "acme", "--password-stdin"], stdin: "short\n", message: /at least 10/ },
   { name: "users add with an empty stdin", args: ["users", "add", "--username", "u", "--org", "acme", "--password-stdin"], stdin: "" },
   // 130 emoji are 260 UTF-16 units: over the 254 the sign-in form and check count, so the user could never sign in.
@@ -54,6 +54,7 @@ const ROWS: Row[] = [
   { name: "clients add with an empty scope", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb", "--scope", " "] },
   { name: "clients add authorization_code without --redirect-uri", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--scope", "fields:read"], message: /--redirect-uri/ },
   { name: "clients add with http on a non-loopback host", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--redirect-uri", "http://evil.example/cb", "--scope", "fields:read"], message: /https/ },
+  { name: "clients add with a redirect URI missing its scheme", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--redirect-uri", "localhost:3000/callback", "--scope", "fields:read"], message: /must start with https:\/\/ \(or http:\/\/ on a loopback host\), got "localhost:3000\/callback"/ },
   { name: "clients add with a redirect URI fragment", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb#x", "--scope", "fields:read"], message: /fragment/ },
   { name: "clients add with a redirect URI whose query has code", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb?x=1&code=preset", "--scope", "fields:read"], message: /"code" query parameter/ },
   { name: "clients add with a redirect URI whose query has a bare iss", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb?iss", "--scope", "fields:read"], message: /"iss" query parameter/ },

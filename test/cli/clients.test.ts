@@ -114,6 +114,9 @@ test("clients list and show describe clients without secret digests", async () =
     assert.ok(!output.includes("secret_hash"));
   }
   assert.match(text, /integration_user\s+robot@example.com/);
+  // Times read as dates in the text form; the JSON keeps epoch seconds.
+  assert.match(text, /created_at\s+\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z/);
+  assert.equal(typeof clients[0]!.created_at, "number");
 });
 
 test("clients disable marks the client disabled", async () => {

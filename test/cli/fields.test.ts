@@ -49,7 +49,46 @@ test("fields import of a long file shows progress on a terminal only", async () 
   const tty = await h.run(["fields", "import", "--org", "acme", path], { tty: true });
   assert.match(tty.stderr, /validated 1000\/1500 features/);
   const piped = await h.run(["fields", "import", "--org", "acme", path, "--json"]);
-  assert.equal(piped.stderr, "");
+  assert.doesNotMatch(piped.stderr, /validated/);
   assert.equal(JSON.parse(piped.stdout).imported, 1500);
   assert.equal(h.query("SELECT COUNT(*) AS n FROM fields")[0]!.n, 3000);
+});
+
+test("fields import into an organization that has fields says they were added beside them", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const path = h.file("f.geojson", squares(2));
+  const first = await h.run(["fields", "import", "--org", "acme", path]);
+  assert.equal(first.stderr, "");
+  const again = await h.run(["fields", "import", "--org", "acme", path]);
+  assert.equal(again.code, 0);
+  assert.match(again.stderr, /acme already had 2 fields; the new ones were added beside them \(--replace replaces them\)/);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM fields")[0]!.n, 4);
+});
+
+test("fields import --replace swaps the organization's fields in one transaction and leaves others alone", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  await h.run(["users", "add", "--username", "bob@example.com", "--integration", "--org", "other"]);
+  await h.json(["fields", "import", "--org", "acme", h.file("a.geojson", squares(3))]);
+  await h.json(["fields", "import", "--org", "other", h.file("o.geojson", squares(2))]);
+  const out = await h.json(["fields", "import", "--org", "acme", "--replace", h.file("b.geojson", squares(1, { crop: "maize" }))]);
+  assert.deepEqual({ imported: out.imported, replaced: out.replaced }, { imported: 1, replaced: 3 });
+  const rows = h.query(`SELECT o.slug, f.crop FROM fields f JOIN organizations o ON o.id = f.organization_id ORDER BY f.id`);
+  assert.deepEqual(rows.map((r) => `${r.slug}:${r.crop}`), ["other:null", "other:null", "acme:maize"]);
+  // The trigger-kept counts follow the delete as well as the insert.
+  assert.deepEqual(h.query("SELECT SUM(n) AS n FROM field_counts fc JOIN organizations o ON o.id = fc.organization_id WHERE o.slug = 'acme'")[0]!.n, 1);
+  const text = await h.run(["fields", "import", "--org", "acme", "--replace", h.file("c.geojson", squares(1))]);
+  assert.match(text.stdout, /^Imported 1 field \(\d+\.\d{2} ha\) into acme \(replacing 1 field\)\.\n$/);
+  assert.equal(text.stderr, "");
+});
+
+test("fields import --replace with an invalid file changes nothing", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  await h.json(["fields", "import", "--org", "acme", h.file("a.geojson", squares(2))]);
+  const bad = JSON.stringify({ type: "FeatureCollection", features: [{ type: "Feature", properties: {}, geometry: null }] });
+  const result = await h.run(["fields", "import", "--org", "acme", "--replace", h.file("bad.geojson", bad)]);
+  assert.equal(result.code, 2);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM fields")[0]!.n, 2);
 });

@@ -128,7 +128,7 @@ export function buildTestApp(env: Record<string, string> = {}): TestApp {
           centroid: { lon: x + 0.0025, lat: 52.0025 },
         };
       });
-      await store.fields.insertMany(organization.id, fields, now());
+      await store.fields.insertMany(organization.id, fields, { now: now() });
     },
   };
 

@@ -15,8 +15,8 @@ async function setup() {
   const a = await orgs.ensure("a", { now: 1 });
   const b = await orgs.ensure("b", { now: 1 });
   const fields = createFieldStore(db);
-  await fields.insertMany(a.id, [field("A1"), field("A2", "maize"), field("A3", null, null)], 100);
-  await fields.insertMany(b.id, [field("B1"), field("B2")], 100);
+  await fields.insertMany(a.id, [field("A1"), field("A2", "maize"), field("A3", null, null)], { now: 100 });
+  await fields.insertMany(b.id, [field("B1"), field("B2")], { now: 100 });
   return { db, fields, a: a.id, b: b.id };
 }
 
@@ -88,7 +88,7 @@ function scanCount(db: ReturnType<typeof openDatabase>, filter: FieldFilter): nu
 
 test("count from field_counts matches a scan after inserts, updates, deletes and an organization cascade", async () => {
   const { db, fields, a, b } = await setup();
-  await fields.insertMany(a, [field("A4", "", ""), field("A5", "maize", null)], 100);
+  await fields.insertMany(a, [field("A4", "", ""), field("A5", "maize", null)], { now: 100 });
   const filters: FieldFilter[] = [
     { organizationIds: [a, b] }, { organizationIds: [a] }, { organizationIds: [a], crop: "wheat" },
     { organizationIds: [a], crop: "" }, { organizationIds: [a], season: "" }, { organizationIds: [a, b], season: "2026" },

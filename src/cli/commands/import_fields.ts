@@ -1,4 +1,5 @@
-// `fields import --org ORG FILE.geojson`: validates every feature first, then inserts all in one transaction.
+// `fields import --org ORG [--replace] FILE.geojson`: validates every feature first, then inserts all in one
+// transaction (with --replace, after deleting the organization's fields in the same one).
 import { GeoJsonError, parseFieldCollection } from "../../geo/geojson.ts";
 import { requireFlag } from "../args.ts";
 import { validateOrgSlug } from "../registration.ts";
@@ -13,6 +14,7 @@ export const importFields: Command = {
   positionals: ["FILE.geojson"],
   flags: {
     org: { type: "string", value: "ORG", description: "organization slug (must exist)" },
+    replace: { type: "boolean", description: "delete the organization's fields first, in the same transaction" },
   },
   validate(args) {
     validateOrgSlug(requireFlag(args, "org"));
@@ -42,11 +44,22 @@ export const importFields: Command = {
       throw error;
     }
     if (progress && fields.length >= PROGRESS_THRESHOLD) io.stderr(`\rwriting ${fields.length} fields…\n`);
-    const imported = await store.fields.insertMany(organization.id, fields, now);
+    const replace = args.flags.replace === true;
+    const before = replace ? 0 : await store.fields.count({ organizationIds: [organization.id] });
+    const { inserted, removed } = await store.fields.insertMany(organization.id, fields, { now, replace });
     const hectares = fields.reduce((sum, f) => sum + f.areaHa, 0);
+    // Importing the same file twice doubles every field; say so, since nothing else would.
+    if (before > 0) {
+      io.stderr(`note: ${organization.slug} already had ${plural(before, "field")}; the new ones were added beside them (--replace replaces them)\n`);
+    }
+    const replaced = replace ? ` (replacing ${plural(removed, "field")})` : "";
     return {
-      json: { imported, organization: organization.slug, area_ha: Math.round(hectares * 100) / 100 },
-      text: `Imported ${imported} fields (${hectares.toFixed(2)} ha) into ${organization.slug}.\n`,
+      json: { imported: inserted, replaced: removed, organization: organization.slug, area_ha: Math.round(hectares * 100) / 100 },
+      text: `Imported ${plural(inserted, "field")} (${hectares.toFixed(2)} ha) into ${organization.slug}${replaced}.\n`,
     };
   },
 };
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}

@@ -9,8 +9,11 @@ async function describe(store: Store, client: Client): Promise<Record<string, un
   return describeClient(client, user?.username);
 }
 
+/** One "key  value" line per fact; epoch-second times (`*_at`) as ISO 8601 for a reader (JSON keeps the number). */
 function textOf(c: Record<string, unknown>): string {
-  return Object.entries(c).map(([key, value]) => `  ${key.padEnd(18)}${value ?? "-"}`).join("\n") + "\n";
+  const shown = (key: string, value: unknown) =>
+    key.endsWith("_at") && typeof value === "number" ? new Date(value * 1000).toISOString() : value ?? "-";
+  return Object.entries(c).map(([key, value]) => `  ${key.padEnd(18)}${shown(key, value)}`).join("\n") + "\n";
 }
 
 export const listClients: Command = {
