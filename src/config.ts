@@ -53,6 +53,11 @@ export interface Config {
   maxBodyBytes: number;
   /** Demo mode: the landing page offers a walkthrough with the built-in demo client. */
   demo: boolean;
+  /**
+   * FIELDGATE_DEMO as given: "on", "off", or "auto" when unset. `serve` turns an "auto" demo on when it finds the
+   * database's demo credentials file, and seeds an empty database unless it is "off".
+   */
+  demoSetting: "on" | "off" | "auto";
   /** Bearer secret protecting /metrics; undefined turns /metrics off. */
   metricsToken: string | undefined;
   /** How long expired codes, tokens, sessions and audit rows are kept before purge. */
@@ -151,6 +156,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     corsOrigins: Object.freeze(origins(env)),
     maxBodyBytes: integer(env, "FIELDGATE_MAX_BODY_BYTES", 65_536, 1_024, 16 * 1_048_576),
     demo: flag(env, "FIELDGATE_DEMO", false),
+    demoSetting: env.FIELDGATE_DEMO ? (flag(env, "FIELDGATE_DEMO", false) ? "on" : "off") : "auto",
     metricsToken,
     retentionSeconds: integer(env, "FIELDGATE_RETENTION", 7 * 86_400, 0, 3_650 * 86_400),
     cleanupIntervalSeconds: integer(env, "FIELDGATE_CLEANUP_INTERVAL", 300, 0, 86_400),

@@ -84,3 +84,12 @@ for (const row of bad) {
     });
   });
 }
+
+test("demoSetting keeps FIELDGATE_DEMO's three states apart: unset is auto, which serve decides from its files", () => {
+  assert.equal(loadConfig({}).demoSetting, "auto");
+  assert.equal(loadConfig({ FIELDGATE_DEMO: "" }).demoSetting, "auto");
+  assert.equal(loadConfig({ FIELDGATE_DEMO: "yes" }).demoSetting, "on");
+  assert.equal(loadConfig({ FIELDGATE_DEMO: "0" }).demoSetting, "off");
+  // `demo` is what the app acts on: only an explicit on turns it on here.
+  assert.deepEqual([loadConfig({}).demo, loadConfig({ FIELDGATE_DEMO: "on" }).demo], [false, true]);
+});

@@ -35,7 +35,7 @@ function workerCount(args: ParsedArgs): number {
  */
 async function seedIfEmpty(ctx: CommandContext, config: Readonly<Config>): Promise<DemoSeed | undefined> {
   const { store, deps, now } = ctx;
-  if (demoSwitchedOff(config, ctx.env)) return undefined;
+  if (config.demoSetting === "off") return undefined;
   if ((await store.organizations.list()).length > 0) return undefined;
   const text = await deps.readTextFile(DEMO_FIELDS_URL);
   if (text === undefined) throw new CommandError(`demo data missing: ${DEMO_FIELDS_URL.href}`);
@@ -71,28 +71,15 @@ async function announceSeed(seed: DemoSeed, config: Readonly<Config>, io: CliIo,
   io.stdout(formatDemoBanner(shown, { baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
 }
 
-/** FIELDGATE_DEMO left unset (or empty): config.demo is then false, but serve decides from the files it finds. */
-function demoUnset(env: Readonly<Record<string, string | undefined>>): boolean {
-  return env.FIELDGATE_DEMO === undefined || env.FIELDGATE_DEMO === "";
-}
-
-/** True when FIELDGATE_DEMO is set and says false. */
-function demoSwitchedOff(config: Readonly<Config>, env: Readonly<Record<string, string | undefined>>): boolean {
-  return !config.demo && !demoUnset(env);
-}
-
 /** Demo mode defaults on when a demo credentials file sits beside the database, unless FIELDGATE_DEMO says otherwise. */
 async function demoSettings(
   config: Readonly<Config>,
-  env: Record<string, string | undefined>,
   deps: CliDeps,
 ): Promise<{ config: Readonly<Config>; demo: DemoCredentials | undefined }> {
   const path = demoCredentialsPath(config.dbPath);
   const text = path === undefined ? undefined : await deps.readTextFile(path);
   const demo = text === undefined ? undefined : readDemoCredentials(text);
-  if (demo && demoUnset(env)) {
-    return { config: loadConfig({ ...env, FIELDGATE_DEMO: "true" }), demo };
-  }
+  if (demo && config.demoSetting === "auto") return { config: Object.freeze({ ...config, demo: true }), demo };
   return { config, demo };
 }
 
@@ -115,7 +102,7 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   const bound = loadConfig(env);
   const seed = options.seed ? await seedIfEmpty(ctx, bound) : undefined;
   if (seed) await announceSeed(seed, bound, io, deps);
-  const { config, demo } = await demoSettings(bound, env, deps);
+  const { config, demo } = await demoSettings(bound, deps);
   if (!seed && options.remind && config.demo && demo) {
     io.stdout(formatDemoReminder({ baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
   }
