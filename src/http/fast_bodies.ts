@@ -5,6 +5,10 @@
 // see parsed_request.ts). Every standard accessor still works: the real Response is built on demand.
 import { MapHeaders } from "./map_headers.ts";
 
+// Process-wide on purpose, the one switch of its kind: the respond helpers run deep inside handlers that have no
+// app options at hand, and the only consumer that cannot take a DeferredResponse (Deno.serve) never shares a
+// process with the Node listener that turns this on. Any other code in that process (an embedder's app.fetch
+// caller, a test) still gets a Response whose every standard member works.
 let deferred = false;
 
 /**
