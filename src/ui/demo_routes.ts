@@ -144,6 +144,13 @@ async function refreshDemo(app: DemoApp, request: Request): Promise<Response> {
     redirect_uri: app.redirectUri,
     refresh_token: refreshToken,
   });
+  // A 400 (invalid_grant: revoked from the account page, expired, replayed) will not change on a retry: the demo
+  // lets go of its tokens, so the page offers a fresh start instead of buttons that can only fail again.
+  if (steps.at(-1)?.status === 400) {
+    current.accessToken = undefined;
+    current.refreshToken = undefined;
+    current.error = "The refresh token is no longer accepted; start the demo again";
+  }
   current.steps = [...steps, ...current.steps];
   await app.store.save(found.value, current);
   return redirect("/demo", 303);

@@ -11,7 +11,7 @@ interface Demo {
   t: TestApp;
   app: App;
   browser: TestBrowser;
-  user: { username: string; password: string };
+  user: { id: number; username: string; password: string };
 }
 
 /** A demo-mode app with the demo client registered as the seed registers it, and three fields. */
@@ -86,6 +86,20 @@ test("the demo revokes the tokens, after which GraphQL refuses the access token"
   assert.match(after, /POST \/oauth\/revoke \(refresh_token\) <span class="status">HTTP 200/);
   assert.match(after, /POST \/graphql [^<]*<span class="status">HTTP 401/);
   assert.doesNotMatch(after, /action="\/demo\/refresh"/);
+});
+
+test("a refresh refused for good (access revoked elsewhere) drops the demo's tokens and offers a fresh start", async () => {
+  const d = await demoApp();
+  const page = await approvedDemoPage(d);
+  const client = await d.t.store.clients.findByClientId(d.app.deps.demo!.clientId);
+  await d.t.store.tokens.revokeUserClient(d.user.id, client!.id, d.t.clock.nowSeconds());
+  const res = await d.browser.post("/demo/refresh", formFields(page, "/demo/refresh"));
+  assert.equal(res.status, 303);
+  const after = await (await d.browser.get("/demo")).text();
+  assert.match(after, /POST \/oauth\/token \(refresh_token\) <span class="status">HTTP 400/);
+  assert.match(after, /role="alert">The refresh token is no longer accepted; start the demo again/);
+  assert.doesNotMatch(after, /action="\/demo\/refresh"/);
+  assert.match(after, /href="\/demo\/start">Start the demo/);
 });
 
 test("a denied demo shows access_denied and holds no tokens", async () => {
