@@ -23,6 +23,17 @@ async function signedIn(env: Record<string, string> = {}, client: { redirectUri?
   return { t, browser, clientId, userId: user.id };
 }
 
+/** Counts the codes the store is asked to keep from now on: the URL alone cannot show that none was minted. */
+function countCodes(t: TestApp): () => number {
+  let issued = 0;
+  const issue = t.store.codes.issue.bind(t.store.codes);
+  t.store.codes.issue = (code) => {
+    issued++;
+    return issue(code);
+  };
+  return () => issued;
+}
+
 function assertPageHeaders(res: Response): void {
   assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
   assert.match(res.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/);
@@ -186,8 +197,10 @@ test("the code issued on approval verifies against the PKCE verifier it was made
 test("deny redirects 303 with access_denied and state, and issues no code", async () => {
   const r = await signedIn();
   const fields = await consentForm(r);
+  const codes = countCodes(r.t);
   const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "deny" });
   assert.equal(res.status, 303);
+  assert.equal(codes(), 0, "a denial stores no code");
   const url = location(res);
   assert.equal(url.searchParams.get("error"), "access_denied");
   assert.equal(url.searchParams.get("state"), "xyz-state");
@@ -290,9 +303,11 @@ for (const row of tampered) {
   test(`consent POST with ${row.name} is refused without a code`, async () => {
     const r = await signedIn();
     const fields = { ...(await consentForm(r)), decision: "approve" };
+    const codes = countCodes(r.t);
     const res = await r.browser.post("/oauth/authorize", row.change(fields));
     assert.equal(res.status, row.status);
     assert.equal(res.headers.get("location"), null);
+    assert.equal(codes(), 0, "a refused form stores no code");
     assertPageHeaders(res);
   });
 }

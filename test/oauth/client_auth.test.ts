@@ -183,10 +183,32 @@ test("refuseQueryCredentials allows unrelated query parameters", () => {
 
 test("client auth throttle keys stay bounded for huge client_ids", async () => {
   const t = throttledApp();
+  // Record the keys the failure is counted under: a 20 KB id must not become a 20 KB key held in memory.
+  const keys: string[] = [];
+  const throttle = t.app.deps.throttle;
+  const fail = throttle.fail.bind(throttle);
+  throttle.fail = (counted, now) => {
+    keys.push(...counted.map((key) => key.id));
+    return fail(counted, now);
+  };
   const huge = "x".repeat(20_000);
   const res = await t.app.fetch(cc(huge, "wrong"), { remoteAddress: "203.0.113.7" });
   assert.equal(res.status, 401);
   const events = await t.store.audit.list({});
   assert.ok(events.every((e) => (e.clientId ?? "").length <= 100));
-  assert.ok(t.app.deps.throttle.size() <= 2);
+  assert.equal(keys.length, 2);
+  for (const key of keys) assert.ok(key.length <= 150, `a throttle key of ${key.length} characters`);
+});
+
+test("client auth throttle: a real client's success does not clear its address's count (no laundering a spray)", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "203.0.113.11" };
+  const limit = MAX * SHARED_KEY_FACTOR;
+  for (let i = 0; i < limit - 1; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
+  // The attacker's own client (or any honest one behind the same address) authenticates in between ...
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 200);
+  // ... which clears that client's key only: the address is one failure from its limit, and then at it.
+  assert.equal((await t.app.fetch(cc("guess-after", "wrong"), ip)).status, 401);
+  assert.equal((await t.app.fetch(cc("guess-next", "wrong"), ip)).status, 429);
 });

@@ -92,6 +92,20 @@ test("successful sign-ins do not use up their address's allowance", async () => 
   assert.equal((await signInAttempt(t, ATTACKER, user.username, "wrong-password")).status, 400);
 });
 
+test("a real sign-in from a spraying address does not clear the address's count (no laundering the spray)", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "2" });
+  const user = await t.seed.user();
+  const limit = 2 * SHARED_KEY_FACTOR;
+  // Each guessed username stays under its own limit; only the address key fills up.
+  for (let i = 0; i < limit - 1; i++) {
+    assert.equal((await signInAttempt(t, ATTACKER, `someone-${i}@example.com`, "Winter2026!")).status, 400, `guess ${i}`);
+  }
+  assert.equal((await signInAttempt(t, ATTACKER, user.username, user.password)).status, 303);
+  // The success took back only its own attempt: one more failure reaches the limit, and then the address is locked.
+  assert.equal((await signInAttempt(t, ATTACKER, "someone-else@example.com", "Winter2026!")).status, 400);
+  assert.equal((await signInAttempt(t, ATTACKER, "yet-another@example.com", "Winter2026!")).status, 429);
+});
+
 test("a sign-in that fails for the database's sake (busy) does not count as a wrong password", async () => {
   const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
   const user = await t.seed.user();

@@ -177,6 +177,34 @@ test("tokens.revokeUserClient revokes every token the user granted the client", 
   assert.equal(await t.store.tokens.findActiveAccess(access, now), undefined);
 });
 
+test("tokens.revokeUserClient leaves another user's tokens, family and consent for the same client alone", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const now = t.clock.nowSeconds();
+  const approve = async (username: string) => {
+    const user = await t.seed.user({ username });
+    const issued = await issueCode(t, client, { userId: user.id });
+    const tokens = await pair(now);
+    assert.equal((await t.store.tokens.exchangeCode(await sha256Hex(issued.code), now, () => ({ tokens }))).status, "ok");
+    await t.store.consents.grant(user.id, client.client.id, { scope: "fields:read", now });
+    return { user, issued, access: tokens[0]!.tokenHash, refresh: tokens[1]!.tokenHash };
+  };
+  const ada = await approve("ada@example.com");
+  const bob = await approve("bob@example.com");
+  assert.equal(await t.store.tokens.revokeUserClient(ada.user.id, client.client.id, now), 2);
+  assert.equal(await t.store.tokens.findActiveAccess(ada.access, now), undefined);
+  assert.equal(await t.store.consents.find(ada.user.id, client.client.id), undefined);
+  // Bob's approval of the same client is untouched: token, refresh token, family and remembered consent.
+  assert.ok(await t.store.tokens.findActiveAccess(bob.access, now));
+  assert.equal((await t.store.tokens.findByHash(bob.refresh))?.revokedAt, null);
+  assert.ok(await t.store.consents.find(bob.user.id, client.client.id));
+  // A revoked family takes no more tokens; Bob's still does, Ada's does not.
+  const intoFamily = (who: typeof ada) =>
+    t.store.tokens.issue({ clientId: client.client.id, userId: who.user.id, familyId: who.issued.familyId, tokens: [] });
+  assert.equal(await intoFamily(bob), true);
+  assert.equal(await intoFamily(ada), false);
+});
+
 test("tokens.issue writes its audit row in the same transaction, and neither when a row fails", async () => {
   const t = buildTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });

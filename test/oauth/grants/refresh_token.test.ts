@@ -5,6 +5,8 @@ import { basicAuth, postForm, postJson } from "../../helpers/requests.ts";
 import {
   authCodeTokens,
   ccCreds,
+  codeBody,
+  issueCode,
   type ErrorRow,
   refreshBody,
   testErrorRows,
@@ -106,13 +108,24 @@ test("refresh: reusing a rotated refresh token revokes the whole family", async 
   assert.ok(events.some((e) => e.event === "refresh_reuse_detected" && e.clientId === client.clientId));
 });
 
-test("refresh: reuse revokes only its own family, not the user's other approvals", async () => {
+test("refresh: reuse revokes only its own family, not the user's other approvals of the same client", async () => {
   const t = buildTestApp();
-  const a = await authCodeTokens(t);
-  const b = await authCodeTokens(t);
-  await refresh(t, a.client, a.tokens.refresh_token);
-  await refresh(t, a.client, a.tokens.refresh_token);
-  assert.equal((await tokenInfo(t, b.tokens.access_token)).status, 200);
+  const client = await t.seed.client();
+  const user = await t.seed.user();
+  // Two approvals by one user for one client (two devices, say): two grant families.
+  const pairOf = async () => {
+    const res = await t.app.fetch(postJson("/oauth/token", codeBody(client, await issueCode(t, client, { userId: user.id }))));
+    assert.equal(res.status, 200);
+    return (await res.json()) as { access_token: string; refresh_token: string };
+  };
+  const a = await pairOf();
+  const b = await pairOf();
+  assert.equal((await refresh(t, client, a.refresh_token)).res.status, 200);
+  const reuse = await refresh(t, client, a.refresh_token);
+  assert.equal(reuse.body.error, "invalid_grant");
+  assert.equal((await tokenInfo(t, a.access_token)).status, 401, "the reused family is revoked");
+  assert.equal((await tokenInfo(t, b.access_token)).status, 200);
+  assert.equal((await refresh(t, client, b.refresh_token)).res.status, 200);
 });
 
 test("refresh: within the grace period a retry gets a fresh pair and the lost pair dies", async () => {
@@ -134,8 +147,10 @@ test("refresh: a refused rotation (wider scope) writes neither tokens nor an aud
   const t = buildTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const before = (await t.store.audit.list({})).length;
+  const tokensBefore = await t.store.tokens.count();
   const { res } = await refresh(t, client, tokens.refresh_token, { scope: "fields:read fields:write" });
   assert.equal(res.status, 400);
+  assert.equal(await t.store.tokens.count(), tokensBefore);
   assert.equal((await t.store.audit.list({})).filter((e) => e.event === "token_refreshed").length, 0);
   assert.equal((await t.store.audit.list({})).length, before);
   // The presented token was not spent: it still rotates.
