@@ -210,14 +210,17 @@ test("with demo mode off the demo client's registration is left alone", async ()
 
 /**
  * A worker pool that reports its first worker listening on `port`, then, like a real primary that runs until its
- * workers stop, keeps running until `settled` (the announcement the test waits for) or 2 s, and ends with 0.
+ * workers stop, keeps running until `settled` (the announcement the test waits for) and ends with 0. The 20 s
+ * fallback only keeps a broken run from hanging the suite; a working one never waits for it.
  */
 function fakePool(port: number, settled: Promise<unknown>) {
   return {
     index: undefined,
     async run(_count: number, options?: { onListening?(port: number): void }) {
       options?.onListening?.(port);
-      await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+      let fallback: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([settled, new Promise((resolve) => (fallback = setTimeout(resolve, 20_000)))]);
+      clearTimeout(fallback);
       return 0;
     },
   };

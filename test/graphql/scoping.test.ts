@@ -10,9 +10,11 @@ test("fields: total_count and nodes only cover the caller's organizations", asyn
   const { t, acmeToken, globexToken } = await buildWorld();
   const acme = await gql(t, acmeToken, "{ fields(first: 100) { total_count nodes { crop organization { slug } } } }");
   assert.equal(at(acme.body.data, "fields", "total_count"), 7);
+  assert.equal(listAt(acme.body.data, "fields", "nodes").length, 7);
   assert.ok(listAt(acme.body.data, "fields", "nodes").every((n) => at(n, "organization", "slug") === "acme"));
   const globex = await gql(t, globexToken, "{ fields(first: 100) { total_count nodes { crop organization { slug } } } }");
   assert.equal(at(globex.body.data, "fields", "total_count"), 4);
+  assert.equal(listAt(globex.body.data, "fields", "nodes").length, 4);
   assert.ok(listAt(globex.body.data, "fields", "nodes").every((n) => at(n, "organization", "slug") === "globex"));
 });
 

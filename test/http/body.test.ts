@@ -181,10 +181,9 @@ test("readText gives up on a body that does not arrive within its deadline (408)
     },
   });
   const req = new Request("http://test/x", { method: "POST", body: trickle, duplex: "half" } as RequestInit);
-  const started = performance.now();
+  // The body never ends: only the 50 ms deadline can produce this 408.
   const error = await refusal(readText(req, 1000, 50));
   assert.equal(error.status, 408);
   assert.equal(error.code, "request_timeout");
-  assert.ok(performance.now() - started < 1_000);
   assert.equal(cancelled, true);
 });

@@ -21,7 +21,12 @@ test("headers.get and has fold names and join repeated fields exactly like Heade
 });
 
 test("for any header list the parser can deliver, get and has agree with a standard Request", () => {
-  const token = fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,12}$/);
+  // Random names almost never collide, so a few real ones in both cases come often: repeated fields and
+  // case-insensitive lookup are what the property is about.
+  const token = fc.oneof(
+    fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,12}$/),
+    fc.constantFrom("Accept", "accept", "ACCEPT", "X-Forwarded-For", "x-forwarded-for", "Authorization", "authorization", "Host"),
+  );
   // Field values as llhttp hands them over: visible ASCII and spaces inside, no surrounding whitespace.
   const value = fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,20}[\x21-\x7e])?$/);
   fc.assert(fc.property(fc.array(fc.tuple(token, value), { maxLength: 12 }), fc.array(token, { maxLength: 6 }), (pairs, probes) => {

@@ -31,7 +31,8 @@ test("revoke an access token: 200 {} with no-store, the token dies at once, the 
 test("revoke an access token of an approval leaves its refresh token working", async () => {
   const t = buildTestApp();
   const { client, tokens } = await authCodeTokens(t);
-  await revoke(t, client, tokens.access_token, "access_token");
+  assert.equal((await revoke(t, client, tokens.access_token, "access_token")).status, 200);
+  assert.equal((await tokenInfo(t, tokens.access_token)).status, 401, "the access token is revoked");
   const res = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
   assert.equal(res.status, 200);
 });

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { TestApp } from "../helpers/test_app.ts";
 import { BASE, get } from "../helpers/requests.ts";
+import { RESPONSE_PARAMETERS } from "../../src/oauth/authorize_request.ts";
 
 /** Runs per property: enough to hit every generator branch many times, small enough to keep the suite fast. */
 export const RUNS = Number(globalThis.process?.env?.FIELDGATE_FUZZ_RUNS ?? 300);
@@ -147,8 +148,13 @@ export function assertSafeLocation(location: string, registered: string | undefi
   if (location.startsWith("/") && !location.startsWith("//") && !location.startsWith("/\\")) return;
   const url = new URL(location);
   if (url.origin === new URL(BASE).origin) return;
-  assert.equal(`${url.origin}${url.pathname}`, registered, `redirect to an unregistered URI: ${location}`);
-  assert.ok(!url.username && !url.password, "userinfo in redirect");
+  // The registered URI byte for byte, then only the parameters an authorization response adds (RFC 6749 §3.1.2):
+  // a lookalike (":443", "/cb/", userinfo) or an extra parameter of the request's choosing is not safe.
+  assert.ok(registered !== undefined, `redirect off-site with no registered URI: ${location}`);
+  const separator = registered.includes("?") ? "&" : "?";
+  assert.ok(location === registered || location.startsWith(registered + separator), `redirect to an unregistered URI: ${location}`);
+  const added = new URLSearchParams(location.slice(registered.length + 1));
+  for (const name of added.keys()) assert.ok(RESPONSE_PARAMETERS.has(name), `redirect adds "${name}": ${location}`);
 }
 
 /** An HTML page (error or form) or a safe redirect; never JSON, never a 5xx. */
