@@ -19,15 +19,18 @@ export interface Connection {
 export interface BusyWait {
   /** How long a write may wait for the lock, from the first attempt that found it taken, before StoreBusyError. */
   limitMs: number;
-  /** Calls `fn` after `ms` (setTimeout). */
-  later(fn: () => void, ms: number): void;
+  /** Calls `fn` after `ms` (setTimeout); the function returned cancels the call. */
+  later(fn: () => void, ms: number): () => void;
   /** Milliseconds from any fixed origin (performance.now). */
   now(): number;
 }
 
 const DEFAULT_BUSY_WAIT: BusyWait = {
   limitMs: 5_000,
-  later: (fn, ms) => void setTimeout(fn, ms),
+  later: (fn, ms) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
   now: () => performance.now(),
 };
 
@@ -141,11 +144,11 @@ export function createGroupCommit(
       const release = () => {
         if (released) return;
         released = true;
-        clearTimeout(timer);
+        cancel();
         holds--;
         if (holds === 0 && queue.length > 0) afterTurn(flush);
       };
-      const timer = setTimeout(release, limitMs);
+      const cancel = busy.later(release, limitMs);
       try {
         return await during();
       } finally {

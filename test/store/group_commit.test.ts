@@ -99,6 +99,25 @@ test("a hold that never ends releases the writes after its limit", async () => {
   assert.deepEqual(rows(), ["a"]);
 });
 
+test("a hold's limit runs on the injected timer: firing it releases the writes, and a hold that ends cancels it", async () => {
+  const b = busySetUp(0);
+  const never = new Promise<void>(() => {});
+  void b.commit.holdWhile(() => never, 250);
+  const write = b.insert("a");
+  await turns(3);
+  assert.deepEqual(b.rows(), [], "held");
+  assert.deepEqual(b.timers.map((t) => t.ms), [250]);
+  b.fireTimer();
+  await write;
+  assert.deepEqual(b.rows(), ["a"]);
+  const done = deferred<void>();
+  const held = b.commit.holdWhile(() => done.promise, 250);
+  assert.equal(b.timers.length, 1);
+  done.resolve();
+  await held;
+  assert.equal(b.timers.length, 0, "the ended hold's timer was cancelled");
+});
+
 test("nested holds release the writes only when the last one ends", async () => {
   const { commit, insert, rows } = setUp();
   const first = deferred<void>();
@@ -142,7 +161,18 @@ function busySetUp(busyTimes: number, limitMs = 5_000) {
   };
   const clock = { now: 0 };
   const timers: { fn: () => void; ms: number }[] = [];
-  const busy: BusyWait = { limitMs, later: (fn, ms) => void timers.push({ fn, ms }), now: () => clock.now };
+  const busy: BusyWait = {
+    limitMs,
+    later: (fn, ms) => {
+      const timer = { fn, ms };
+      timers.push(timer);
+      return () => {
+        const index = timers.indexOf(timer);
+        if (index >= 0) timers.splice(index, 1);
+      };
+    },
+    now: () => clock.now,
+  };
   const commit = createGroupCommit(conn, (fn) => fn(), (fn) => void setImmediate(fn), busy);
   const insert = (v: string) => commit.run(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v));
   const rows = () => (db.prepare("SELECT v FROM t ORDER BY rowid").all() as { v: string }[]).map((r) => r.v);
