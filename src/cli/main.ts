@@ -5,7 +5,7 @@ import { StoreConflictError } from "../store/errors.ts";
 import { GLOBAL_FLAGS, optionalFlag, parseArgs } from "./args.ts";
 import { addClient } from "./commands/add_client.ts";
 import { addUser } from "./commands/add_user.ts";
-import { disableClient } from "./commands/disable_client.ts";
+import { disableClient, enableClient } from "./commands/client_state.ts";
 import { importFields } from "./commands/import_fields.ts";
 import { listAudit } from "./commands/list_audit.ts";
 import { listClients, showClient } from "./commands/list_clients.ts";
@@ -13,12 +13,15 @@ import { listUsers } from "./commands/list_users.ts";
 import { purge } from "./commands/purge.ts";
 import { rotateSecret } from "./commands/rotate_secret.ts";
 import { serve } from "./commands/serve.ts";
+import { setPassword } from "./commands/set_password.ts";
+import { disableUser, enableUser } from "./commands/user_state.ts";
 import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "./types.ts";
 import { commandHelp, overview } from "./help.ts";
 
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
-  serve, addUser, listUsers, addClient, listClients, showClient, disableClient, rotateSecret, importFields, purge, listAudit,
+  serve, addUser, listUsers, disableUser, enableUser, setPassword, addClient, listClients, showClient, disableClient,
+  enableClient, rotateSecret, importFields, purge, listAudit,
 ];
 
 /** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */

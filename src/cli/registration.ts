@@ -79,6 +79,18 @@ export function validatePassword(password: string): string {
   return password;
 }
 
+/** What a terminal shows when --password-stdin reads from it (the text is not echoed). */
+export const PASSWORD_PROMPT = `Password (at least ${MIN_PASSWORD_LENGTH} characters, not shown; Enter to finish): `;
+
+/**
+ * The password in stdin's text: the one line ending `echo` or a here-string adds is removed, other whitespace is
+ * part of the password.
+ * @throws UsageError when it is too short or too long
+ */
+export function passwordFromStdin(text: string): string {
+  return validatePassword(text.replace(/\r?\n$/, ""));
+}
+
 /** Organization slugs: lowercase letters, digits and dashes, as used in --org. */
 export function validateOrgSlug(raw: string): string {
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(raw)) throw new UsageError("--org must be lowercase letters, digits and dashes (at most 63)");

@@ -18,6 +18,10 @@ export type AuditEventName =
   | "access_revoked_by_user"
   | "secret_rotated"
   | "client_disabled"
+  | "client_enabled"
+  | "user_disabled"
+  | "user_enabled"
+  | "password_changed"
   | "throttled";
 
 export interface AuditFacts {

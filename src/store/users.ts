@@ -38,8 +38,18 @@ export interface UserStore {
   findById(id: number): Promise<User | undefined>;
   findByUsername(username: string): Promise<User | undefined>;
   list(): Promise<User[]>;
+  /** Re-hashes a password (a stronger hash at sign-in); the user's sessions stay. */
   updatePasswordHash(id: number, passwordHash: string): Promise<void>;
-  setDisabled(id: number, disabled: boolean): Promise<void>;
+  /**
+   * Sets a person's new password and ends every sign-in session of theirs, in one transaction: whoever knew the old
+   * password is signed out. Returns how many sessions ended.
+   */
+  replacePassword(id: number, passwordHash: string): Promise<{ sessionsEnded: number }>;
+  /**
+   * Disables or enables the user. Disabling ends their sessions in the same transaction; their tokens are refused
+   * while disabled (every token check joins the user) and work again if enabled before they expire.
+   */
+  setDisabled(id: number, disabled: boolean): Promise<{ sessionsEnded: number }>;
 }
 
 function toUser(row: Row): User {
@@ -64,6 +74,7 @@ export function createUserStore(db: Db): UserStore {
       rethrowConflict(error, `username "${username}" is already taken`);
     }
   }
+  const endSessions = (userId: number) => Number(db.prepare("DELETE FROM sessions WHERE user_id = ?").run(userId).changes);
   return {
     async insert(user) {
       return insertUser(user);
@@ -91,8 +102,17 @@ export function createUserStore(db: Db): UserStore {
       await db.transactionBatched(() =>
         db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND kind = 'person'").run(passwordHash, id));
     },
+    async replacePassword(id, passwordHash) {
+      return db.transaction(() => {
+        db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND kind = 'person'").run(passwordHash, id);
+        return { sessionsEnded: endSessions(id) };
+      });
+    },
     async setDisabled(id, disabled) {
-      db.prepare("UPDATE users SET disabled = ? WHERE id = ?").run(disabled ? 1 : 0, id);
+      return db.transaction(() => {
+        db.prepare("UPDATE users SET disabled = ? WHERE id = ?").run(disabled ? 1 : 0, id);
+        return { sessionsEnded: disabled ? endSessions(id) : 0 };
+      });
     },
   };
 }

@@ -131,6 +131,24 @@ test("clients disable marks the client disabled", async () => {
   ]);
 });
 
+test("clients enable undoes a disable: the client authenticates again", async () => {
+  const h = cliHarness();
+  const web = await addWebClient(h);
+  await h.json(["clients", "disable", String(web.client_id)]);
+  const out = await h.json(["clients", "enable", String(web.client_id)]);
+  assert.deepEqual(out, { client_id: web.client_id, disabled: false });
+  const store = openStore(h.dbPath);
+  try {
+    assert.equal((await store.clients.findForTokenRequest(String(web.client_id)))?.disabled, false);
+  } finally {
+    await store.close();
+  }
+  assert.deepEqual(h.query("SELECT event FROM audit_events WHERE event LIKE 'client_%abled' ORDER BY id").map((r) => r.event), [
+    "client_disabled", "client_enabled",
+  ]);
+  assert.equal((await h.run(["clients", "enable", "no-such-client"])).code, 2);
+});
+
 test("clients rotate-secret is recorded in the audit log without the secret", async () => {
   const h = cliHarness();
   const web = await addWebClient(h);

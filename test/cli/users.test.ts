@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { verifyPassword } from "../../src/crypto/hash.ts";
 import { cliHarness } from "./harness.ts";
+import { openStore } from "../../src/store/store.ts";
 
 test("users add --password-stdin creates a person with a PBKDF2 hash in a new organization", async () => {
   const h = cliHarness();
@@ -65,4 +66,85 @@ test("users list on an empty database says so", async () => {
   const h = cliHarness();
   const result = await h.run(["users", "list"]);
   assert.equal(result.stdout, "No users.\n");
+});
+
+/** alice (a person) with one sign-in session and one live access token, straight in the database. */
+async function aliceSignedIn(h: ReturnType<typeof cliHarness>) {
+  await h.json(["users", "add", "--username", "alice@example.com", "--password-stdin", "--org", "acme"], { stdin: "correct horse battery" });
+  await h.json(["users", "add", "--username", "robot@example.com", "--integration", "--org", "acme"]);
+  const client = await h.json(["clients", "add", "--name", "web", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb", "--scope", "fields:read"]);
+  const store = openStore(h.dbPath);
+  const alice = (await store.users.findByUsername("alice@example.com"))!;
+  const clientRow = (await store.clients.findByClientId(String(client.client_id)))!;
+  const now = h.clock.nowSeconds();
+  await store.sessions.insert({ sessionHash: "s".repeat(64), userId: alice.id, createdAt: now, expiresAt: now + 3600 });
+  await store.tokens.issue({
+    clientId: clientRow.id, userId: alice.id, familyId: null,
+    tokens: [{ tokenHash: "t".repeat(64), kind: "access", grantType: "authorization_code", scope: "fields:read", issuedAt: now, expiresAt: now + 3600 }],
+  });
+  await store.close();
+  const check = async () => {
+    const s = openStore(h.dbPath);
+    try {
+      return {
+        session: Boolean(await s.sessions.findActive("s".repeat(64), now)),
+        token: Boolean(await s.tokens.findActiveAccess("t".repeat(64), now)),
+      };
+    } finally {
+      await s.close();
+    }
+  };
+  return { check };
+}
+
+test("users disable ends the user's sessions and refuses their tokens; users enable lets the tokens work again", async () => {
+  const h = cliHarness();
+  const { check } = await aliceSignedIn(h);
+  assert.deepEqual(await check(), { session: true, token: true });
+  const out = await h.json(["users", "disable", "alice@example.com"]);
+  assert.deepEqual(out, { username: "alice@example.com", disabled: true, sessions_ended: 1 });
+  assert.deepEqual(await check(), { session: false, token: false });
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM sessions")[0]!.n, 0, "the session is gone, not just refused");
+  assert.match((await h.run(["users", "list"])).stdout, /alice@example\.com  person \(disabled\)/);
+  const enabled = await h.run(["users", "enable", "alice@example.com"]);
+  assert.equal(enabled.stdout, "Enabled user alice@example.com.\n");
+  assert.deepEqual(await check(), { session: false, token: true });
+  const events = h.query("SELECT event, user_id FROM audit_events WHERE event LIKE 'user_%' ORDER BY id");
+  assert.deepEqual(events.map((e) => e.event), ["user_disabled", "user_enabled"]);
+});
+
+test("users set-password replaces the password and ends every session of the user", async () => {
+  const h = cliHarness();
+  const { check } = await aliceSignedIn(h);
+  const result = await h.run(["users", "set-password", "alice@example.com", "--password-stdin"], { stdin: "a brand new passphrase\n" });
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, "Set a new password for alice@example.com; 1 sign-in session ended.\n");
+  assert.ok(!(result.stdout + result.stderr).includes("a brand new passphrase"));
+  const [row] = h.query("SELECT password_hash FROM users WHERE username = 'alice@example.com'");
+  assert.equal(await verifyPassword("a brand new passphrase", String(row!.password_hash)), true);
+  assert.equal(await verifyPassword("correct horse battery", String(row!.password_hash)), false);
+  // Sessions end; tokens the user granted to applications stay (revoking those is the account page's button).
+  assert.deepEqual(await check(), { session: false, token: true });
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM audit_events WHERE event = 'password_changed'")[0]!.n, 1);
+});
+
+test("users set-password refuses an integration user (exit 1), an unknown one and a missing or short password (exit 2)", async () => {
+  const h = cliHarness();
+  await aliceSignedIn(h);
+  const before = h.snapshot();
+  const robot = await h.run(["users", "set-password", "robot@example.com", "--password-stdin"], { stdin: "a brand new passphrase" });
+  assert.equal(robot.code, 1);
+  assert.match(robot.stderr, /integration user/);
+  for (const [args, stdin, message] of [
+    [["users", "set-password", "nobody@example.com", "--password-stdin"], "a brand new passphrase", /no user "nobody@example.com"/],
+    [["users", "set-password", "alice@example.com"], "a brand new passphrase", /--password-stdin is required/],
+    [["users", "set-password", "alice@example.com", "--password-stdin"], "short", /at least 10/],
+    [["users", "disable", "nobody@example.com"], "", /no user/],
+  ] as const) {
+    const result = await h.run([...args], { stdin });
+    assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+    assert.match(result.stderr, message);
+    assert.equal(result.stdout, "");
+  }
+  assert.equal(h.snapshot(), before, "nothing was written");
 });

@@ -1,7 +1,7 @@
 // `users add`: a platform user (password from stdin only) or an integration user, member of --org.
 import { hashPassword } from "../../crypto/hash.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
-import { createUser, validateOrgSlug, validatePassword, validateUsername } from "../registration.ts";
+import { createUser, PASSWORD_PROMPT, passwordFromStdin, validateOrgSlug, validateUsername } from "../registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 
 function checkArgs(args: ParsedArgs, stdin: string | undefined): void {
@@ -11,14 +11,9 @@ function checkArgs(args: ParsedArgs, stdin: string | undefined): void {
   const integration = args.flags.integration === true;
   // Passwords on argv end up in shell history and `ps`; stdin is the only way in.
   if (fromStdin === integration) throw new UsageError("give exactly one of --password-stdin or --integration");
-  if (fromStdin) validatePassword(stripNewline(stdin ?? ""));
+  if (fromStdin) passwordFromStdin(stdin ?? "");
   const name = optionalFlag(args, "name");
   if (name !== undefined && (name.length === 0 || name.length > 200)) throw new UsageError("--name must be 1 to 200 characters");
-}
-
-/** Removes the one line ending `echo` or a here-string adds; other whitespace is part of the password. */
-function stripNewline(text: string): string {
-  return text.replace(/\r?\n$/, "");
 }
 
 export const addUser: Command = {
@@ -33,12 +28,12 @@ export const addUser: Command = {
     name: { type: "string", value: "NAME", description: "display name" },
   },
   readsStdin: (args) => args.flags["password-stdin"] === true,
-  stdinPrompt: "Password (at least 10 characters, not shown; Enter to finish): ",
+  stdinPrompt: PASSWORD_PROMPT,
   validate: checkArgs,
   async run({ args, config, deps, store, stdin, now }) {
     let passwordHash: string | null = null;
     if (stdin !== undefined) {
-      const password = validatePassword(stripNewline(stdin));
+      const password = passwordFromStdin(stdin);
       passwordHash = await hashPassword(password, { iterations: config.pbkdf2Iterations, random: deps.random });
     }
     const user = await createUser(store, {
