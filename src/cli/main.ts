@@ -14,6 +14,7 @@ import { purge } from "./commands/purge.ts";
 import { rotateSecret } from "./commands/rotate_secret.ts";
 import { serve } from "./commands/serve.ts";
 import { setPassword } from "./commands/set_password.ts";
+import { setRedirectUri } from "./commands/set_redirect_uri.ts";
 import { disableUser, enableUser } from "./commands/user_state.ts";
 import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "./types.ts";
 import { commandHelp, overview } from "./help.ts";
@@ -21,7 +22,7 @@ import { commandHelp, overview } from "./help.ts";
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
   serve, addUser, listUsers, disableUser, enableUser, setPassword, addClient, listClients, showClient, disableClient,
-  enableClient, rotateSecret, importFields, purge, listAudit,
+  enableClient, rotateSecret, setRedirectUri, importFields, purge, listAudit,
 ];
 
 /** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */

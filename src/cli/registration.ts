@@ -20,30 +20,30 @@ const MAX_PASSWORD_LENGTH = 1024;
  * exact string match later, and no query
  * parameter the authorization response adds (a client would read ours or its own first, depending on its parser).
  */
-export function validateRedirectUri(raw: string): string {
+export function validateRedirectUri(raw: string, label = "--redirect-uri"): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`--redirect-uri must be an absolute URL, got "${raw}"`);
+    throw new UsageError(`${label} must be an absolute URL, got "${raw}"`);
   }
-  if (raw.includes("#")) throw new UsageError("--redirect-uri must not contain a fragment");
-  if (raw.includes("*")) throw new UsageError("--redirect-uri must not contain a wildcard");
-  if (url.username || url.password) throw new UsageError("--redirect-uri must not contain user information");
+  if (raw.includes("#")) throw new UsageError(`${label} must not contain a fragment`);
+  if (raw.includes("*")) throw new UsageError(`${label} must not contain a wildcard`);
+  if (url.username || url.password) throw new UsageError(`${label} must not contain user information`);
   if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname)) {
-    throw new UsageError("--redirect-uri must use https (http is allowed only for 127.0.0.1, [::1] and localhost)");
+    throw new UsageError(`${label} must use https (http is allowed only for 127.0.0.1, [::1] and localhost)`);
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     // "localhost:3000/cb" parses as the scheme "localhost:": the usual slip is a missing "http://".
-    throw new UsageError(`--redirect-uri must start with https:// (or http:// on a loopback host), got "${raw}"`);
+    throw new UsageError(`${label} must start with https:// (or http:// on a loopback host), got "${raw}"`);
   }
-  if (raw.length > 2000) throw new UsageError("--redirect-uri is longer than 2000 characters");
+  if (raw.length > 2000) throw new UsageError(`${label} is longer than 2000 characters`);
   // Compared by exact string later, and sent back as a URL serialises it: a form the URL parser rewrites (a
   // missing "/" path, an uppercase host, a raw quote in the query) would never match what the browser arrives with.
-  if (url.href !== raw) throw new UsageError(`--redirect-uri must be written as the URL standard writes it: "${url.href}"`);
+  if (url.href !== raw) throw new UsageError(`${label} must be written as the URL standard writes it: "${url.href}"`);
   const taken = [...url.searchParams.keys()].find((name) => RESPONSE_PARAMETERS.has(name));
   if (taken !== undefined) {
-    throw new UsageError(`--redirect-uri must not have a "${taken}" query parameter: the authorization response adds it`);
+    throw new UsageError(`${label} must not have a "${taken}" query parameter: the authorization response adds it`);
   }
   return raw;
 }

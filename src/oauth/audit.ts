@@ -22,6 +22,7 @@ export type AuditEventName =
   | "user_disabled"
   | "user_enabled"
   | "password_changed"
+  | "redirect_uri_changed"
   | "throttled";
 
 export interface AuditFacts {

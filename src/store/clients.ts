@@ -55,8 +55,8 @@ export interface ClientStore {
   rotateSecret(clientId: string, options: { secretHash: string; now: number; revokeTokens: boolean }): Promise<Client | undefined>;
   /**
    * Points an authorization-code client at `redirectUri`, in one transaction; returns the URI it had before, or
-   * undefined when there is no such authorization-code client. For fieldgate's own demo client only: a third-party
-   * client's registration is its owner's to change.
+   * undefined when there is no such authorization-code client. Done automatically for fieldgate's own demo client
+   * only; any other client's URI changes when an operator runs `clients set-redirect-uri` for its owner.
    */
   replaceRedirectUri(clientId: string, redirectUri: string): Promise<string | undefined>;
   /** Disables (or re-enables) a client; a disabled client's tokens stop being accepted. */

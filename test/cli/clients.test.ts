@@ -131,6 +131,38 @@ test("clients disable marks the client disabled", async () => {
   ]);
 });
 
+test("clients set-redirect-uri points the client at a new callback, validated like registration", async () => {
+  const h = cliHarness();
+  const web = await addWebClient(h);
+  const id = String(web.client_id);
+  const out = await h.json(["clients", "set-redirect-uri", id, "https://new.example/callback"]);
+  assert.deepEqual(out, { client_id: id, redirect_uri: "https://new.example/callback", previous_redirect_uri: web.redirect_uri });
+  assert.equal((await h.json(["clients", "show", id])).redirect_uri, "https://new.example/callback");
+  const [event] = h.query("SELECT client_id, detail FROM audit_events WHERE event = 'redirect_uri_changed'");
+  assert.deepEqual(JSON.parse(String(event!.detail)), { from: web.redirect_uri, to: "https://new.example/callback" });
+  const before = h.snapshot();
+  for (const [args, message] of [
+    [["clients", "set-redirect-uri", id, "http://evil.example/cb"], /URI must use https/],
+    [["clients", "set-redirect-uri", id, "https://new.example/cb#frag"], /URI must not contain a fragment/],
+    [["clients", "set-redirect-uri", "no-such-client", "https://new.example/cb"], /no authorization-code client/],
+    [["clients", "set-redirect-uri", id], /CLIENT_ID URI/],
+  ] as const) {
+    const result = await h.run([...args]);
+    assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+    assert.match(result.stderr, message);
+  }
+  assert.equal(h.snapshot(), before, "a refused change writes nothing");
+});
+
+test("clients set-redirect-uri refuses a client-credentials client", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const job = await h.json(["clients", "add", "--name", "job", "--grant", "client_credentials", "--integration-user", "robot@example.com", "--scope", "fields:read"]);
+  const result = await h.run(["clients", "set-redirect-uri", String(job.client_id), "https://a.example/cb"]);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /no authorization-code client/);
+});
+
 test("clients enable undoes a disable: the client authenticates again", async () => {
   const h = cliHarness();
   const web = await addWebClient(h);

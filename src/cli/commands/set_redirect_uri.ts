@@ -1,0 +1,28 @@
+// `clients set-redirect-uri CLIENT_ID URI`: an authorization-code client's callback moved (a new domain, say).
+// Codes already issued keep the URI they were issued for: their token request must still name it (RFC 6749 §4.1.3).
+import { audit } from "../../oauth/audit.ts";
+import { validateRedirectUri } from "../registration.ts";
+import { UsageError, type Command } from "../types.ts";
+
+export const setRedirectUri: Command = {
+  name: "clients set-redirect-uri",
+  summary: "change an authorization-code client's redirect URI",
+  positionals: ["CLIENT_ID", "URI"],
+  flags: {},
+  validate(args) {
+    validateRedirectUri(args.positionals[1]!, "URI");
+  },
+  async run({ args, deps, store }) {
+    const [clientId, redirectUri] = args.positionals as [string, string];
+    const previous = await store.clients.replaceRedirectUri(clientId, redirectUri);
+    if (previous === undefined) throw new UsageError(`no authorization-code client with client_id "${clientId}"`);
+    await audit({ store, clock: deps.clock, log: deps.log }, "redirect_uri_changed", {
+      clientId,
+      detail: { from: previous, to: redirectUri },
+    });
+    return {
+      json: { client_id: clientId, redirect_uri: redirectUri, previous_redirect_uri: previous },
+      text: `Client ${clientId} now redirects to ${redirectUri} (was ${previous}).\n`,
+    };
+  },
+};
