@@ -16,8 +16,8 @@ interface DenoApi {
     options: { port: number; hostname: string; onListen?: (addr: { hostname: string; port: number }) => void },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): DenoServer;
-  addSignalListener(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
-  removeSignalListener(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
+  addSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP", handler: () => void): void;
+  removeSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP", handler: () => void): void;
   mkdir(path: string, options: { recursive: boolean }): Promise<void>;
   readTextFile(path: string | URL): Promise<string>;
   writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
@@ -192,8 +192,16 @@ async function readHiddenLine(prompt: string): Promise<string> {
   const line = createHiddenLine();
   const decoder = new TextDecoder();
   const buffer = new Uint8Array(256);
-  // Echo off before the prompt shows: keys typed the moment it appears must not reach the screen.
+  // Echo off before the prompt shows: keys typed the moment it appears must not reach the screen. A signal ends
+  // the process without running `finally`, so each one first gives the terminal its echo back (Node does that
+  // itself); 128 + the signal's number is the shell's convention for the exit code.
+  const restoreAndExit = (code: number) => () => {
+    Deno.stdin.setRaw(false);
+    Deno.exit(code);
+  };
+  const onSignal = { SIGTERM: restoreAndExit(143), SIGHUP: restoreAndExit(129) } as const;
   Deno.stdin.setRaw(true);
+  for (const [signal, handler] of Object.entries(onSignal)) Deno.addSignalListener(signal as keyof typeof onSignal, handler);
   try {
     writeAll(Deno.stderr, prompt);
     for (;;) {
@@ -203,6 +211,7 @@ async function readHiddenLine(prompt: string): Promise<string> {
       if (status === "done") return line.value;
     }
   } finally {
+    for (const [signal, handler] of Object.entries(onSignal)) Deno.removeSignalListener(signal as keyof typeof onSignal, handler);
     Deno.stdin.setRaw(false);
     writeAll(Deno.stderr, "\n");
   }

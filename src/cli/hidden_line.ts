@@ -12,18 +12,20 @@ export interface HiddenLine {
 
 /**
  * A line editor for raw-mode input: printable characters are kept, Backspace removes the last character (a whole
- * code point, so an emoji goes at once), Ctrl-U clears the line, and an escape sequence (an arrow or function key)
- * is dropped with the rest of its read, since a terminal sends each key's sequence in one write.
+ * code point, so an emoji goes at once), Ctrl-U clears the line, and an escape sequence (an arrow or function key,
+ * an Alt-modified key) is dropped, sequence only: keys typed after it in the same read still count.
  */
 export function createHiddenLine(): HiddenLine {
   let chars: string[] = [];
   return {
     feed(text) {
-      for (const ch of text) {
+      const keys = [...text];
+      for (let i = 0; i < keys.length; i++) {
+        const ch = keys[i]!;
         if (ch === "\r" || ch === "\n" || ch === "\x04") return "done";
         if (ch === "\x03") return "cancelled";
-        if (ch === "\x1b") return "more";
-        if (ch === "\x7f" || ch === "\b") chars.pop();
+        if (ch === "\x1b") i = escapeEnd(keys, i);
+        else if (ch === "\x7f" || ch === "\b") chars.pop();
         else if (ch === "\x15") chars = [];
         else if (ch >= " ") chars.push(ch);
       }
@@ -33,4 +35,20 @@ export function createHiddenLine(): HiddenLine {
       return chars.join("");
     },
   };
+}
+
+/**
+ * The index of the last key of the escape sequence starting at `start` (ECMA-48): CSI (ESC [, parameter and
+ * intermediate bytes, then a final byte @ to ~), SS3 (ESC O and one key), or ESC and one key (Alt). A sequence cut
+ * off by the end of the read ends there.
+ */
+function escapeEnd(keys: readonly string[], start: number): number {
+  const next = keys[start + 1];
+  if (next === "[") {
+    let i = start + 2;
+    while (i < keys.length && !(keys[i]! >= "@" && keys[i]! <= "~")) i++;
+    return Math.min(i, keys.length - 1);
+  }
+  if (next === "O") return Math.min(start + 2, keys.length - 1);
+  return Math.min(start + 1, keys.length - 1);
 }

@@ -17,8 +17,12 @@ export interface NewSession {
 
 export interface SessionStore {
   insert(session: NewSession): Promise<void>;
-  /** Inserts `session` and deletes the one hashed `oldHash` (if given) in one transaction: rotation at sign-in. */
-  replace(oldHash: string | undefined, session: NewSession): Promise<void>;
+  /**
+   * Sign-in: inserts `session` and deletes the one hashed `oldHash` (if given), in one transaction, provided the
+   * user is enabled and their stored password hash is still `passwordHash`, the one just verified. An admin may
+   * set a new password or disable the user while the (slow) check runs; then nothing is written and it is false.
+   */
+  replace(oldHash: string | undefined, session: NewSession, options: { passwordHash: string }): Promise<boolean>;
   /** The session if unexpired and its user is enabled. */
   findActive(sessionHash: string, now: number): Promise<Session | undefined>;
   delete(sessionHash: string): Promise<void>;
@@ -41,10 +45,14 @@ export function createSessionStore(db: Db): SessionStore {
     async insert(s) {
       await db.transactionBatched(() => insert(s));
     },
-    async replace(oldHash, s) {
-      await db.transactionBatched(() => {
+    async replace(oldHash, s, { passwordHash }) {
+      return db.transactionBatched(() => {
+        const current = db.prepare("SELECT 1 FROM users WHERE id = ? AND password_hash = ? AND disabled = 0")
+          .get(s.userId, passwordHash);
+        if (!current) return false;
         if (oldHash !== undefined) db.prepare("DELETE FROM sessions WHERE session_hash = ?").run(oldHash);
         insert(s);
+        return true;
       });
     },
     async findActive(sessionHash, now) {

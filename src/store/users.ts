@@ -18,6 +18,17 @@ export interface User {
   createdAt: number;
 }
 
+/** When given, every token and grant family of the user is revoked as well, at that time (epoch seconds). */
+export interface RevokeOptions {
+  revokeTokensAt?: number;
+}
+
+/** What an account change ended. */
+export interface AccessEnded {
+  sessionsEnded: number;
+  tokensRevoked: number;
+}
+
 export interface NewUser {
   username: string;
   name?: string | null;
@@ -38,18 +49,22 @@ export interface UserStore {
   findById(id: number): Promise<User | undefined>;
   findByUsername(username: string): Promise<User | undefined>;
   list(): Promise<User[]>;
-  /** Re-hashes a password (a stronger hash at sign-in); the user's sessions stay. */
-  updatePasswordHash(id: number, passwordHash: string): Promise<void>;
+  /**
+   * Re-hashes a password (a stronger hash at sign-in) if the stored hash is still `replacing`, the one just
+   * verified; false when it changed meanwhile (a new password must not be overwritten). Sessions stay.
+   */
+  updatePasswordHash(id: number, passwordHash: string, options: { replacing: string }): Promise<boolean>;
   /**
    * Sets a person's new password and ends every sign-in session of theirs, in one transaction: whoever knew the old
-   * password is signed out. Returns how many sessions ended.
+   * password is signed out. With `revokeTokensAt`, every token and grant family of the user is revoked in it too.
    */
-  replacePassword(id: number, passwordHash: string): Promise<{ sessionsEnded: number }>;
+  replacePassword(id: number, passwordHash: string, options?: RevokeOptions): Promise<AccessEnded>;
   /**
    * Disables or enables the user. Disabling ends their sessions in the same transaction; their tokens are refused
-   * while disabled (every token check joins the user) and work again if enabled before they expire.
+   * while disabled (every token check joins the user) and work again if enabled before they expire, unless
+   * `revokeTokensAt` revoked them (and their grant families) in the same transaction.
    */
-  setDisabled(id: number, disabled: boolean): Promise<{ sessionsEnded: number }>;
+  setDisabled(id: number, disabled: boolean, options?: RevokeOptions): Promise<AccessEnded>;
 }
 
 function toUser(row: Row): User {
@@ -75,6 +90,12 @@ export function createUserStore(db: Db): UserStore {
     }
   }
   const endSessions = (userId: number) => Number(db.prepare("DELETE FROM sessions WHERE user_id = ?").run(userId).changes);
+  const revokeTokens = (userId: number, reason: string, { revokeTokensAt: now }: RevokeOptions): number => {
+    if (now === undefined) return 0;
+    db.prepare("UPDATE grant_families SET revoked_at = ?, revoked_reason = ? WHERE user_id = ? AND revoked_at IS NULL")
+      .run(now, reason, userId);
+    return Number(db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL").run(now, userId).changes);
+  };
   return {
     async insert(user) {
       return insertUser(user);
@@ -98,20 +119,22 @@ export function createUserStore(db: Db): UserStore {
     async list() {
       return (db.prepare("SELECT * FROM users ORDER BY id").all() as Row[]).map(toUser);
     },
-    async updatePasswordHash(id, passwordHash) {
-      await db.transactionBatched(() =>
-        db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND kind = 'person'").run(passwordHash, id));
+    async updatePasswordHash(id, passwordHash, { replacing }) {
+      return db.transactionBatched(() =>
+        db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND kind = 'person' AND password_hash = ?")
+          .run(passwordHash, id, replacing).changes === 1
+      );
     },
-    async replacePassword(id, passwordHash) {
+    async replacePassword(id, passwordHash, options = {}) {
       return db.transaction(() => {
         db.prepare("UPDATE users SET password_hash = ? WHERE id = ? AND kind = 'person'").run(passwordHash, id);
-        return { sessionsEnded: endSessions(id) };
+        return { sessionsEnded: endSessions(id), tokensRevoked: revokeTokens(id, "password_changed", options) };
       });
     },
-    async setDisabled(id, disabled) {
+    async setDisabled(id, disabled, options = {}) {
       return db.transaction(() => {
         db.prepare("UPDATE users SET disabled = ? WHERE id = ?").run(disabled ? 1 : 0, id);
-        return { sessionsEnded: disabled ? endSessions(id) : 0 };
+        return { sessionsEnded: disabled ? endSessions(id) : 0, tokensRevoked: revokeTokens(id, "user_disabled", options) };
       });
     },
   };

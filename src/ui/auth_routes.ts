@@ -77,18 +77,25 @@ function dummyHash(iterations: number): string {
   return `pbkdf2-sha256$${iterations}$${"A".repeat(22)}$${"A".repeat(43)}`;
 }
 
-async function checkCredentials(deps: Deps, username: string, password: string): Promise<User | undefined> {
+/** A user whose password was right, with the hash now stored for it (sessions start only while it still is). */
+interface Verified {
+  user: User;
+  passwordHash: string;
+}
+
+async function checkCredentials(deps: Deps, username: string, password: string): Promise<Verified | undefined> {
   const user = username ? await deps.store.users.findByUsername(username) : undefined;
   // Integration users and disabled users cannot sign in; they take the same path as unknown ones.
   const usable = user && user.kind === "person" && !user.disabled && user.passwordHash !== null ? user : undefined;
   const ok = await verifyPassword(password, usable?.passwordHash ?? dummyHash(deps.config.pbkdf2Iterations));
   if (!ok || !usable) return undefined;
-  if (passwordIterations(usable.passwordHash!) < deps.config.pbkdf2Iterations) {
-    // The stored hash predates a stronger setting: upgrade it now that we hold the plaintext.
-    const upgraded = await hashPassword(password, { iterations: deps.config.pbkdf2Iterations, random: deps.random });
-    await deps.store.users.updatePasswordHash(usable.id, upgraded);
-  }
-  return usable;
+  const verified = usable.passwordHash!;
+  if (passwordIterations(verified) >= deps.config.pbkdf2Iterations) return { user: usable, passwordHash: verified };
+  // The stored hash predates a stronger setting: upgrade it now that we hold the plaintext, unless an admin set a
+  // new password while this one was being checked (then the old one no longer signs in).
+  const upgraded = await hashPassword(password, { iterations: deps.config.pbkdf2Iterations, random: deps.random });
+  const replaced = await deps.store.users.updatePasswordHash(usable.id, upgraded, { replacing: verified });
+  return replaced ? { user: usable, passwordHash: upgraded } : undefined;
 }
 
 /**
@@ -122,14 +129,19 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
   const lockout = deps.throttle.fail(keys, now);
   let user: User | undefined;
+  let session: string | undefined;
   try {
-    user = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
+    const verified = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
+    // PBKDF2 takes long enough for an admin to set a new password (ending every session) or disable the user
+    // meanwhile: the session starts only if the hash just verified is still the stored one, in its transaction.
+    session = verified && await startSession(deps, request, { userId: verified.user.id, passwordHash: verified.passwordHash });
+    if (session) user = verified!.user;
   } catch (error) {
     // Not a wrong password (the database was busy, say): the attempt does not count.
     deps.throttle.forgive(keys);
     throw error;
   }
-  if (!user) {
+  if (!user || !session) {
     await audit(deps, "sign_in_failed", { ip: ctx.clientIp });
     if (lockout) await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
     const more = await continuation(deps, next);
@@ -141,9 +153,7 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   // valid account launder a spraying attack.
   if (userKey) deps.throttle.reset([userKey]);
   deps.throttle.forgive([addressKey]);
-  // The response exists before the session does: nothing may fail between starting a session and handing it over.
   const response = redirect(next, 303);
-  const session = await startSession(deps, request, user.id);
   await audit(deps, "sign_in_succeeded", { userId: user.id, ip: ctx.clientIp });
   response.headers.append("set-cookie", session);
   response.headers.append("set-cookie", clearPreSession(deps));

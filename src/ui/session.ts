@@ -42,19 +42,24 @@ export async function readSession(deps: Deps, request: Request): Promise<SignedI
 /**
  * Starts a session for `userId`: a fresh cookie value, and the request's old session (if any) deleted in the same
  * store operation, so an id planted before sign-in is never the one that becomes authenticated (session fixation).
- * @returns the Set-Cookie header value
+ * Only while `passwordHash` (the one just verified) is still the user's and the user is enabled.
+ * @returns the Set-Cookie header value, or undefined when the password changed or the user was disabled meanwhile
  */
-export async function startSession(deps: Deps, request: Request, userId: number): Promise<string> {
+export async function startSession(
+  deps: Deps,
+  request: Request,
+  signedIn: { userId: number; passwordHash: string },
+): Promise<string | undefined> {
   const value = randomToken(deps.random, "session");
   const old = cookieValue(request, sessionCookieName(deps));
   const now = nowSeconds(deps.clock);
-  await deps.store.sessions.replace(old ? await deps.digest(old) : undefined, {
+  const started = await deps.store.sessions.replace(old ? await deps.digest(old) : undefined, {
     sessionHash: await deps.digest(value),
-    userId,
+    userId: signedIn.userId,
     createdAt: now,
     expiresAt: now + deps.config.sessionTtlSeconds,
-  });
-  return setCookie(deps.config, sessionCookieName(deps), value, deps.config.sessionTtlSeconds);
+  }, { passwordHash: signedIn.passwordHash });
+  return started ? setCookie(deps.config, sessionCookieName(deps), value, deps.config.sessionTtlSeconds) : undefined;
 }
 
 /** Ends the request's session server-side; returns the Set-Cookie value that clears it in the browser. */

@@ -15,11 +15,21 @@ const RUNTIMES = [
 ];
 const PROMPT = "Password (at least 10 characters, not shown; Enter to finish): ";
 
-/** Runs `users add` under a pseudo-terminal, types `keys` once the prompt shows, and returns the transcript. */
-function typeAtTerminal(command: string, keys: string): Promise<{ code: number | null; screen: string }> {
-  const db = join(mkdtempSync(join(tmpdir(), "fieldgate-tty-")), "t.db");
+/**
+ * Runs `users add` under a pseudo-terminal, types `keys` once the prompt shows, and returns the transcript.
+ * `then` runs in the same terminal after the CLI ends (to read its settings); `signal` is sent to the CLI instead
+ * of typing.
+ */
+function typeAtTerminal(
+  command: string,
+  keys: string,
+  options: { then?: string; signal?: NodeJS.Signals } = {},
+): Promise<{ code: number | null; screen: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-tty-"));
+  const db = join(dir, "t.db");
   const cli = `${command} users add --username alice@example.com --password-stdin --org acme --db ${db}`;
-  const child = spawn("script", ["-qfec", cli, "/dev/null"], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
+  const script = options.then ? `sh -c '${cli}; ${options.then}'` : cli;
+  const child = spawn("script", ["-qfec", script, "/dev/null"], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
   let screen = "";
   let typed = false;
   return new Promise((resolve, reject) => {
@@ -32,6 +42,8 @@ function typeAtTerminal(command: string, keys: string): Promise<{ code: number |
       if (!typed && screen.includes(PROMPT)) {
         typed = true;
         child.stdin.write(keys);
+        // The CLI is the newest process whose command line names this test's database (script and sh name it too).
+        if (options.signal) spawn("pkill", ["-n", `-${options.signal.slice(3)}`, "-f", `db ${db}`]);
       }
     });
     child.once("error", reject);
@@ -64,5 +76,12 @@ for (const runtime of RUNTIMES) {
     assert.equal(code, 2, screen);
     assert.match(screen, /password entry cancelled/);
     assert.ok(!screen.includes("half typed"));
+  });
+
+  test(`users add --password-stdin on a terminal (${runtime.name}) gives the terminal its echo back when killed by SIGTERM`, async () => {
+    const { screen } = await typeAtTerminal(runtime.command, "half", { signal: "SIGTERM", then: "stty -a" });
+    // stty lists the echo flag as "echo" when on and "-echo" when off.
+    assert.match(screen, /(^|\s)echo(\s|$)/m, screen);
+    assert.doesNotMatch(screen, /(^|\s)-echo(\s|$)/m);
   });
 }

@@ -144,7 +144,7 @@ test("clients set-redirect-uri points the client at a new callback, validated li
   for (const [args, message] of [
     [["clients", "set-redirect-uri", id, "http://evil.example/cb"], /URI must use https/],
     [["clients", "set-redirect-uri", id, "https://new.example/cb#frag"], /URI must not contain a fragment/],
-    [["clients", "set-redirect-uri", "no-such-client", "https://new.example/cb"], /no authorization-code client/],
+    [["clients", "set-redirect-uri", "no-such-client", "https://new.example/cb"], /no client with client_id/],
     [["clients", "set-redirect-uri", id], /CLIENT_ID URI/],
   ] as const) {
     const result = await h.run([...args]);
@@ -154,13 +154,15 @@ test("clients set-redirect-uri points the client at a new callback, validated li
   assert.equal(h.snapshot(), before, "a refused change writes nothing");
 });
 
-test("clients set-redirect-uri refuses a client-credentials client", async () => {
+test("clients set-redirect-uri refuses a client-credentials client with exit 1 (it exists, but has no redirect URI)", async () => {
   const h = cliHarness();
   await setupOrg(h);
   const job = await h.json(["clients", "add", "--name", "job", "--grant", "client_credentials", "--integration-user", "robot@example.com", "--scope", "fields:read"]);
+  const before = h.snapshot();
   const result = await h.run(["clients", "set-redirect-uri", String(job.client_id), "https://a.example/cb"]);
-  assert.equal(result.code, 2);
-  assert.match(result.stderr, /no authorization-code client/);
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /is a client_credentials client: it has no redirect URI/);
+  assert.equal(h.snapshot(), before);
 });
 
 test("clients enable undoes a disable: the client authenticates again", async () => {

@@ -245,6 +245,29 @@ test("serve --workers: the primary announces the demo for the port its first wor
   assert.match(stdout, /Sign in at http:\/\/localhost:4321\/ as:/);
   const credentials = JSON.parse(readFileSync(join(h.dir, "demo-credentials.json"), "utf8"));
   assert.equal(credentials.authorizationCodeClient.redirect_uri, "http://localhost:4321/demo/callback");
+  assert.doesNotMatch(stdout, /demo mode: open/, "the first start shows the banner, not the later-start reminder");
+});
+
+test("serve --workers on demo data: the primary alone prints the reminder, for the port the workers share", async () => {
+  const h = cliHarness();
+  await serveOnce(h);
+  let stdout = "";
+  let printed!: () => void;
+  const reminder = new Promise<void>((resolve) => (printed = resolve));
+  const io = {
+    stdout: (t: string) => {
+      stdout += t;
+      if (stdout.includes("demo mode")) printed();
+    },
+    stderr: () => {},
+    readStdin: async () => "",
+    isTTY: false,
+  };
+  const code = await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, h.deps({ workers: fakePool(4322, reminder) }));
+  assert.equal(code, 0);
+  assert.match(stdout, /^fieldgate demo mode: open http:\/\/localhost:4322\/ and press "Try the demo"\./);
+  assert.equal(stdout.match(/demo mode/g)?.length, 1);
+  assert.doesNotMatch(stdout, /Sign in at/);
 });
 
 test("serve --workers: a failure to announce the demo is logged and does not take the primary down", async () => {

@@ -102,7 +102,7 @@ test("users disable ends the user's sessions and refuses their tokens; users ena
   const { check } = await aliceSignedIn(h);
   assert.deepEqual(await check(), { session: true, token: true });
   const out = await h.json(["users", "disable", "alice@example.com"]);
-  assert.deepEqual(out, { username: "alice@example.com", disabled: true, sessions_ended: 1 });
+  assert.deepEqual(out, { username: "alice@example.com", disabled: true, sessions_ended: 1, tokens_revoked: 0 });
   assert.deepEqual(await check(), { session: false, token: false });
   assert.equal(h.query("SELECT COUNT(*) AS n FROM sessions")[0]!.n, 0, "the session is gone, not just refused");
   assert.match((await h.run(["users", "list"])).stdout, /alice@example\.com  person \(disabled\)/);
@@ -111,6 +111,26 @@ test("users disable ends the user's sessions and refuses their tokens; users ena
   assert.deepEqual(await check(), { session: false, token: true });
   const events = h.query("SELECT event, user_id FROM audit_events WHERE event LIKE 'user_%' ORDER BY id");
   assert.deepEqual(events.map((e) => e.event), ["user_disabled", "user_enabled"]);
+});
+
+test("users disable --revoke-tokens revokes the user's tokens for good: enabling again does not bring them back", async () => {
+  const h = cliHarness();
+  const { check } = await aliceSignedIn(h);
+  const out = await h.json(["users", "disable", "alice@example.com", "--revoke-tokens"]);
+  assert.deepEqual(out, { username: "alice@example.com", disabled: true, sessions_ended: 1, tokens_revoked: 1 });
+  await h.json(["users", "enable", "alice@example.com"]);
+  assert.deepEqual(await check(), { session: false, token: false });
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM tokens WHERE revoked_at IS NULL")[0]!.n, 0);
+  const [event] = h.query("SELECT detail FROM audit_events WHERE event = 'user_disabled'");
+  assert.deepEqual(JSON.parse(String(event!.detail)), { sessions_ended: 1, tokens_revoked: 1 });
+});
+
+test("users set-password --revoke-tokens also revokes every token of the user", async () => {
+  const h = cliHarness();
+  const { check } = await aliceSignedIn(h);
+  const result = await h.run(["users", "set-password", "alice@example.com", "--password-stdin", "--revoke-tokens"], { stdin: "a brand new passphrase" });
+  assert.equal(result.stdout, "Set a new password for alice@example.com; 1 sign-in session ended, 1 token revoked.\n");
+  assert.deepEqual(await check(), { session: false, token: false });
 });
 
 test("users set-password replaces the password and ends every session of the user", async () => {

@@ -27,9 +27,24 @@ test("sessions: replace deletes the old session and inserts the new one together
   const user = await t.seed.user();
   const now = t.clock.nowSeconds();
   await t.store.sessions.insert(session(user.id, now, "old".padEnd(64, "0")));
-  await t.store.sessions.replace("old".padEnd(64, "0"), session(user.id, now, "new".padEnd(64, "0")));
+  const started = await t.store.sessions.replace("old".padEnd(64, "0"), session(user.id, now, "new".padEnd(64, "0")), { passwordHash: user.passwordHash! });
+  assert.equal(started, true);
   assert.equal(await t.store.sessions.findActive("old".padEnd(64, "0"), now), undefined);
   assert.ok(await t.store.sessions.findActive("new".padEnd(64, "0"), now));
+});
+
+test("sessions: replace starts nothing once the verified password was replaced or the user disabled", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const now = t.clock.nowSeconds();
+  const verified = user.passwordHash!;
+  await t.store.sessions.insert(session(user.id, now, "old".padEnd(64, "0")));
+  await t.store.users.replacePassword(user.id, "pbkdf2-sha256$1000$newsalt$newhash");
+  assert.equal(await t.store.sessions.replace(undefined, session(user.id, now, "new".padEnd(64, "0")), { passwordHash: verified }), false);
+  assert.equal(await t.store.sessions.findActive("new".padEnd(64, "0"), now), undefined);
+  const other = await t.seed.user();
+  await t.store.users.setDisabled(other.id, true);
+  assert.equal(await t.store.sessions.replace(undefined, session(other.id, now, "dis".padEnd(64, "0")), { passwordHash: other.passwordHash! }), false);
 });
 
 test("sessions: replace with a hash that collides with an existing one rolls back entirely", async () => {
@@ -38,7 +53,7 @@ test("sessions: replace with a hash that collides with an existing one rolls bac
   const now = t.clock.nowSeconds();
   await t.store.sessions.insert(session(user.id, now, "old".padEnd(64, "0")));
   await t.store.sessions.insert(session(user.id, now, "dup".padEnd(64, "0")));
-  await assert.rejects(t.store.sessions.replace("old".padEnd(64, "0"), session(user.id, now, "dup".padEnd(64, "0"))));
+  await assert.rejects(t.store.sessions.replace("old".padEnd(64, "0"), session(user.id, now, "dup".padEnd(64, "0")), { passwordHash: user.passwordHash! }));
   assert.ok(await t.store.sessions.findActive("old".padEnd(64, "0"), now), "the old session survives the failed rotation");
 });
 

@@ -63,7 +63,7 @@ test("request-path writes wait for another connection's write lock off the event
     const writes = Promise.all([
       store.audit.insert({ at: 1, event: "sign_in_failed", clientId: null, userId: null, ip: "192.0.2.1", detail: null }),
       store.sessions.insert({ sessionHash: "s".repeat(64), userId: user.id, createdAt: 1, expiresAt: 9_999_999_999 }),
-      store.users.updatePasswordHash(user.id, "h2"),
+      store.users.updatePasswordHash(user.id, "h2", { replacing: "h" }),
     ]);
     // Not a speed claim: a loop stuck in SQLite's busy handler stands still for its whole 5 s timeout, a turning
     // one runs this 30 ms timer at once. The bound sits between the two with room for a loaded machine (a

@@ -21,8 +21,18 @@ test("an integration user can never hold a password hash", async () => {
   const store = openStore(":memory:");
   await assert.rejects(store.users.insert({ username: "robot", kind: "integration", passwordHash: "h", now: 1 }), /CHECK constraint/);
   const robot = await store.users.insert({ username: "robot", kind: "integration", now: 1 });
-  await store.users.updatePasswordHash(robot.id, "h");
+  assert.equal(await store.users.updatePasswordHash(robot.id, "h", { replacing: "" }), false);
+  await store.users.replacePassword(robot.id, "h");
   assert.equal((await store.users.findById(robot.id))?.passwordHash, null);
+});
+
+test("updatePasswordHash replaces only the hash it was told it replaces", async () => {
+  const store = openStore(":memory:");
+  const ann = await store.users.insert({ username: "ann", kind: "person", passwordHash: "h1", now: 1 });
+  assert.equal(await store.users.updatePasswordHash(ann.id, "h2", { replacing: "h0" }), false);
+  assert.equal((await store.users.findById(ann.id))?.passwordHash, "h1");
+  assert.equal(await store.users.updatePasswordHash(ann.id, "h2", { replacing: "h1" }), true);
+  assert.equal((await store.users.findById(ann.id))?.passwordHash, "h2");
 });
 
 test("users can be disabled and listed in id order", async () => {

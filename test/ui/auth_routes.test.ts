@@ -194,12 +194,41 @@ test("sign-in upgrades a password hash made with fewer iterations than configure
   const t = buildTestApp();
   const user = await t.seed.user();
   const weak = await hashPassword(user.password, { iterations: 10, random: t.app.deps.random });
-  await t.store.users.updatePasswordHash(user.id, weak);
+  await t.store.users.replacePassword(user.id, weak);
   assert.equal((await signIn(testBrowser(t.app), user)).status, 303);
   const stored = (await t.store.users.findById(user.id))!.passwordHash!;
   assert.equal(passwordIterations(stored), t.config.pbkdf2Iterations);
   assert.equal((await signIn(testBrowser(t.app), user)).status, 303, "the upgraded hash still verifies");
 });
+
+// An admin's `users set-password` or `users disable` lands while a sign-in with the old password is being checked
+// (PBKDF2 takes long enough): the lookup below returns the user as it was, then the admin's change commits.
+for (const change of ["set-password", "disable"] as const) {
+  for (const weak of [false, true]) {
+    test(`a sign-in in flight when an admin runs ${change}${weak ? " (stored hash due an upgrade)" : ""} gets no session`, async () => {
+      const t = buildTestApp();
+      const user = await t.seed.user();
+      if (weak) await t.store.users.replacePassword(user.id, await hashPassword(user.password, { iterations: 10, random: t.app.deps.random }));
+      const newHash = await hashPassword("the admin's new password", { iterations: 1000, random: t.app.deps.random });
+      const lookup = t.store.users.findByUsername.bind(t.store.users);
+      t.store.users.findByUsername = async (username) => {
+        const found = await lookup(username);
+        if (change === "set-password") await t.store.users.replacePassword(found!.id, newHash);
+        else await t.store.users.setDisabled(found!.id, true);
+        return found;
+      };
+      const res = await signIn(testBrowser(t.app), user);
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get("set-cookie")?.includes("fieldgate_session=") ?? false, false);
+      t.store.users.findByUsername = lookup;
+      // The admin's password stands: the upgrade of the old one did not overwrite it.
+      const stored = (await t.store.users.findById(user.id))!.passwordHash!;
+      if (change === "set-password") assert.equal(stored, newHash);
+      assert.ok(t.log.some((l) => l.event === "audit.sign_in_failed"));
+      assert.ok(!t.log.some((l) => l.event === "audit.sign_in_succeeded"));
+    });
+  }
+}
 
 // The sign-in form's CSRF token is bound to the pre-session cookie (double submit, HMAC keyed by the cookie).
 const csrfRows: Array<{ name: string; tamper: (f: Record<string, string>, b: ReturnType<typeof testBrowser>) => Record<string, string> }> = [

@@ -92,9 +92,14 @@ function envForPort(env: CommandContext["env"], port: number): CommandContext["e
   return { ...env, PORT: String(port) };
 }
 
+/** The line a start that finds demo data prints: where the walkthrough and the credentials file are. */
+function remindOfDemo(config: Readonly<Config>, io: CliIo): void {
+  io.stdout(formatDemoReminder({ baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
+}
+
 /**
- * Seeds (unless a forked worker), settles the demo client and builds the app, once the bound port is known. A start
- * that finds demo data says where the walkthrough is (`remind`: one process of several does).
+ * Seeds (unless a forked worker), settles the demo client and builds the app, once the bound port is known. A single
+ * process that finds demo data says where the walkthrough is (`remind`); with --workers the primary does.
  */
 async function buildApp(ctx: CommandContext, port: number, options: { seed: boolean; remind: boolean }): Promise<App> {
   const { io, deps, store } = ctx;
@@ -103,9 +108,7 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   const seed = options.seed ? await seedIfEmpty(ctx, bound) : undefined;
   if (seed) await announceSeed(seed, bound, io, deps);
   const { config, demo } = await demoSettings(bound, deps);
-  if (!seed && options.remind && config.demo && demo) {
-    io.stdout(formatDemoReminder({ baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
-  }
+  if (!seed && options.remind && config.demo && demo) remindOfDemo(config, io);
   // The seed registered the demo client's redirect URI under the first start's base URL; it follows this one's.
   if (config.demo && demo) await syncDemoRedirectUri(store, { demo, baseUrl: config.baseUrl, log: deps.log });
   return createApp({ config, store, clock: deps.clock, random: deps.random, log: deps.log, digest: deps.digest, demo });
@@ -140,9 +143,12 @@ export const serve: Command = {
       deps.log("starting_workers", { workers });
       return deps.workers.run(workers, {
         onListening: (port) => {
-          if (!seed) return;
           // The workers are serving by now; a failure here must not take the primary (and so them) down.
-          announceSeed(seed, loadConfig(envForPort(ctx.env, port)), io, deps).catch((error: unknown) =>
+          const bound = loadConfig(envForPort(ctx.env, port));
+          const shown = seed
+            ? announceSeed(seed, bound, io, deps)
+            : demoSettings(bound, deps).then(({ config, demo }) => void (config.demo && demo && remindOfDemo(config, io)));
+          shown.catch((error: unknown) =>
             deps.log("demo_announce_failed", { error: error instanceof Error ? error.message : String(error) })
           );
         },
@@ -152,7 +158,7 @@ export const serve: Command = {
     const listen = { port: initial.port, host: initial.host, graceMs: initial.shutdownGraceSeconds * 1000 };
     const listener = await deps.listen(listen, async (port) => {
       // A forked worker finds the database seeded by the primary.
-      app = await buildApp(ctx, port, { seed: worker === undefined, remind: worker === undefined || worker === 1 });
+      app = await buildApp(ctx, port, { seed: worker === undefined, remind: worker === undefined });
       return app;
     });
     const { config } = app.deps;

@@ -1,9 +1,10 @@
-// `users set-password USERNAME --password-stdin`: a new password for a person; every session of theirs ends.
+// `users set-password USERNAME --password-stdin [--revoke-tokens]`: a new password for a person; every session of
+// theirs ends, and with --revoke-tokens every token and grant they hold is revoked too.
 import { hashPassword } from "../../crypto/hash.ts";
 import { audit } from "../../oauth/audit.ts";
 import { PASSWORD_PROMPT, passwordFromStdin } from "../registration.ts";
 import { CommandError, UsageError, type Command } from "../types.ts";
-import { namedUser } from "./user_state.ts";
+import { endedText, namedUser } from "./user_state.ts";
 
 export const setPassword: Command = {
   name: "users set-password",
@@ -11,6 +12,7 @@ export const setPassword: Command = {
   positionals: ["USERNAME"],
   flags: {
     "password-stdin": { type: "boolean", description: "read the new password from stdin (required; never on argv)" },
+    "revoke-tokens": { type: "boolean", description: "also revoke every token and grant the user holds" },
   },
   readsStdin: (args) => args.flags["password-stdin"] === true,
   stdinPrompt: PASSWORD_PROMPT,
@@ -19,15 +21,19 @@ export const setPassword: Command = {
     if (args.flags["password-stdin"] !== true) throw new UsageError("--password-stdin is required");
     passwordFromStdin(stdin ?? "");
   },
-  async run({ args, config, deps, store, stdin }) {
+  async run({ args, config, deps, store, stdin, now }) {
     const user = await namedUser(store, args.positionals[0]!);
     if (user.kind !== "person") throw new CommandError(`${user.username} is an integration user: it has no password`);
     const passwordHash = await hashPassword(passwordFromStdin(stdin ?? ""), { iterations: config.pbkdf2Iterations, random: deps.random });
-    const { sessionsEnded } = await store.users.replacePassword(user.id, passwordHash);
-    await audit({ store, clock: deps.clock, log: deps.log }, "password_changed", { userId: user.id, detail: { sessions_ended: sessionsEnded } });
+    const revoke = args.flags["revoke-tokens"] === true;
+    const ended = await store.users.replacePassword(user.id, passwordHash, revoke ? { revokeTokensAt: now } : {});
+    await audit({ store, clock: deps.clock, log: deps.log }, "password_changed", {
+      userId: user.id,
+      detail: { sessions_ended: ended.sessionsEnded, tokens_revoked: ended.tokensRevoked },
+    });
     return {
-      json: { username: user.username, sessions_ended: sessionsEnded },
-      text: `Set a new password for ${user.username}; ${sessionsEnded} sign-in session${sessionsEnded === 1 ? "" : "s"} ended.\n`,
+      json: { username: user.username, sessions_ended: ended.sessionsEnded, tokens_revoked: ended.tokensRevoked },
+      text: `Set a new password for ${user.username}${endedText(ended)}.\n`,
     };
   },
 };

@@ -2,7 +2,7 @@
 // Codes already issued keep the URI they were issued for: their token request must still name it (RFC 6749 §4.1.3).
 import { audit } from "../../oauth/audit.ts";
 import { validateRedirectUri } from "../registration.ts";
-import { UsageError, type Command } from "../types.ts";
+import { CommandError, UsageError, type Command } from "../types.ts";
 
 export const setRedirectUri: Command = {
   name: "clients set-redirect-uri",
@@ -14,8 +14,14 @@ export const setRedirectUri: Command = {
   },
   async run({ args, deps, store }) {
     const [clientId, redirectUri] = args.positionals as [string, string];
+    // Naming nothing is a bad argument (2); naming a client that has no redirect URI cannot be carried out (1).
+    const client = await store.clients.findByClientId(clientId);
+    if (!client) throw new UsageError(`no client with client_id "${clientId}"`);
+    if (client.grantType !== "authorization_code") {
+      throw new CommandError(`${clientId} is a ${client.grantType} client: it has no redirect URI`);
+    }
     const previous = await store.clients.replaceRedirectUri(clientId, redirectUri);
-    if (previous === undefined) throw new UsageError(`no authorization-code client with client_id "${clientId}"`);
+    if (previous === undefined) throw new CommandError(`${clientId} is not an authorization-code client`);
     await audit({ store, clock: deps.clock, log: deps.log }, "redirect_uri_changed", {
       clientId,
       detail: { from: previous, to: redirectUri },

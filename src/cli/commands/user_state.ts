@@ -1,8 +1,9 @@
-// `users disable USERNAME` and `users enable USERNAME`: someone who left, or whose account is suspected stolen.
-// Disabling ends their sign-in sessions at once; their tokens are refused while disabled.
+// `users disable USERNAME [--revoke-tokens]` and `users enable USERNAME`: someone who left, or whose account is
+// suspected stolen. Disabling ends their sign-in sessions at once; their tokens are refused while disabled, and with
+// --revoke-tokens revoked for good, so enabling the account again does not bring back what a thief obtained.
 import { audit } from "../../oauth/audit.ts";
 import type { Store } from "../../store/store.ts";
-import type { User } from "../../store/users.ts";
+import type { AccessEnded, User } from "../../store/users.ts";
 import { UsageError, type Command } from "../types.ts";
 
 /** The user a USERNAME positional names; unknown is a bad argument (exit 2), as for every other name. */
@@ -10,6 +11,13 @@ export async function namedUser(store: Store, username: string): Promise<User> {
   const user = await store.users.findByUsername(username);
   if (!user) throw new UsageError(`no user "${username}"`);
   return user;
+}
+
+/** "; 1 sign-in session ended, 3 tokens revoked" for a sentence about an account change. */
+export function endedText(ended: AccessEnded): string {
+  const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+  const revoked = ended.tokensRevoked > 0 ? `, ${plural(ended.tokensRevoked, "token")} revoked` : "";
+  return `; ${plural(ended.sessionsEnded, "sign-in session")} ended${revoked}`;
 }
 
 function userStateCommand(disabled: boolean): Command {
@@ -20,18 +28,20 @@ function userStateCommand(disabled: boolean): Command {
       ? "disable a user: sign-in refused, sessions ended, tokens refused"
       : "enable a disabled user again",
     positionals: ["USERNAME"],
-    flags: {},
-    async run({ args, deps, store }) {
+    flags: disabled
+      ? { "revoke-tokens": { type: "boolean", description: "also revoke every token and grant the user holds, for good" } }
+      : {},
+    async run({ args, deps, store, now }) {
       const user = await namedUser(store, args.positionals[0]!);
-      const { sessionsEnded } = await store.users.setDisabled(user.id, disabled);
+      const revoke = args.flags["revoke-tokens"] === true;
+      const ended = await store.users.setDisabled(user.id, disabled, revoke ? { revokeTokensAt: now } : {});
       await audit({ store, clock: deps.clock, log: deps.log }, disabled ? "user_disabled" : "user_enabled", {
         userId: user.id,
-        detail: disabled ? { sessions_ended: sessionsEnded } : undefined,
+        detail: disabled ? { sessions_ended: ended.sessionsEnded, tokens_revoked: ended.tokensRevoked } : undefined,
       });
-      const ended = disabled ? `; ${sessionsEnded} sign-in session${sessionsEnded === 1 ? "" : "s"} ended` : "";
       return {
-        json: { username: user.username, disabled, sessions_ended: sessionsEnded },
-        text: `${disabled ? "Disabled" : "Enabled"} user ${user.username}${ended}.\n`,
+        json: { username: user.username, disabled, sessions_ended: ended.sessionsEnded, tokens_revoked: ended.tokensRevoked },
+        text: `${disabled ? "Disabled" : "Enabled"} user ${user.username}${disabled ? endedText(ended) : ""}.\n`,
       };
     },
   };
