@@ -20,7 +20,7 @@ import { readSession, type SignedIn } from "../ui/session.ts";
 import { csrfToken, verifyCsrf } from "../ui/csrf.ts";
 import { renderConsent } from "../ui/consent.ts";
 import { page } from "../ui/page.ts";
-import { signInPage, signOutCsrf } from "../ui/auth_routes.ts";
+import { signInPage, signOutCsrf } from "../ui/sign_in_page.ts";
 
 const CONSENT = "consent";
 

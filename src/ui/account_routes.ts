@@ -10,7 +10,7 @@ import { csrfToken, verifyCsrf } from "./csrf.ts";
 import { page } from "./page.ts";
 import { readSession } from "./session.ts";
 import { renderAccount } from "./account.ts";
-import { signOutCsrf } from "./auth_routes.ts";
+import { signOutCsrf } from "./sign_in_page.ts";
 
 const REVOKE = "revoke";
 /** Signs the "access revoked" notice of the redirect after a revocation, for the session that made it. */

@@ -9,16 +9,12 @@ import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash
 import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
 import { audit } from "../oauth/audit.ts";
 import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
-import { csrfToken, verifyCsrf } from "./csrf.ts";
+import { verifyCsrf } from "./csrf.ts";
 import { createDemoStore } from "./demo_state.ts";
-import { page } from "./page.ts";
-import { clearPreSession, endSession, preSession, readPreSession, readSession, startSession } from "./session.ts";
-import { renderSignIn } from "./sign_in.ts";
+import { clearPreSession, endSession, readPreSession, readSession, startSession } from "./session.ts";
+import { SIGN_IN, SIGN_OUT, signInPage } from "./sign_in_page.ts";
 
-const SIGN_IN = "signin";
-const SIGN_OUT = "signout";
 const GENERIC_FAILURE = "Incorrect username or password";
-/** Longest username an account can have (src/cli/registration.ts): an e-mail address fits (RFC 5321 §4.5.3.1.3). */
 
 const DEFAULT_NEXT = "/account";
 /** Starts with one "/" (never "//" or "/\\", which name another host) and holds only printable ASCII. */
@@ -49,26 +45,6 @@ async function continuation(deps: Deps, next: string): Promise<{ appName?: strin
   const client = clientId ? await deps.store.clients.findByClientId(clientId) : undefined;
   if (!client || client.disabled || client.redirectUri === null) return {};
   return { appName: client.name, formTargets: [client.redirectUri] };
-}
-
-/** The sign-in page response, planting the pre-session cookie its CSRF token is keyed by when needed. */
-export async function signInPage(
-  deps: Deps,
-  request: Request,
-  view: { next: string; appName?: string; username?: string; error?: string; status?: number; formTargets?: string[] },
-): Promise<Response> {
-  const pre = preSession(deps, request);
-  const csrf = await csrfToken(pre.value, SIGN_IN);
-  return page(renderSignIn({ ...view, csrf }), {
-    status: view.status,
-    cookies: pre.setCookie ? [pre.setCookie] : [],
-    formTargets: view.formTargets,
-  });
-}
-
-/** The CSRF token of the sign-out form for a signed-in browser. */
-export function signOutCsrf(sessionCookie: string): Promise<string> {
-  return csrfToken(sessionCookie, SIGN_OUT);
 }
 
 // A well-formed hash that matches nothing: unknown users cost one PBKDF2 run like real ones, so the response time
