@@ -70,8 +70,13 @@ async function checkCredentials(deps: Deps, username: string, password: string):
   // The stored hash predates a stronger setting: upgrade it now that we hold the plaintext, unless an admin set a
   // new password while this one was being checked (then the old one no longer signs in).
   const upgraded = await hashPassword(password, { iterations: deps.config.pbkdf2Iterations, random: deps.random });
-  const replaced = await deps.store.users.updatePasswordHash(usable.id, upgraded, { replacing: verified });
-  return replaced ? { user: usable, passwordHash: upgraded } : undefined;
+  if (await deps.store.users.updatePasswordHash(usable.id, upgraded, { replacing: verified })) {
+    return { user: usable, passwordHash: upgraded };
+  }
+  // The hash changed meanwhile. Another sign-in with the same password (a double-clicked button) may have upgraded
+  // it first: that hash verifies this password too. An admin's new password does not.
+  const stored = (await deps.store.users.findById(usable.id))?.passwordHash;
+  return stored && (await verifyPassword(password, stored)) ? { user: usable, passwordHash: stored } : undefined;
 }
 
 /**

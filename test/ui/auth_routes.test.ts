@@ -230,6 +230,15 @@ for (const change of ["set-password", "disable"] as const) {
   }
 }
 
+test("two sign-ins at once that both upgrade the same stored hash both succeed (a double-clicked button)", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  await t.store.users.replacePassword(user.id, await hashPassword(user.password, { iterations: 10, random: t.app.deps.random }));
+  const statuses = await Promise.all([signIn(testBrowser(t.app), user), signIn(testBrowser(t.app), user)]).then((r) => r.map((x) => x.status));
+  assert.deepEqual(statuses, [303, 303]);
+  assert.equal(passwordIterations((await t.store.users.findById(user.id))!.passwordHash!), t.config.pbkdf2Iterations);
+});
+
 // The sign-in form's CSRF token is bound to the pre-session cookie (double submit, HMAC keyed by the cookie).
 const csrfRows: Array<{ name: string; tamper: (f: Record<string, string>, b: ReturnType<typeof testBrowser>) => Record<string, string> }> = [
   { name: "no CSRF token", tamper: ({ csrf: _, ...f }) => f },
