@@ -100,7 +100,7 @@ export function validateOrgSlug(raw: string): string {
 /** Creates a user and its membership in `org` (created if missing); refuses a taken username before writing. */
 export async function createUser(
   store: Store,
-  input: { username: string; name: string | null; org: string; passwordHash: string | null; now: number },
+  input: { username: string; name: string | null; org: string; orgName?: string; passwordHash: string | null; now: number },
 ): Promise<User> {
   if (await store.users.findByUsername(input.username)) {
     throw new CommandError(`username "${input.username}" is already taken`);
@@ -113,7 +113,7 @@ export async function createUser(
     kind: input.passwordHash === null ? "integration" : "person",
     passwordHash: input.passwordHash,
     now: input.now,
-  }, input.org);
+  }, input.org, input.orgName);
 }
 
 /** Registers a client with a fresh id and secret; only the secret's SHA-256 is stored, the secret is returned once. */

@@ -41,11 +41,11 @@ export interface UserStore {
   /** @throws StoreConflictError when the username is taken (case-insensitively). */
   insert(user: NewUser): Promise<User>;
   /**
-   * Inserts the user as a member of the organization `slug`, creating that organization if it is missing; all or
-   * nothing, so a taken username leaves no new organization behind.
+   * Inserts the user as a member of the organization `slug`, creating that organization (named `organizationName`,
+   * default the slug) if it is missing; all or nothing, so a taken username leaves no new organization behind.
    * @throws StoreConflictError when the username is taken (case-insensitively).
    */
-  insertMember(user: NewUser, slug: string): Promise<User>;
+  insertMember(user: NewUser, slug: string, organizationName?: string): Promise<User>;
   findById(id: number): Promise<User | undefined>;
   findByUsername(username: string): Promise<User | undefined>;
   list(): Promise<User[]>;
@@ -100,9 +100,9 @@ export function createUserStore(db: Db): UserStore {
     async insert(user) {
       return insertUser(user);
     },
-    async insertMember(user, slug) {
+    async insertMember(user, slug, organizationName = slug) {
       return db.transaction(() => {
-        const organizationId = ensureOrganizationRow(db, { slug, name: slug, now: user.now });
+        const organizationId = ensureOrganizationRow(db, { slug, name: organizationName, now: user.now });
         const created = insertUser(user);
         addMembershipRow(db, { organizationId, userId: created.id, role: "member", now: user.now });
         return created;

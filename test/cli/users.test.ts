@@ -168,3 +168,17 @@ test("users set-password refuses an integration user (exit 1), an unknown one an
   }
   assert.equal(h.snapshot(), before, "nothing was written");
 });
+
+test("users add --org-name names the organization it creates; an existing one keeps its name, with a note", async () => {
+  const h = cliHarness();
+  await h.json(["users", "add", "--username", "alice", "--integration", "--org", "acme", "--org-name", " Acme Farms Ltd. "]);
+  assert.equal(h.query("SELECT name FROM organizations WHERE slug = 'acme'")[0]!.name, "Acme Farms Ltd.");
+  const again = await h.run(["users", "add", "--username", "bob", "--integration", "--org", "acme", "--org-name", "Other"]);
+  assert.equal(again.code, 0);
+  assert.match(again.stderr, /acme already exists as "Acme Farms Ltd\."; --org-name names an organization only when it is created/);
+  assert.equal(h.query("SELECT name FROM organizations WHERE slug = 'acme'")[0]!.name, "Acme Farms Ltd.");
+  await h.json(["users", "add", "--username", "carol", "--integration", "--org", "globex"]);
+  assert.equal(h.query("SELECT name FROM organizations WHERE slug = 'globex'")[0]!.name, "globex", "the slug by default");
+  const blank = await h.run(["users", "add", "--username", "dan", "--integration", "--org", "initech", "--org-name", "  "]);
+  assert.equal(blank.code, 2);
+});

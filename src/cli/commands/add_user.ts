@@ -12,8 +12,10 @@ function checkArgs(args: ParsedArgs, stdin: string | undefined): void {
   // Passwords on argv end up in shell history and `ps`; stdin is the only way in.
   if (fromStdin === integration) throw new UsageError("give exactly one of --password-stdin or --integration");
   if (fromStdin) passwordFromStdin(stdin ?? "");
-  const name = optionalFlag(args, "name");
-  if (name !== undefined && (name.length === 0 || name.length > 200)) throw new UsageError("--name must be 1 to 200 characters");
+  for (const flag of ["name", "org-name"]) {
+    const value = optionalFlag(args, flag);
+    if (value !== undefined && (value.trim().length === 0 || value.length > 200)) throw new UsageError(`--${flag} must be 1 to 200 characters`);
+  }
 }
 
 export const addUser: Command = {
@@ -25,12 +27,18 @@ export const addUser: Command = {
     "password-stdin": { type: "boolean", description: "read the password from stdin (at least 10 characters)" },
     integration: { type: "boolean", description: "an integration user for client_credentials clients; cannot sign in" },
     org: { type: "string", value: "ORG", description: "organization slug; created if missing" },
+    "org-name": { type: "string", value: "NAME", description: "the organization's display name, when this creates it (default the slug)" },
     name: { type: "string", value: "NAME", description: "display name" },
   },
   readsStdin: (args) => args.flags["password-stdin"] === true,
   stdinPrompt: PASSWORD_PROMPT,
   validate: checkArgs,
-  async run({ args, config, deps, store, stdin, now }) {
+  async run({ args, config, deps, io, store, stdin, now }) {
+    const orgName = optionalFlag(args, "org-name")?.trim();
+    const existing = orgName === undefined ? undefined : await store.organizations.findBySlug(requireFlag(args, "org"));
+    if (existing && existing.name !== orgName) {
+      io.stderr(`note: ${existing.slug} already exists as "${existing.name}"; --org-name names an organization only when it is created\n`);
+    }
     let passwordHash: string | null = null;
     if (stdin !== undefined) {
       const password = passwordFromStdin(stdin);
@@ -40,6 +48,7 @@ export const addUser: Command = {
       username: requireFlag(args, "username"),
       name: optionalFlag(args, "name") ?? null,
       org: requireFlag(args, "org"),
+      orgName,
       passwordHash,
       now,
     });
