@@ -16,8 +16,8 @@ interface DenoApi {
     options: { port: number; hostname: string; onListen?: (addr: { hostname: string; port: number }) => void },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): DenoServer;
-  addSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP", handler: () => void): void;
-  removeSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP", handler: () => void): void;
+  addSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP" | "SIGQUIT", handler: () => void): void;
+  removeSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP" | "SIGQUIT", handler: () => void): void;
   mkdir(path: string, options: { recursive: boolean }): Promise<void>;
   readTextFile(path: string | URL): Promise<string>;
   writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
@@ -193,13 +193,19 @@ async function readHiddenLine(prompt: string): Promise<string> {
   const decoder = new TextDecoder();
   const buffer = new Uint8Array(256);
   // Echo off before the prompt shows: keys typed the moment it appears must not reach the screen. A signal ends
-  // the process without running `finally`, so each one first gives the terminal its echo back (Node does that
-  // itself); 128 + the signal's number is the shell's convention for the exit code.
+  // the process without running `finally`, so each one first gives the terminal its echo back; 128 + the signal's
+  // number is the shell's convention for the exit code. (Ctrl-C arrives as a key in raw mode; SIGINT here comes
+  // from kill.)
   const restoreAndExit = (code: number) => () => {
     Deno.stdin.setRaw(false);
     Deno.exit(code);
   };
-  const onSignal = { SIGTERM: restoreAndExit(143), SIGHUP: restoreAndExit(129) } as const;
+  const onSignal = {
+    SIGHUP: restoreAndExit(129),
+    SIGINT: restoreAndExit(130),
+    SIGQUIT: restoreAndExit(131),
+    SIGTERM: restoreAndExit(143),
+  } as const;
   Deno.stdin.setRaw(true);
   for (const [signal, handler] of Object.entries(onSignal)) Deno.addSignalListener(signal as keyof typeof onSignal, handler);
   try {

@@ -155,14 +155,23 @@ function readHiddenLine(prompt: string): Promise<string> {
   const stdin = process.stdin;
   const line = createHiddenLine();
   const decoder = new TextDecoder();
-  // Echo off before the prompt shows: keys typed the moment it appears must not reach the screen.
+  // Echo off before the prompt shows: keys typed the moment it appears must not reach the screen. Node gives the
+  // terminal back itself when SIGINT or SIGTERM ends the process, not for SIGHUP or SIGQUIT: those are caught here,
+  // the terminal restored, and the process ends as the signal would have (128 + its number).
+  const restoreAndExit = (code: number) => () => {
+    stdin.setRawMode(false);
+    process.exit(code);
+  };
+  const onSignal = { SIGHUP: restoreAndExit(129), SIGQUIT: restoreAndExit(131) } as const;
   stdin.setRawMode(true);
+  for (const [signal, handler] of Object.entries(onSignal)) process.once(signal, handler);
   process.stderr.write(prompt);
   stdin.resume();
   return new Promise((resolve, reject) => {
     const finish = (status: HiddenLineStatus) => {
       stdin.off("data", onData);
       stdin.off("end", onEnd);
+      for (const [signal, handler] of Object.entries(onSignal)) process.off(signal, handler);
       stdin.setRawMode(false);
       stdin.pause();
       process.stderr.write("\n");

@@ -44,9 +44,13 @@ export function createHiddenLine(): HiddenLine {
  */
 function escapeEnd(keys: readonly string[], start: number): number {
   const next = keys[start + 1];
+  // Alt with an arrow on terminals that mark Alt by a second ESC (rxvt): ESC ESC [ A.
+  if (next === "\x1b") return escapeEnd(keys, start + 1);
   if (next === "[") {
     let i = start + 2;
-    while (i < keys.length && !(keys[i]! >= "@" && keys[i]! <= "~")) i++;
+    // A control key inside a sequence (Enter, Ctrl-C) is acted on, as terminals do: the sequence ends before it.
+    while (i < keys.length && keys[i]! >= " " && !(keys[i]! >= "@" && keys[i]! <= "~")) i++;
+    if (i < keys.length && keys[i]! < " ") return i - 1;
     return Math.min(i, keys.length - 1);
   }
   if (next === "O") return Math.min(start + 2, keys.length - 1);

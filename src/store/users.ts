@@ -90,11 +90,15 @@ export function createUserStore(db: Db): UserStore {
     }
   }
   const endSessions = (userId: number) => Number(db.prepare("DELETE FROM sessions WHERE user_id = ?").run(userId).changes);
+  // Everything the user ever granted: tokens, their grant families, and the remembered approvals that would
+  // otherwise hand a code to an approved application again without asking. Counts the tokens still live.
   const revokeTokens = (userId: number, reason: string, { revokeTokensAt: now }: RevokeOptions): number => {
     if (now === undefined) return 0;
     db.prepare("UPDATE grant_families SET revoked_at = ?, revoked_reason = ? WHERE user_id = ? AND revoked_at IS NULL")
       .run(now, reason, userId);
-    return Number(db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL").run(now, userId).changes);
+    db.prepare("DELETE FROM consents WHERE user_id = ?").run(userId);
+    return Number(db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?")
+      .run(now, userId, now).changes);
   };
   return {
     async insert(user) {

@@ -78,10 +78,12 @@ for (const runtime of RUNTIMES) {
     assert.ok(!screen.includes("half typed"));
   });
 
-  test(`users add --password-stdin on a terminal (${runtime.name}) gives the terminal its echo back when killed by SIGTERM`, async () => {
-    const { screen } = await typeAtTerminal(runtime.command, "half", { signal: "SIGTERM", then: "stty -a" });
-    // stty lists the echo flag as "echo" when on and "-echo" when off.
-    assert.match(screen, /(^|\s)echo(\s|$)/m, screen);
-    assert.doesNotMatch(screen, /(^|\s)-echo(\s|$)/m);
-  });
+  for (const signal of ["SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT"] as const) {
+    test(`users add --password-stdin on a terminal (${runtime.name}) gives the terminal its echo back when killed by ${signal}`, async () => {
+      const { screen } = await typeAtTerminal(runtime.command, "half", { signal, then: "stty -a" });
+      // stty lists the echo flag as "echo" when on and "-echo" when off.
+      assert.match(screen, /(^|\s)echo(\s|$)/m, screen);
+      assert.doesNotMatch(screen, /(^|\s)-echo(\s|$)/m);
+    });
+  }
 }

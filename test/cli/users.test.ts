@@ -116,11 +116,18 @@ test("users disable ends the user's sessions and refuses their tokens; users ena
 test("users disable --revoke-tokens revokes the user's tokens for good: enabling again does not bring them back", async () => {
   const h = cliHarness();
   const { check } = await aliceSignedIn(h);
+  // A remembered approval would hand the application a new code without asking: it goes too.
+  const [alice] = h.query("SELECT id FROM users WHERE username = 'alice@example.com'");
+  const [client] = h.query("SELECT id FROM clients WHERE grant_type = 'authorization_code'");
+  const store = openStore(h.dbPath);
+  await store.consents.grant(Number(alice!.id), Number(client!.id), { scope: "fields:read", now: h.clock.nowSeconds() });
+  await store.close();
   const out = await h.json(["users", "disable", "alice@example.com", "--revoke-tokens"]);
   assert.deepEqual(out, { username: "alice@example.com", disabled: true, sessions_ended: 1, tokens_revoked: 1 });
   await h.json(["users", "enable", "alice@example.com"]);
   assert.deepEqual(await check(), { session: false, token: false });
   assert.equal(h.query("SELECT COUNT(*) AS n FROM tokens WHERE revoked_at IS NULL")[0]!.n, 0);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM consents")[0]!.n, 0);
   const [event] = h.query("SELECT detail FROM audit_events WHERE event = 'user_disabled'");
   assert.deepEqual(JSON.parse(String(event!.detail)), { sessions_ended: 1, tokens_revoked: 1 });
 });
