@@ -5,6 +5,7 @@ import { StoreConflictError } from "../store/errors.ts";
 import { GLOBAL_FLAGS, optionalFlag, parseArgs } from "./args.ts";
 import { addClient } from "./commands/add_client.ts";
 import { addUser } from "./commands/add_user.ts";
+import { backup } from "./commands/backup.ts";
 import { disableClient, enableClient } from "./commands/client_state.ts";
 import { importFields } from "./commands/import_fields.ts";
 import { listAudit } from "./commands/list_audit.ts";
@@ -22,7 +23,7 @@ import { commandHelp, overview } from "./help.ts";
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
   serve, addUser, listUsers, disableUser, enableUser, setPassword, addClient, listClients, showClient, disableClient,
-  enableClient, rotateSecret, setRedirectUri, importFields, purge, listAudit,
+  enableClient, rotateSecret, setRedirectUri, importFields, purge, listAudit, backup,
 ];
 
 /** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */

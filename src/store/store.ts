@@ -41,6 +41,12 @@ export interface Store {
   /** Runs PRAGMA integrity_check; ["ok"] when the file is sound, otherwise SQLite's list of problems. */
   integrityCheck(): Promise<string[]>;
   /**
+   * Writes a consistent, compacted copy of the database to `path` (VACUUM INTO: one read transaction, so a server
+   * can go on serving and writing meanwhile). The file must not exist yet.
+   * @throws Error from SQLite when the file exists or cannot be written
+   */
+  backupTo(path: string): Promise<void>;
+  /**
    * Takes a WAL checkpoint off the request path and starts the WAL over (Db RESTART: writers wait only for the
    * frames written while it copied), so the WAL stays bounded under a steady write load. Not complete while another
    * connection keeps the WAL in use (a long read transaction): then it gives up at once instead of stalling writers.
@@ -99,6 +105,9 @@ function createStore(db: Db): Store {
         auditEvents: Number(db.prepare("DELETE FROM audit_events WHERE at < ?").run(cutoff).changes),
         demoStates: Number(db.prepare("DELETE FROM demo_states WHERE expires_at < ?").run(cutoff).changes),
       }));
+    },
+    async backupTo(path) {
+      db.prepare("VACUUM INTO ?").run(path);
     },
     async integrityCheck() {
       return db.prepare("PRAGMA integrity_check").all().map((row) => String(Object.values(row)[0]));

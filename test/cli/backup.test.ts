@@ -1,0 +1,47 @@
+// `backup FILE`: a consistent copy, taken while another connection (a running server) has commits in its WAL.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
+import { openStore } from "../../src/store/store.ts";
+import { cliHarness } from "./harness.ts";
+
+test("backup copies every committed row, including those still in the live WAL, into a sound file", async () => {
+  const h = cliHarness();
+  await h.json(["users", "add", "--username", "robot", "--integration", "--org", "acme"]);
+  // The "server": automatic checkpoints off, as serve runs, so its latest commits sit in the -wal file only.
+  const server = openStore(h.dbPath, { autoCheckpointPages: 0 });
+  try {
+    await server.users.insert({ username: "late", kind: "integration", now: 1 });
+    const path = join(h.dir, "copy.db");
+    const out = await h.json(["backup", path]);
+    assert.deepEqual(out, { backup: path, database: h.dbPath });
+    const copy = new DatabaseSync(path, { readOnly: true });
+    try {
+      assert.deepEqual(copy.prepare("SELECT username FROM users ORDER BY id").all().map((r) => r.username), ["robot", "late"]);
+      assert.equal(copy.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
+      // A self-contained file: no WAL of its own to carry along.
+      assert.equal(copy.prepare("PRAGMA journal_mode").get()?.journal_mode, "delete");
+    } finally {
+      copy.close();
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+test("backup never overwrites a file (exit 2) and reports a file it cannot create (exit 1)", async () => {
+  const h = cliHarness();
+  await h.json(["users", "add", "--username", "robot", "--integration", "--org", "acme"]);
+  const existing = h.file("old-backup.db", "an older backup worth keeping");
+  const refused = await h.run(["backup", existing]);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /already exists; choose a new file name/);
+  assert.equal(readFileSync(existing, "utf8"), "an older backup worth keeping");
+  const live = await h.run(["backup", h.dbPath]);
+  assert.equal(live.code, 2, "the live database itself is never the target");
+  const nowhere = await h.run(["backup", join(h.dir, "no-such-dir", "copy.db")]);
+  assert.equal(nowhere.code, 1);
+  assert.match(nowhere.stderr, /cannot write/);
+});
