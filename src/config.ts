@@ -141,6 +141,7 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (metricsToken !== undefined && metricsToken.length < 16) {
     throw new RangeError("FIELDGATE_METRICS_TOKEN must be at least 16 characters");
   }
+  const demoSetting = env.FIELDGATE_DEMO ? (flag(env, "FIELDGATE_DEMO", false) ? "on" : "off") : "auto";
   const config: Config = {
     dbPath: env.FIELDGATE_DB || "data/fieldgate.db",
     port,
@@ -155,8 +156,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     sessionTtlSeconds: integer(env, "FIELDGATE_SESSION_TTL", 8 * 3_600, 60, 30 * 86_400),
     corsOrigins: Object.freeze(origins(env)),
     maxBodyBytes: integer(env, "FIELDGATE_MAX_BODY_BYTES", 65_536, 1_024, 16 * 1_048_576),
-    demo: flag(env, "FIELDGATE_DEMO", false),
-    demoSetting: env.FIELDGATE_DEMO ? (flag(env, "FIELDGATE_DEMO", false) ? "on" : "off") : "auto",
+    demo: demoSetting === "on",
+    demoSetting,
     metricsToken,
     retentionSeconds: integer(env, "FIELDGATE_RETENTION", 7 * 86_400, 0, 3_650 * 86_400),
     cleanupIntervalSeconds: integer(env, "FIELDGATE_CLEANUP_INTERVAL", 300, 0, 86_400),

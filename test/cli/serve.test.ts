@@ -226,21 +226,27 @@ function fakePool(port: number, settled: Promise<unknown>) {
   };
 }
 
-test("serve --workers: the primary announces the demo for the port its first worker listens on", async () => {
-  const h = cliHarness();
+/** `serve --workers 2` over a fake pool on `port`, running until stdout shows `until`; its exit code and stdout. */
+async function serveWorkersUntil(h: CliHarness, port: number, until: string): Promise<{ code: number; stdout: string }> {
   let stdout = "";
   let printed!: () => void;
-  const banner = new Promise<void>((resolve) => (printed = resolve));
+  const shown = new Promise<void>((resolve) => (printed = resolve));
   const io = {
     stdout: (t: string) => {
       stdout += t;
-      if (stdout.includes("Sign in at")) printed();
+      if (stdout.includes(until)) printed();
     },
     stderr: () => {},
     readStdin: async () => "",
     isTTY: false,
   };
-  const code = await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, h.deps({ workers: fakePool(4321, banner) }));
+  const code = await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, h.deps({ workers: fakePool(port, shown) }));
+  return { code, stdout };
+}
+
+test("serve --workers: the primary announces the demo for the port its first worker listens on", async () => {
+  const h = cliHarness();
+  const { code, stdout } = await serveWorkersUntil(h, 4321, "Sign in at");
   assert.equal(code, 0);
   assert.match(stdout, /Sign in at http:\/\/localhost:4321\/ as:/);
   const credentials = JSON.parse(readFileSync(join(h.dir, "demo-credentials.json"), "utf8"));
@@ -251,19 +257,7 @@ test("serve --workers: the primary announces the demo for the port its first wor
 test("serve --workers on demo data: the primary alone prints the reminder, for the port the workers share", async () => {
   const h = cliHarness();
   await serveOnce(h);
-  let stdout = "";
-  let printed!: () => void;
-  const reminder = new Promise<void>((resolve) => (printed = resolve));
-  const io = {
-    stdout: (t: string) => {
-      stdout += t;
-      if (stdout.includes("demo mode")) printed();
-    },
-    stderr: () => {},
-    readStdin: async () => "",
-    isTTY: false,
-  };
-  const code = await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, h.deps({ workers: fakePool(4322, reminder) }));
+  const { code, stdout } = await serveWorkersUntil(h, 4322, "demo mode");
   assert.equal(code, 0);
   assert.match(stdout, /^fieldgate demo mode: open http:\/\/localhost:4322\/ and press "Try the demo"\./);
   assert.equal(stdout.match(/demo mode/g)?.length, 1);

@@ -3,6 +3,7 @@
 import { GeoJsonError, parseFieldCollection } from "../../geo/geojson.ts";
 import { requireFlag } from "../args.ts";
 import { validateOrgSlug } from "../registration.ts";
+import { plural } from "../text.ts";
 import { UsageError, type Command } from "../types.ts";
 
 /** Imports this long are worth a progress line on a terminal. */
@@ -59,7 +60,3 @@ export const importFields: Command = {
     };
   },
 };
-
-function plural(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
-}

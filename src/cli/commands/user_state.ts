@@ -4,6 +4,7 @@
 import { audit } from "../../oauth/audit.ts";
 import type { Store } from "../../store/store.ts";
 import type { AccessEnded, User } from "../../store/users.ts";
+import { plural } from "../text.ts";
 import { UsageError, type Command } from "../types.ts";
 
 /** The user a USERNAME positional names; unknown is a bad argument (exit 2), as for every other name. */
@@ -15,7 +16,6 @@ export async function namedUser(store: Store, username: string): Promise<User> {
 
 /** "; 1 sign-in session ended, 3 tokens revoked" for a sentence about an account change. */
 export function endedText(ended: AccessEnded): string {
-  const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
   const revoked = ended.tokensRevoked > 0 ? `, ${plural(ended.tokensRevoked, "token")} revoked` : "";
   return `; ${plural(ended.sessionsEnded, "sign-in session")} ended${revoked}`;
 }
