@@ -1,4 +1,5 @@
-// End-to-end in a real headless Chromium (playwright-core + Debian's /usr/bin/chromium) against a real socket.
+// End-to-end in a real headless Chromium (playwright-core + Debian's /usr/bin/chromium) against a real socket,
+// served by the runtime's own listener: node:http under Node, Deno.serve under Deno.
 import { after, before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
@@ -9,8 +10,10 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import type { BrowserContext, Page } from "playwright-core";
 import { buildTestApp } from "../helpers/test_app.ts";
-import { createApp, type App } from "../../src/app.ts";
-import { toNodeListener } from "../../src/adapters/node_listener.ts";
+import { createApp } from "../../src/app.ts";
+import { listenNode } from "../../src/adapters/serve_node.ts";
+import { listenDeno } from "../../src/adapters/serve_deno.ts";
+import type { Listener } from "../../src/cli/types.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = [
@@ -25,7 +28,8 @@ interface World {
   clientId: string;
   user: { username: string; password: string };
   context: BrowserContext;
-  servers: Server[];
+  callback: Server;
+  listener: Listener;
   profile: string;
 }
 
@@ -45,25 +49,31 @@ async function setUp(): Promise<World> {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.end("<!doctype html><title>callback</title><p>Callback received</p>");
   });
-  let app: App | undefined;
-  const main = await listen((req, res) => void toNodeListener(app!, main.origin)(req, res));
-  const t = buildTestApp({ FIELDGATE_BASE_URL: main.origin, FIELDGATE_DEMO: "true" });
-  const client = await t.seed.client({ name: "Field notes app", redirectUri: `${callback.origin}/cb` });
-  const demo = await t.seed.client({ name: "Demo field notes app", redirectUri: `${main.origin}/demo/callback` });
-  const user = await t.seed.user({ username: "demo" });
-  await t.seed.fields(3);
-  app = createApp({
-    config: t.config,
-    store: t.store,
-    clock: t.app.deps.clock,
-    random: t.app.deps.random,
-    log: () => {},
-    demo: { clientId: demo.clientId, clientSecret: demo.clientSecret },
+  const listenRuntime = "Deno" in globalThis ? listenDeno : listenNode;
+  let built!: { clientId: string; user: { username: string; password: string } };
+  const listener = await listenRuntime({ port: 0, host: "127.0.0.1", graceMs: 1_000 }, async (port) => {
+    const origin = `http://127.0.0.1:${port}`;
+    const t = buildTestApp({ FIELDGATE_BASE_URL: origin, FIELDGATE_DEMO: "true" });
+    const client = await t.seed.client({ name: "Field notes app", redirectUri: `${callback.origin}/cb` });
+    const demo = await t.seed.client({ name: "Demo field notes app", redirectUri: `${origin}/demo/callback` });
+    const user = await t.seed.user({ username: "demo" });
+    await t.seed.fields(3);
+    built = { clientId: client.clientId, user };
+    return createApp({
+      config: t.config,
+      store: t.store,
+      clock: t.app.deps.clock,
+      random: t.app.deps.random,
+      log: () => {},
+      demo: { clientId: demo.clientId, clientSecret: demo.clientSecret },
+    });
   });
   const profile = await mkdtemp(join(tmpdir(), "fieldgate-chromium-"));
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
   await mkdir(ARTIFACTS, { recursive: true });
-  return { origin: main.origin, callbackOrigin: callback.origin, clientId: client.clientId, user, context, servers: [main.server, callback.server], profile };
+  return {
+    origin: listener.url, callbackOrigin: callback.origin, ...built, context, callback: callback.server, listener, profile,
+  };
 }
 
 function authorizeUrl(w: World, state: string): string {
@@ -83,95 +93,87 @@ async function signInOn(page: Page, w: World, password = w.user.password): Promi
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
-function registerBrowserTests(): void {
-  let w: World;
-  let page: Page;
+let w: World;
+let page: Page;
 
-  before(async () => {
-    w = await setUp();
-  });
-  beforeEach(async () => {
-    await w.context.clearCookies();
-    page = w.context.pages()[0] ?? (await w.context.newPage());
-  });
-  after(async () => {
-    await w?.context.close();
-    for (const server of w?.servers ?? []) server.close();
-    if (w) await rm(w.profile, { recursive: true, force: true });
-  });
+before(async () => {
+  w = await setUp();
+});
+beforeEach(async () => {
+  await w.context.clearCookies();
+  page = w.context.pages()[0] ?? (await w.context.newPage());
+});
+after(async () => {
+  await w?.context.close();
+  w?.callback.close();
+  await w?.listener.close();
+  if (w) await rm(w.profile, { recursive: true, force: true });
+});
 
-  test("browser: sign in and approve lands on the client's callback with code, state and iss", async () => {
-    await page.goto(authorizeUrl(w, "approve-state"));
-    await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    await page.screenshot({ path: new URL("sign-in.png", ARTIFACTS).pathname, fullPage: true });
-    await signInOn(page, w);
-    await page.getByRole("button", { name: "Approve" }).waitFor();
-    assert.match(await page.textContent("body") ?? "", /Field notes app/);
-    await page.screenshot({ path: new URL("consent.png", ARTIFACTS).pathname, fullPage: true });
-    await page.getByRole("button", { name: "Approve" }).click();
-    await page.waitForURL((url) => url.origin === w.callbackOrigin);
-    const url = new URL(page.url());
-    assert.equal(url.pathname, "/cb");
-    assert.match(url.searchParams.get("code") ?? "", /^fgac_/);
-    assert.equal(url.searchParams.get("state"), "approve-state");
-    assert.equal(url.searchParams.get("iss"), w.origin);
-  });
+test("browser: sign in and approve lands on the client's callback with code, state and iss", async () => {
+  await page.goto(authorizeUrl(w, "approve-state"));
+  await page.getByRole("heading", { name: "Sign in" }).waitFor();
+  await page.screenshot({ path: new URL("sign-in.png", ARTIFACTS).pathname, fullPage: true });
+  await signInOn(page, w);
+  await page.getByRole("button", { name: "Approve" }).waitFor();
+  assert.match(await page.textContent("body") ?? "", /Field notes app/);
+  await page.screenshot({ path: new URL("consent.png", ARTIFACTS).pathname, fullPage: true });
+  await page.getByRole("button", { name: "Approve" }).click();
+  await page.waitForURL((url) => url.origin === w.callbackOrigin);
+  const url = new URL(page.url());
+  assert.equal(url.pathname, "/cb");
+  assert.match(url.searchParams.get("code") ?? "", /^fgac_/);
+  assert.equal(url.searchParams.get("state"), "approve-state");
+  assert.equal(url.searchParams.get("iss"), w.origin);
+});
 
-  test("browser: a remembered consent goes from sign-in straight to the callback", async () => {
-    await page.goto(authorizeUrl(w, "again"));
-    await signInOn(page, w);
-    await page.waitForURL((url) => url.origin === w.callbackOrigin);
-    assert.equal(new URL(page.url()).searchParams.get("state"), "again");
-  });
+test("browser: a remembered consent goes from sign-in straight to the callback", async () => {
+  await page.goto(authorizeUrl(w, "again"));
+  await signInOn(page, w);
+  await page.waitForURL((url) => url.origin === w.callbackOrigin);
+  assert.equal(new URL(page.url()).searchParams.get("state"), "again");
+});
 
-  test("browser: deny lands on the callback with access_denied", async () => {
-    await page.goto(`${w.origin}/account`);
-    await signInOn(page, w);
-    await page.getByRole("heading", { name: "Your account" }).waitFor();
-    const revoke = page.getByRole("button", { name: /Revoke access/ });
-    if (await revoke.count() > 0) await revoke.first().click();
-    await page.goto(authorizeUrl(w, "deny-state"));
-    await page.getByRole("button", { name: "Deny" }).click();
-    await page.waitForURL((url) => url.origin === w.callbackOrigin);
-    const url = new URL(page.url());
-    assert.equal(url.searchParams.get("error"), "access_denied");
-    assert.equal(url.searchParams.get("state"), "deny-state");
-    assert.equal(url.searchParams.get("code"), null);
-  });
+test("browser: deny lands on the callback with access_denied", async () => {
+  await page.goto(`${w.origin}/account`);
+  await signInOn(page, w);
+  await page.getByRole("heading", { name: "Your account" }).waitFor();
+  const revoke = page.getByRole("button", { name: /Revoke access/ });
+  if (await revoke.count() > 0) await revoke.first().click();
+  await page.goto(authorizeUrl(w, "deny-state"));
+  await page.getByRole("button", { name: "Deny" }).click();
+  await page.waitForURL((url) => url.origin === w.callbackOrigin);
+  const url = new URL(page.url());
+  assert.equal(url.searchParams.get("error"), "access_denied");
+  assert.equal(url.searchParams.get("state"), "deny-state");
+  assert.equal(url.searchParams.get("code"), null);
+});
 
-  test("browser: a wrong password shows the generic error and stays on the sign-in form", async () => {
-    await page.goto(authorizeUrl(w, "wrong"));
-    await signInOn(page, w, "not the password");
-    await page.getByRole("alert").waitFor();
-    assert.match(await page.getByRole("alert").textContent() ?? "", /Incorrect username or password/);
-    assert.equal(new URL(page.url()).origin, w.origin);
-    assert.equal(await page.getByLabel("Username").inputValue(), w.user.username);
-  });
+test("browser: a wrong password shows the generic error and stays on the sign-in form", async () => {
+  await page.goto(authorizeUrl(w, "wrong"));
+  await signInOn(page, w, "not the password");
+  await page.getByRole("alert").waitFor();
+  assert.match(await page.getByRole("alert").textContent() ?? "", /Incorrect username or password/);
+  assert.equal(new URL(page.url()).origin, w.origin);
+  assert.equal(await page.getByLabel("Username").inputValue(), w.user.username);
+});
 
-  test("browser: the demo walkthrough exchanges the code, queries GraphQL, refreshes and revokes", async () => {
-    // The landing page opened under another name for the same server (localhost, while the base URL says
-    // 127.0.0.1): the demo must move to the base URL's origin, where its callback and cookie live.
-    await page.goto(`${w.origin.replace("127.0.0.1", "localhost")}/`);
-    await page.getByRole("link", { name: "Try the demo" }).click();
-    await signInOn(page, w);
-    await page.getByRole("button", { name: "Approve" }).click();
-    await page.waitForURL(`${w.origin}/demo`);
-    const body = () => page.textContent("main").then((t) => t ?? "");
-    assert.match(await body(), /"total_count": 3/);
-    assert.match(await body(), /"token_type": "Bearer"/);
-    await page.getByRole("button", { name: "Refresh the tokens" }).click();
-    await page.waitForURL(`${w.origin}/demo`);
-    assert.match(await body(), /refresh_token\) HTTP 200/);
-    await page.getByRole("button", { name: "Revoke the tokens" }).click();
-    await page.waitForURL(`${w.origin}/demo`);
-    assert.match(await body(), /POST \/oauth\/revoke \(refresh_token\) HTTP 200/);
-    assert.match(await body(), /HTTP 401/);
-  });
-}
-
-if ("Deno" in globalThis) {
-  // The one runtime split: playwright-core cannot drive Chromium reliably under Deno, so these run under Node only.
-  console.log("test/e2e/browser.test.ts: browser tests run under Node only (playwright-core is unreliable on Deno)");
-} else {
-  registerBrowserTests();
-}
+test("browser: the demo walkthrough exchanges the code, queries GraphQL, refreshes and revokes", async () => {
+  // The landing page opened under another name for the same server (localhost, while the base URL says
+  // 127.0.0.1): the demo must move to the base URL's origin, where its callback and cookie live.
+  await page.goto(`${w.origin.replace("127.0.0.1", "localhost")}/`);
+  await page.getByRole("link", { name: "Try the demo" }).click();
+  await signInOn(page, w);
+  await page.getByRole("button", { name: "Approve" }).click();
+  await page.waitForURL(`${w.origin}/demo`);
+  const body = () => page.textContent("main").then((t) => t ?? "");
+  assert.match(await body(), /"total_count": 3/);
+  assert.match(await body(), /"token_type": "Bearer"/);
+  await page.getByRole("button", { name: "Refresh the tokens" }).click();
+  await page.waitForURL(`${w.origin}/demo`);
+  assert.match(await body(), /refresh_token\) HTTP 200/);
+  await page.getByRole("button", { name: "Revoke the tokens" }).click();
+  await page.waitForURL(`${w.origin}/demo`);
+  assert.match(await body(), /POST \/oauth\/revoke \(refresh_token\) HTTP 200/);
+  assert.match(await body(), /HTTP 401/);
+});
