@@ -55,8 +55,9 @@ async function serve(deps: Deps, executor: Executor, request: Request, ctx: Requ
   const prepared = executor.prepare(params.query);
   const operation = prepared.document && getOperationAST(prepared.document, params.operationName);
   if (isGet && operation && operation.operation !== "query") {
-    // GET must be safe: mutations (and subscriptions) only over POST (GraphQL over HTTP, "GET").
-    const error = requestError("METHOD_NOT_ALLOWED", `Only query operations are allowed over GET; use POST for ${operation.operation}`);
+    // GET must be safe: mutations (and subscriptions) only over POST (GraphQL over HTTP, "GET"). The schema has
+    // neither, so the message does not send the client to POST, where validation refuses them.
+    const error = requestError("METHOD_NOT_ALLOWED", `Only query operations are allowed over GET`);
     return respond(media, errorsBody([error]), 405, { allow: "POST" });
   }
   if (prepared.errors || !prepared.document) return respond(media, errorsBody(prepared.errors ?? []), failedStatus(media));

@@ -3,7 +3,6 @@ import {
   execute,
   GraphQLError,
   parse,
-  specifiedRules,
   validate,
   type DocumentNode,
   type GraphQLFormattedError,
@@ -13,6 +12,7 @@ import type { GraphqlLimits } from "../config.ts";
 import type { GraphqlContext } from "./context.ts";
 import { formatError, requestError } from "./errors.ts";
 import { checkLimits } from "./limits.ts";
+import { clarifyValidationError, VALIDATION_RULES } from "./validation_rules.ts";
 
 /** A query text after parse, validation and limit checks; `errors` set when it must not run. */
 export interface Prepared {
@@ -58,11 +58,14 @@ function parseOrError(query: string, maxTokens: number): DocumentNode | GraphQLF
 function prepareUncached(schema: GraphQLSchema, limits: GraphqlLimits, query: string): Prepared {
   const parsed = parseOrError(query, limits.maxTokens);
   if (!("kind" in parsed)) return { errors: [parsed] };
-  const invalid = validate(schema, parsed, specifiedRules, { maxErrors: 20 });
+  const invalid = validate(schema, parsed, VALIDATION_RULES, { maxErrors: 20 });
   if (invalid.length > 0) {
     return {
       document: parsed,
-      errors: invalid.map((error) => ({ ...error.toJSON(), extensions: { code: "GRAPHQL_VALIDATION_FAILED" } })),
+      errors: invalid.map((error) => ({
+        ...clarifyValidationError(error).toJSON(),
+        extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+      })),
     };
   }
   const broken = checkLimits(schema, parsed, limits);

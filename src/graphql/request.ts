@@ -1,5 +1,5 @@
 // GraphQL-over-HTTP request handling: media type negotiation and the query/variables/operationName parameters.
-import { mediaType, readText } from "../http/body.ts";
+import { mediaType, memberNames, readText } from "../http/body.ts";
 import { OAuthError, invalidRequest, isOAuthError } from "../oauth/errors.ts";
 
 export const GRAPHQL_RESPONSE = "application/graphql-response+json";
@@ -60,6 +60,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+const PARAMETERS = ["query", "operationName", "variables", "extensions"];
+
 /** Checks the parameter types the GraphQL-over-HTTP spec requires; `extensions` is accepted and ignored. */
 function toParams(raw: Record<string, unknown>): GraphqlParams | ParamsFailure {
   const { query, operationName, variables, extensions } = raw;
@@ -81,7 +83,7 @@ function parseJson(text: string): { value: unknown } | undefined {
 /** Parameters of a GET request, from the URL query string (GraphQL over HTTP, "GET"). */
 export function paramsFromUrl(url: URL): GraphqlParams | ParamsFailure {
   const raw: Record<string, unknown> = {};
-  for (const name of ["query", "operationName", "variables", "extensions"]) {
+  for (const name of PARAMETERS) {
     const values = url.searchParams.getAll(name);
     if (values.length > 1) return { failure: `The ${name} parameter is repeated` };
     if (values.length === 0) continue;
@@ -117,7 +119,21 @@ export async function paramsFromBody(request: Request, maxBytes: number): Promis
   const parsed = parseJson(text);
   if (!parsed) return { failure: "Request body is not valid JSON" };
   if (!isObject(parsed.value)) return { failure: "Request body must be a JSON object" };
+  // JSON.parse keeps the last of a repeated member; a proxy or firewall that reads the first would see another
+  // operation than we run. Refused like a repeated GET parameter (and a repeated member at the OAuth endpoints).
+  const repeated = repeatedParameter(text);
+  if (repeated) return { failure: `The ${repeated} parameter is repeated` };
   return toParams(parsed.value);
+}
+
+function repeatedParameter(text: string): string | undefined {
+  const seen = new Set<string>();
+  for (const name of memberNames(text)) {
+    if (!PARAMETERS.includes(name)) continue;
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
 }
 
 /** @throws OAuthError 406 when the client accepts neither GraphQL response media type. */

@@ -28,6 +28,8 @@ test("a configured origin gets a preflight answer and CORS headers without crede
   assert.equal(pre.headers.get("access-control-allow-origin"), ORIGIN);
   assert.match(pre.headers.get("access-control-allow-methods") ?? "", /POST/);
   assert.match(pre.headers.get("access-control-allow-headers") ?? "", /authorization/);
+  // A browser client may send its own X-Request-Id to correlate with the server's log.
+  assert.match(pre.headers.get("access-control-allow-headers") ?? "", /(^|, )x-request-id(,|$)/);
   assert.equal(pre.headers.get("access-control-allow-credentials"), null);
   assert.match(pre.headers.get("vary") ?? "", /Origin/);
   const res = await t.app.fetch(graphqlRequest(acmeToken, { query: "{ __typename }" }, { origin: ORIGIN }));

@@ -5,6 +5,14 @@ import { BASE } from "../helpers/requests.ts";
 
 const GQL = "application/graphql-response+json";
 
+function rawPost(token: string, body: string, headers: Record<string, string> = {}): Request {
+  return new Request(`${BASE}/graphql`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+    body,
+  });
+}
+
 function getRequest(token: string, params: Record<string, string>, headers: Record<string, string> = {}): Request {
   return new Request(`${BASE}/graphql?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
 }
@@ -32,6 +40,10 @@ const rows: Row[] = [
   { name: "GET variables that are not JSON", request: (k) => getRequest(k, { query: "{ __typename }", variables: "{" }), status: 400, code: "BAD_REQUEST" },
   { name: "a mutation over GET is 405", request: (k) => getRequest(k, { query: "mutation { __typename }" }), status: 405, code: "METHOD_NOT_ALLOWED" },
   { name: "a named mutation over GET is 405 even when another operation is a query", request: (k) => getRequest(k, { query: "query Q { __typename } mutation M { __typename }", operationName: "M" }), status: 405, code: "METHOD_NOT_ALLOWED" },
+  { name: "a mutation over POST is a validation error: the schema has no mutations", request: (k) => graphqlRequest(k, { query: "mutation { __typename }" }, { accept: GQL }), status: 400, code: "GRAPHQL_VALIDATION_FAILED" },
+  { name: "a subscription over POST is a validation error: the schema has no subscriptions", request: (k) => graphqlRequest(k, { query: "subscription { __typename }" }), status: 200, code: "GRAPHQL_VALIDATION_FAILED" },
+  { name: "a repeated query member is refused, not last-wins", request: (k) => rawPost(k, '{"query":"{ viewer { username } }","query":"{ fields { total_count } }"}'), status: 400, code: "BAD_REQUEST" },
+  { name: "a repeated member is refused when written with an escape", request: (k) => rawPost(k, '{"variables":{},"\\u0076ariables":{"crop":"wheat"},"query":"{ __typename }"}'), status: 400, code: "BAD_REQUEST" },
   { name: "form bodies are 415", request: (k) => new Request(`${BASE}/graphql`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/x-www-form-urlencoded" }, body: "query=%7B__typename%7D" }), status: 415, error: "unsupported_media_type" },
   { name: "a body that is not valid UTF-8 is a GraphQL request error", request: (k) => new Request(`${BASE}/graphql`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/json" }, body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) }), status: 400, code: "BAD_REQUEST" },
   { name: "a non-UTF-8 charset is 415", request: (k) => graphqlRequest(k, { query: "{ __typename }" }, { "content-type": "application/json; charset=latin1" }), status: 415, error: "unsupported_media_type" },
@@ -60,6 +72,37 @@ test("a mutation over GET names POST in Allow", async () => {
   const { t, acmeToken } = await buildWorld();
   const res = await t.app.fetch(getRequest(acmeToken, { query: "mutation { __typename }" }));
   assert.equal(res.headers.get("allow"), "POST");
+});
+
+test("a mutation is refused before execution with a message naming the missing operation type", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const res = await t.app.fetch(graphqlRequest(acmeToken, { query: "mutation M { __typename }" }, { accept: GQL }));
+  const body = await res.json();
+  assert.deepEqual(body, {
+    errors: [{
+      message: "The schema has no mutation operations",
+      locations: [{ line: 1, column: 1 }],
+      extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+    }],
+  });
+});
+
+test("repeated members other than the four parameters are ignored like any unknown member", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const res = await t.app.fetch(rawPost(acmeToken, '{"query":"{ fields { total_count } }","x":1,"x":2}'));
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { data: { fields: { total_count: 7 } } });
+});
+
+test("a document too repetitive for graphql-js to validate gets a message that says so", async () => {
+  const { t, acmeToken } = await buildWorld();
+  // 900 selections of one field: within the token limit, past OverlappingFieldsCanBeMergedRule's budget.
+  const query = `{ ${"__typename ".repeat(900)}}`;
+  const res = await t.app.fetch(graphqlRequest(acmeToken, { query }, { accept: GQL }));
+  assert.equal(res.status, 400);
+  const body = await res.json();
+  assert.equal(body.errors[0].extensions.code, "GRAPHQL_VALIDATION_FAILED");
+  assert.match(body.errors[0].message, /repeats too many field selections/);
 });
 
 test("GET runs queries with variables and operationName from the URL", async () => {
