@@ -78,7 +78,12 @@ export async function trustedClient(deps: Deps, params: RawParams): Promise<{ cl
     throw invalidRequest("This application is not allowed to ask users for access");
   }
   const redirectUri = params.get("redirect_uri");
-  if (!redirectUri || params.repeated("redirect_uri")) throw invalidRequest("The request has no valid redirect_uri");
+  // RFC 6749 §3.1.2.3 would let a client with one registered URI leave it out; the service spec (§4.1) lists
+  // every parameter as required, so the page says what to send.
+  if (params.repeated("redirect_uri")) throw invalidRequest("Parameter redirect_uri is repeated");
+  if (!redirectUri) {
+    throw invalidRequest("Parameter redirect_uri is required: send the callback URI registered for this application");
+  }
   if (!redirectUriMatches(client.redirectUri, redirectUri)) {
     throw invalidRequest("The redirect_uri does not match the one registered for this application");
   }
@@ -94,14 +99,20 @@ function sameScopes(requested: string, registered: string): boolean {
 
 /** The first problem of a request whose client is trusted, or undefined. */
 function problem(deps: Deps, params: RawParams, registeredScope: string): OAuthError | undefined {
-  for (const name of ["response_type", "scope", "state", "code_challenge", "code_challenge_method"]) {
+  for (const name of ["response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method"]) {
     if (params.repeated(name)) return invalidRequest(`Parameter ${name} is repeated`);
   }
   const responseType = params.get("response_type");
   if (!responseType) return invalidRequest("Parameter response_type is required");
   if (responseType !== "code") return new OAuthError("unsupported_response_type", "Only response_type=code is supported");
+  // The metadata lists query as the only response mode. A client that asked for fragment or form_post would get
+  // its code where it does not look for it (and in URLs it meant to keep it out of): refused, not ignored.
+  const responseMode = params.get("response_mode");
+  if (responseMode !== undefined && responseMode !== "query") {
+    return invalidRequest("Only response_mode=query is supported");
+  }
   const scope = params.get("scope");
-  if (!scope) return invalidScope("Parameter scope is required");
+  if (!scope) return invalidScope("Parameter scope is required: send the scope registered for this application");
   if (!sameScopes(scope, registeredScope)) return invalidScope("The scope does not match the registered scope");
   if ((params.get("state") ?? "").length > MAX_STATE_LENGTH) return invalidRequest("Parameter state is too long");
   const challenge = params.get("code_challenge");

@@ -79,6 +79,23 @@ for (const row of untrusted) {
   });
 }
 
+test("a missing redirect_uri or scope is explained: the spec requires both, with the registered values", async () => {
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client();
+  const page = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { redirect_uri: undefined })}`));
+  assert.match(await page.text(), /Parameter redirect_uri is required: send the callback URI registered for this application/);
+  const redirect = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { scope: undefined })}`));
+  assert.equal(location(redirect).searchParams.get("error_description"), "Parameter scope is required: send the scope registered for this application");
+});
+
+test("authorize accepts response_mode=query, the one mode the metadata lists", async () => {
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client();
+  const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { response_mode: "query" })}`));
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /Sign in/);
+});
+
 test("authorize refuses a repeated client_id with an error page", async () => {
   const t = buildTestApp();
   const { clientId } = await t.seed.client();
@@ -103,6 +120,8 @@ const redirected: Array<{ name: string; params: Record<string, string | undefine
   { name: "missing response_type", params: { response_type: undefined }, error: "invalid_request" },
   { name: "response_type=token", params: { response_type: "token" }, error: "unsupported_response_type" },
   { name: "missing scope", params: { scope: undefined }, error: "invalid_scope" },
+  { name: "response_mode=fragment (only query is supported)", params: { response_mode: "fragment" }, error: "invalid_request" },
+  { name: "response_mode=form_post (only query is supported)", params: { response_mode: "form_post" }, error: "invalid_request" },
   { name: "an unregistered scope", params: { scope: "fields:write" }, error: "invalid_scope" },
   { name: "an extra scope", params: { scope: "fields:read admin" }, error: "invalid_scope" },
   { name: "PKCE method plain", params: { code_challenge: CHALLENGE, code_challenge_method: "plain" }, error: "invalid_request" },
