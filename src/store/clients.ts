@@ -105,12 +105,13 @@ export function createClientStore(db: Db): ClientStore {
     async insert(c) {
       let row: Row | undefined;
       try {
-        // One statement, so two registrations racing for the same integration user cannot both win.
-        row = db.prepare(`INSERT INTO clients
+        // One statement, so two registrations racing for the same integration user cannot both win. In a
+        // transaction: see Db.transaction on RETURNING.
+        row = db.transaction(() => db.prepare(`INSERT INTO clients
           (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at)
           SELECT ?, ?, ?, ?, ?, ?, ?, ?
           WHERE ?7 IS NULL OR NOT EXISTS (SELECT 1 FROM clients WHERE integration_user_id = ?7) RETURNING *`)
-          .get(c.clientId, c.secretHash, c.name, c.grantType, c.redirectUri, c.scope, c.integrationUserId, c.now) as Row | undefined;
+          .get(c.clientId, c.secretHash, c.name, c.grantType, c.redirectUri, c.scope, c.integrationUserId, c.now) as Row | undefined);
       } catch (error) {
         rethrowConflict(error, "client_id already exists");
       }
@@ -161,8 +162,9 @@ export function createClientStore(db: Db): ClientStore {
       });
     },
     async setDisabled(clientId, disabled) {
-      const row = db.prepare("UPDATE clients SET disabled = ? WHERE client_id = ? RETURNING *")
-        .get(disabled ? 1 : 0, clientId) as Row | undefined;
+      const row = db.transaction(() =>
+        db.prepare("UPDATE clients SET disabled = ? WHERE client_id = ? RETURNING *").get(disabled ? 1 : 0, clientId) as Row | undefined
+      );
       return row && toClient(row);
     },
   };

@@ -61,7 +61,12 @@ function outcomeOf(row: Record<string, unknown> | undefined): CheckpointOutcome 
 export interface Db {
   /** Prepares once per SQL text and reuses the statement afterwards. */
   prepare(sql: string): Statement;
-  /** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. `fn` must be synchronous. */
+  /**
+   * Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. `fn` must be synchronous. Every write
+   * that reads its rows back with `UPDATE/INSERT … RETURNING` and `.get()` belongs in here: `.get()` stops at the
+   * first row and resets the statement, and in autocommit mode SQLite commits in that reset, whose failure
+   * (disk full, I/O error) node:sqlite does not report. The row came back, the write was gone. COMMIT throws.
+   */
   transaction<T>(fn: () => T): T;
   /**
    * Group commit: runs `fn` in one BEGIN IMMEDIATE … COMMIT shared with the other calls queued in the same
@@ -157,9 +162,17 @@ function migrate(db: DatabaseSync, nowMs: number): void {
     }
     db.exec("COMMIT");
   } catch (error) {
-    db.exec("ROLLBACK");
+    rollbackIfOpen(db);
     throw error;
   }
+}
+
+/**
+ * After a failed statement or COMMIT SQLite may already have rolled the transaction back (disk full, I/O errors):
+ * a ROLLBACK then fails with "no transaction is active", and that message would replace the real cause.
+ */
+function rollbackIfOpen(db: DatabaseSync): void {
+  if (db.isTransaction) db.exec("ROLLBACK");
 }
 
 function wrap(db: DatabaseSync, path: string, afterBatch: (() => void) | undefined): Db {
@@ -236,7 +249,7 @@ function wrap(db: DatabaseSync, path: string, afterBatch: (() => void) | undefin
         db.exec("COMMIT");
         return result;
       } catch (error) {
-        db.exec("ROLLBACK");
+        rollbackIfOpen(db);
         throw error;
       } finally {
         depth--;

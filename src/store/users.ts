@@ -102,7 +102,7 @@ export function createUserStore(db: Db): UserStore {
   };
   return {
     async insert(user) {
-      return insertUser(user);
+      return db.transaction(() => insertUser(user));
     },
     async insertMember(user, slug, organizationName = slug) {
       return db.transaction(() => {

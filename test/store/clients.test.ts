@@ -2,6 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { StoreConflictError } from "../../src/store/errors.ts";
+import { openDatabase } from "../../src/store/sqlite.ts";
+import { createClientStore } from "../../src/store/clients.ts";
 
 async function setup(): Promise<{ store: Store; userId: number }> {
   const store = openStore(":memory:");
@@ -72,4 +74,16 @@ test("replaceRedirectUri changes one authorization-code client and returns its p
   assert.equal(await store.clients.replaceRedirectUri("job", "http://localhost:9/cb"), undefined);
   assert.equal((await store.clients.findByClientId("job"))?.redirectUri, null);
   assert.equal(await store.clients.replaceRedirectUri("nobody", "http://localhost:9/cb"), undefined);
+});
+
+test("a registration whose commit fails is reported, never acknowledged with credentials that were not stored", async () => {
+  const db = openDatabase(":memory:");
+  const clients = createClientStore(db);
+  // The commit fails (a deferred foreign key to a user that does not exist), as it can on a full disk. With the
+  // INSERT … RETURNING read by .get() in autocommit, the row came back and the failed commit went unnoticed.
+  db.exec("PRAGMA defer_foreign_keys = ON");
+  const job = { ...web, clientId: "job", grantType: "client_credentials" as const, redirectUri: null, integrationUserId: 999 };
+  await assert.rejects(clients.insert(job), /FOREIGN KEY constraint failed/);
+  assert.deepEqual(await clients.list(), []);
+  db.close();
 });

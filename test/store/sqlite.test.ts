@@ -229,3 +229,31 @@ test("afterBatch runs after the batch's callers have gone on, before anything th
     db.close();
   }
 });
+
+test("a transaction that fills the database reports the full disk, not the rollback SQLite already made", () => {
+  const db = openDatabase(":memory:");
+  // max_page_count makes SQLite answer SQLITE_FULL as a full disk would, and roll the transaction back itself.
+  const pages = Number((db.prepare("PRAGMA page_count").get() as { page_count: number }).page_count);
+  db.exec(`PRAGMA max_page_count = ${pages + 2}`);
+  const insert = () => db.prepare("INSERT INTO audit_events (at, event, detail) VALUES (?, 'x', ?)");
+  assert.throws(
+    () => db.transaction(() => { for (let i = 0; i < 200; i++) insert().run(i, "y".repeat(3000)); }),
+    /database or disk is full/,
+  );
+  assert.equal(db.inTransaction(), false);
+  assert.equal((db.prepare("SELECT COUNT(*) AS n FROM audit_events").get() as { n: number }).n, 0);
+  db.close();
+});
+
+test("a COMMIT that fails throws, and the transaction's writes are gone", () => {
+  const db = openDatabase(":memory:");
+  // A deferred foreign key is checked at COMMIT: a way to make the commit itself fail, as a full disk can.
+  db.exec("PRAGMA defer_foreign_keys = ON");
+  assert.throws(() => db.transaction(() => {
+    db.prepare(`INSERT INTO clients (client_id, secret_hash, name, grant_type, scope, integration_user_id, created_at)
+      VALUES ('c', 'h', 'C', 'client_credentials', 'fields:read', 999, 1)`).run();
+  }), /FOREIGN KEY constraint failed/);
+  assert.equal(db.inTransaction(), false);
+  assert.equal((db.prepare("SELECT COUNT(*) AS n FROM clients").get() as { n: number }).n, 0);
+  db.close();
+});
