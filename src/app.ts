@@ -9,7 +9,7 @@ import { metricsRoutes } from "./http/metrics_route.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
 import { html, json, jsonNoStore } from "./http/respond.ts";
 import { isOAuthError, type OAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
-import { isStoreBusy } from "./store/errors.ts";
+import { isStoreBusy, storageFaultOf } from "./store/errors.ts";
 import { oauthRoutes } from "./oauth/routes.ts";
 import { graphqlRoutes } from "./graphql/endpoint.ts";
 import { uiRoutes } from "./ui/routes.ts";
@@ -37,13 +37,27 @@ export interface App {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-function healthRoutes(deps: Deps): Route[] {
+/**
+ * How long /healthz reports a storage fault after a request last met one. A read (ping) succeeds on a full disk
+ * or a read-only file while every write fails; without this the service looked healthy. Bounded, so that a load
+ * balancer that stops sending requests sees the service again and its next write finds out whether it recovered.
+ */
+const STORAGE_FAULT_REPORT_MS = 10_000;
+
+/** The storage fault requests met last, and when (ms on the app's clock). */
+interface StorageFaults {
+  last?: { fault: string; at: number };
+}
+
+function healthRoutes(deps: Deps, faults: StorageFaults): Route[] {
   return [{
     method: "GET",
     path: "/healthz",
     handler: async () => {
-      const ok = await deps.store.ping();
-      return json({ status: ok ? "ok" : "unavailable" }, ok ? 200 : 503, { "cache-control": "no-store" });
+      const recent = faults.last && deps.clock() - faults.last.at < STORAGE_FAULT_REPORT_MS ? faults.last : undefined;
+      const ok = !recent && await deps.store.ping();
+      const body = recent ? { status: "unavailable", database: recent.fault } : { status: ok ? "ok" : "unavailable" };
+      return json(body, ok ? 200 : 503, { "cache-control": "no-store" });
     },
   }];
 }
@@ -114,8 +128,9 @@ export function createApp(options: AppOptions): App {
     demo: options.config.demo ? options.demo : undefined,
     selfFetch: (request) => fetch(request),
   };
+  const faults: StorageFaults = {};
   const router = createRouter([
-    ...healthRoutes(deps), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps), ...metricsRoutes(deps),
+    ...healthRoutes(deps, faults), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps), ...metricsRoutes(deps),
   ]);
   const nextRequestId = requestIds(deps.random);
 
@@ -140,6 +155,14 @@ export function createApp(options: AppOptions): App {
         // timeout: a condition to retry, not a fault of ours or the client's.
         deps.log("database_busy", { request_id: requestId, path: url.pathname });
         return { response: renderError(temporarilyUnavailable(), surface), routeLabel };
+      }
+      const fault = storageFaultOf(error);
+      if (fault) {
+        // Disk full, a read-only file, an I/O error, a corrupt page: the operator's to fix, and every write meets
+        // it until then. 503 (retry later), no stack: the message is the cause. /healthz reports it too.
+        faults.last = { fault, at: deps.clock() };
+        deps.log("database_unavailable", { request_id: requestId, path: url.pathname, fault, error: (error as Error).message });
+        return { response: renderError(temporarilyUnavailable(10), surface), routeLabel };
       }
       // Unknown failure: log the cause for operators, tell the client nothing about it.
       deps.log("request_failed", {

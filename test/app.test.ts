@@ -3,6 +3,21 @@ import assert from "node:assert/strict";
 import { buildTestApp } from "./helpers/test_app.ts";
 import { get, postJson } from "./helpers/requests.ts";
 import { StoreBusyError } from "../src/store/errors.ts";
+import { DatabaseSync } from "node:sqlite";
+
+/** The error node:sqlite throws when the disk is full, made for real (max_page_count makes SQLite answer SQLITE_FULL). */
+function diskFullError(): Error {
+  const db = new DatabaseSync(":memory:");
+  db.exec("CREATE TABLE t (x); PRAGMA max_page_count = 3");
+  try {
+    for (let i = 0; i < 100; i++) db.prepare("INSERT INTO t VALUES (?)").run("y".repeat(3000));
+  } catch (error) {
+    return error as Error;
+  } finally {
+    db.close();
+  }
+  throw new Error("expected SQLITE_FULL");
+}
 
 test("healthz answers 200 when the database is reachable", async () => {
   const { app } = buildTestApp();
@@ -97,4 +112,27 @@ test("a database another writer keeps locked answers 503 temporarily_unavailable
   assert.equal((await res.json()).error, "temporarily_unavailable");
   assert.ok(t.log.some((l) => l.event === "database_busy"));
   assert.ok(!t.log.some((l) => l.event === "request_failed"));
+});
+
+test("a full disk answers 503 with Retry-After, logs the cause without a stack, and /healthz reports it for a while", async () => {
+  const t = buildTestApp();
+  const { clientId, clientSecret } = await t.seed.client({ grant: "client_credentials" });
+  const full = diskFullError();
+  t.store.tokens.issue = async () => {
+    throw full;
+  };
+  assert.equal((await t.app.fetch(get("/healthz"))).status, 200, "reads still work: healthy until a write fails");
+  const res = await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }));
+  assert.equal(res.status, 503);
+  assert.equal(res.headers.get("retry-after"), "10");
+  assert.equal((await res.json()).error, "temporarily_unavailable");
+  const line = t.log.find((l) => l.event === "database_unavailable");
+  assert.deepEqual({ ...line?.fields, request_id: undefined }, { request_id: undefined, path: "/oauth/token", fault: "full", error: "database or disk is full" });
+  assert.ok(!t.log.some((l) => l.event === "request_failed"));
+  const health = await t.app.fetch(get("/healthz"));
+  assert.equal(health.status, 503);
+  assert.deepEqual(await health.json(), { status: "unavailable", database: "full" });
+  // Ten seconds without another failure: the next write is what tells whether the disk has room again.
+  t.clock.advance(10);
+  assert.equal((await t.app.fetch(get("/healthz"))).status, 200);
 });

@@ -92,8 +92,10 @@ export const invalidScope = (msg: string) => new OAuthError("invalid_scope", msg
 export const invalidToken = (msg: string, o?: OAuthErrorOptions) => new OAuthError("invalid_token", msg, o);
 export const insufficientScope = (msg: string, o?: OAuthErrorOptions) => new OAuthError("insufficient_scope", msg, o);
 /** The database stayed locked by another writer: RFC 6749's temporarily_unavailable, with a hint to retry. */
-export const temporarilyUnavailable = () =>
-  new OAuthError("temporarily_unavailable", "The service is busy; try again shortly", { headers: { "retry-after": "1" } });
+export const temporarilyUnavailable = (retryAfterSeconds = 1) =>
+  new OAuthError("temporarily_unavailable", "The service is busy; try again shortly", {
+    headers: { "retry-after": String(retryAfterSeconds) },
+  });
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new OAuthError("too_many_requests", "Too many failed attempts, try again later", {
     headers: { "retry-after": String(Math.max(1, Math.ceil(retryAfterSeconds))) },

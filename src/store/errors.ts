@@ -36,3 +36,22 @@ export function isStoreBusy(error: unknown): boolean {
 }
 
 const SQLITE_BUSY = 5;
+
+/** SQLite primary result codes that mean the database file cannot be written (or read) now, whoever asks. */
+const STORAGE_FAULTS = new Map<number, string>([
+  [8, "read-only"], // SQLITE_READONLY: the file or its directory is not writable
+  [10, "I/O error"], // SQLITE_IOERR
+  [11, "corrupt"], // SQLITE_CORRUPT
+  [13, "full"], // SQLITE_FULL: the disk (or max_page_count) is full
+  [26, "not a database"], // SQLITE_NOTADB
+]);
+
+/**
+ * What is wrong with the storage when `error` is one of SQLite's storage faults, else undefined: a condition for
+ * the operator, not a bug, and every request that writes meets it until it is fixed.
+ */
+export function storageFaultOf(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { errcode?: unknown }).errcode;
+  return typeof code === "number" ? STORAGE_FAULTS.get(code & 0xff) : undefined;
+}

@@ -166,6 +166,9 @@ function runSavepoint(db: Connection, fn: () => unknown): { ok: boolean; value: 
     db.exec("RELEASE batched");
     return { ok: true, value };
   } catch (error) {
+    // SQLite rolls the whole transaction back itself on some errors (disk full, I/O): the savepoint is gone with
+    // the other callers' writes, so the error is everyone's, and ROLLBACK TO would replace it with "no such savepoint".
+    if (!db.isTransaction) throw error;
     db.exec("ROLLBACK TO batched");
     db.exec("RELEASE batched");
     return { ok: false, value: error };

@@ -2,7 +2,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
-import { CHECKPOINT_INTERVAL_MS, startMaintenance, type Timers } from "../../src/server/maintenance.ts";
+import {
+  CHECKPOINT_INTERVAL_MS,
+  CLOCK_JUMP_TOLERANCE_MS,
+  startMaintenance,
+  type Timers,
+} from "../../src/server/maintenance.ts";
 import { openStore } from "../../src/store/store.ts";
 import { fakeClock } from "../helpers/fake_clock.ts";
 
@@ -103,4 +108,75 @@ test("maintenance logs when checkpoints stop completing and when they complete a
     await flush();
   }
   assert.deepEqual(log, ["wal_checkpoint_incomplete", "wal_checkpoint_complete"]);
+});
+
+test("the same failure again is not logged again; recovery is logged once with the count", async () => {
+  const store = openStore(":memory:");
+  let failure: string | undefined = "database or disk is full";
+  store.checkpoint = async () => {
+    if (failure) throw new Error(failure);
+    return { complete: true };
+  };
+  const log: { event: string; fields?: Record<string, unknown> }[] = [];
+  const { timers, active } = fakeTimers();
+  startMaintenance({ store, config: loadConfig({ FIELDGATE_CLEANUP_INTERVAL: "0" }), clock: Date.now, log: (event, fields) => log.push({ event, fields }) }, timers);
+  const tick = [...active.values()][0]!.fn;
+  const ticks = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      tick();
+      await flush();
+    }
+  };
+  await ticks(5);
+  assert.deepEqual(log.map((l) => l.event), ["maintenance_failed"]);
+  failure = "disk I/O error";
+  await ticks(2);
+  assert.deepEqual(log.map((l) => l.event), ["maintenance_failed", "maintenance_failed"]);
+  failure = undefined;
+  await ticks(3);
+  assert.deepEqual(log.map((l) => [l.event, l.fields?.failures]), [["maintenance_failed", undefined], ["maintenance_failed", undefined], ["maintenance_recovered", 7]]);
+});
+
+test("a purge is skipped while the wall clock has run ahead of real time, and runs again once it is back", async () => {
+  const store = openStore(":memory:");
+  const wall = fakeClock();
+  let monotonic = 0;
+  const log: { event: string; fields?: Record<string, unknown> }[] = [];
+  const { timers, active } = fakeTimers();
+  timers.monotonic = () => monotonic;
+  // A token that expired an hour ago would go at the next purge; everything else is far from expiry.
+  await store.audit.insert({ at: wall.nowSeconds(), event: "recent", clientId: null, userId: null, ip: null, detail: null });
+  const config = loadConfig({ FIELDGATE_CLEANUP_INTERVAL: "60", FIELDGATE_RETENTION: String(7 * 86_400) });
+  startMaintenance({ store, config, clock: wall.clock, log: (event, fields) => log.push({ event, fields }) }, timers);
+  const purge = [...active.values()].find((t) => t.ms === 60_000)!.fn;
+  // A minute of real time passes, and the wall clock steps 400 days ahead.
+  monotonic += 60_000;
+  wall.advance(60 + 400 * 86_400);
+  purge();
+  await flush();
+  assert.deepEqual(log.map((l) => l.event), ["purge_skipped"]);
+  assert.equal(log[0]!.fields?.ahead_seconds, 400 * 86_400);
+  assert.equal((await store.audit.list({})).length, 1, "the audit trail survives the jump");
+  // The clock is corrected; the next purge trusts it again.
+  monotonic += 60_000;
+  wall.advance(-400 * 86_400 + 60);
+  purge();
+  await flush();
+  assert.deepEqual(log.map((l) => l.event), ["purge_skipped", "purged"]);
+  assert.equal((await store.audit.list({})).length, 1);
+});
+
+test("the wall clock may drift from real time by less than the tolerance without stopping purges", async () => {
+  const store = openStore(":memory:");
+  const wall = fakeClock();
+  let monotonic = 0;
+  const log: string[] = [];
+  const { timers, active } = fakeTimers();
+  timers.monotonic = () => monotonic;
+  startMaintenance({ store, config: loadConfig({ FIELDGATE_CLEANUP_INTERVAL: "60" }), clock: wall.clock, log: (event) => log.push(event) }, timers);
+  monotonic += 60_000;
+  wall.advance(60 + CLOCK_JUMP_TOLERANCE_MS / 1000 - 1);
+  [...active.values()].find((t) => t.ms === 60_000)!.fn();
+  await flush();
+  assert.deepEqual(log, ["purged"]);
 });

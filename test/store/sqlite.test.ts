@@ -257,3 +257,20 @@ test("a COMMIT that fails throws, and the transaction's writes are gone", () => 
   assert.equal((db.prepare("SELECT COUNT(*) AS n FROM clients").get() as { n: number }).n, 0);
   db.close();
 });
+
+test("a batched write that fills the database fails its whole batch with the full-disk error", async () => {
+  const db = openDatabase(":memory:");
+  const pages = Number((db.prepare("PRAGMA page_count").get() as { page_count: number }).page_count);
+  db.exec(`PRAGMA max_page_count = ${pages + 2}`);
+  const insert = (detail: string) => () => db.prepare("INSERT INTO audit_events (at, event, detail) VALUES (1, 'x', ?)").run(detail);
+  // SQLite rolls the whole transaction back on SQLITE_FULL: the small write sharing the batch is gone too, so it
+  // must not be acknowledged, and both callers hear the cause (not "no such savepoint").
+  const results = await Promise.allSettled([
+    db.transactionBatched(insert("small")),
+    db.transactionBatched(() => { for (let i = 0; i < 200; i++) insert("y".repeat(3000))(); }),
+  ]);
+  assert.deepEqual(results.map((r) => r.status), ["rejected", "rejected"]);
+  for (const r of results) assert.match(String((r as PromiseRejectedResult).reason), /database or disk is full/);
+  assert.equal((db.prepare("SELECT COUNT(*) AS n FROM audit_events").get() as { n: number }).n, 0);
+  db.close();
+});
