@@ -22,7 +22,11 @@ interface DenoApi {
   readTextFile(path: string | URL): Promise<string>;
   writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
   chmod(path: string, mode: number): Promise<void>;
-  errors: { NotFound: new (...args: never[]) => Error };
+  open(path: string, options: { write: true; createNew: true; mode: number }): Promise<{ close(): void }>;
+  rename(from: string, to: string): Promise<void>;
+  remove(path: string): Promise<void>;
+  pid: number;
+  errors: { NotFound: new (...args: never[]) => Error; AlreadyExists: new (...args: never[]) => Error };
   env: { toObject(): Record<string, string> };
   args: string[];
   exitCode: number;
@@ -160,13 +164,38 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
       }
     },
     async writePrivateFile(path, text) {
-      await Deno.writeTextFile(path, text, { mode: 0o600 });
-      await Deno.chmod(path, 0o600);
+      const temporary = `${path}.${Deno.pid}.tmp`;
+      try {
+        await Deno.writeTextFile(temporary, text, { mode: 0o600 });
+        await Deno.chmod(temporary, 0o600);
+        await Deno.rename(temporary, path);
+      } catch (error) {
+        await removeIfPresent(temporary).catch(() => {});
+        throw error;
+      }
     },
+    async createPrivateFile(path) {
+      try {
+        (await Deno.open(path, { write: true, createNew: true, mode: 0o600 })).close();
+        return true;
+      } catch (error) {
+        if (error instanceof Deno.errors.AlreadyExists) return false;
+        throw error;
+      }
+    },
+    removeFile: removeIfPresent,
     listen: listenDeno,
     shutdownSignal: denoShutdownSignal,
     ...overrides,
   };
+}
+
+async function removeIfPresent(path: string): Promise<void> {
+  try {
+    await Deno.remove(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
 }
 
 function writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: string): void {

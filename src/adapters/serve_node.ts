@@ -1,7 +1,7 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
@@ -124,9 +124,28 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     },
     readTextFile: readText,
     async writePrivateFile(path, text) {
-      await writeFile(path, text, { mode: 0o600 });
-      // mode only applies when the file is created; an existing file keeps its old mode otherwise.
-      await chmod(path, 0o600);
+      const temporary = `${path}.${process.pid}.tmp`;
+      try {
+        await writeFile(temporary, text, { mode: 0o600, flush: true });
+        // mode only applies when the file is created; a leftover temporary file keeps its old mode otherwise.
+        await chmod(temporary, 0o600);
+        await rename(temporary, path);
+      } catch (error) {
+        await rm(temporary, { force: true }).catch(() => {});
+        throw error;
+      }
+    },
+    async createPrivateFile(path) {
+      try {
+        await (await open(path, "wx", 0o600)).close();
+        return true;
+      } catch (error) {
+        if ((error as { code?: string }).code === "EEXIST") return false;
+        throw error;
+      }
+    },
+    async removeFile(path) {
+      await rm(path, { force: true });
     },
     listen: listenNode,
     shutdownSignal: nodeShutdownSignal,

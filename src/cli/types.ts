@@ -62,8 +62,15 @@ export interface CliDeps {
   openStore(path: string, options?: OpenOptions): Promise<Store>;
   /** Text of a file, or undefined when it does not exist. */
   readTextFile(path: string | URL): Promise<string | undefined>;
-  /** Writes a file readable by its owner only (mode 0600): for credentials. */
+  /**
+   * Writes a file readable by its owner only (mode 0600): for credentials. Written under a temporary name and
+   * renamed into place, so a failed write (a full disk) leaves the old file or none, never an empty one.
+   */
   writePrivateFile(path: string, text: string): Promise<void>;
+  /** Creates an empty file readable by its owner only (mode 0600); false when something already exists at `path`. */
+  createPrivateFile(path: string): Promise<boolean>;
+  /** Removes a file; nothing when it does not exist. */
+  removeFile(path: string): Promise<void>;
   /**
    * Binds host:port, then serves the app `build` makes for the port actually bound (port 0 resolved), until
    * close(). The socket comes first because the default base URL (issuer, metadata, demo redirect URI) names that

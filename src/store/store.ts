@@ -42,7 +42,8 @@ export interface Store {
   integrityCheck(): Promise<string[]>;
   /**
    * Writes a consistent, compacted copy of the database to `path` (VACUUM INTO: one read transaction, so a server
-   * can go on serving and writing meanwhile). The file must not exist yet.
+   * can go on serving and writing meanwhile). The file must not exist yet, or be empty (the
+   * CLI creates it first, exclusively and private).
    * @throws Error from SQLite when the file exists or cannot be written
    */
   backupTo(path: string): Promise<void>;

@@ -45,6 +45,35 @@ test("deno task cli runs the CLI through deno.json", async () => {
   assert.deepEqual(JSON.parse(stdout), { users: [] });
 });
 
+/** Runs the CLI on Deno; resolves with its exit code and output. */
+async function denoCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn("node_modules/.bin/deno", ["run", "--allow-all", "--no-check", "src/adapters/deno.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: "1", FIELDGATE_PBKDF2_ITERATIONS: "1000" },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+  return { code, stdout, stderr };
+}
+
+test("backup on Deno creates a private copy once and never overwrites it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-backup-"));
+  const db = join(dir, "fg.db");
+  const copy = join(dir, "copy.db");
+  assert.equal((await denoCli(["users", "add", "--username", "robot", "--integration", "--org", "acme", "--db", db])).code, 0);
+  const first = await denoCli(["backup", copy, "--db", db]);
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(statSync(copy).mode & 0o777, 0o600);
+  const size = statSync(copy).size;
+  const again = await denoCli(["backup", copy, "--db", db]);
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /already exists/);
+  assert.equal(statSync(copy).size, size);
+});
+
 interface DenoServe {
   url: string;
   stdout(): string;

@@ -160,3 +160,19 @@ test("the fieldgate bin runs the CLI", () => {
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /clients rotate-secret/);
 });
+
+test("a credentials file whose write fails keeps its old content: written aside, then renamed into place", async () => {
+  const { mkdirSync, readFileSync, statSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const h = cliHarness();
+  const deps = h.deps();
+  const path = join(h.dir, "fg.db.demo-credentials.json");
+  await deps.writePrivateFile(path, "first\n");
+  assert.equal(readFileSync(path, "utf8"), "first\n");
+  assert.equal(statSync(path).mode & 0o777, 0o600);
+  writeFileSync(path, "kept\n");
+  // The temporary name is taken by a directory: the write fails as a full disk would make it fail.
+  mkdirSync(`${path}.${process.pid}.tmp`);
+  await assert.rejects(deps.writePrivateFile(path, "second\n"));
+  assert.equal(readFileSync(path, "utf8"), "kept\n", "never left empty or half-written");
+});

@@ -2,10 +2,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { openStore } from "../../src/store/store.ts";
 import { cliHarness } from "./harness.ts";
+import { runCli } from "../../src/cli/main.ts";
 
 test("backup copies every committed row, including those still in the live WAL, into a sound file", async () => {
   const h = cliHarness();
@@ -44,4 +45,42 @@ test("backup never overwrites a file (exit 2) and reports a file it cannot creat
   const nowhere = await h.run(["backup", join(h.dir, "no-such-dir", "copy.db")]);
   assert.equal(nowhere.code, 1);
   assert.match(nowhere.stderr, /cannot write/);
+});
+
+test("backup refuses an existing empty file and the database's own -wal name, and writes a private copy", async () => {
+  const h = cliHarness();
+  await h.json(["users", "add", "--username", "robot", "--integration", "--org", "acme"]);
+  const empty = join(h.dir, "empty.db");
+  writeFileSync(empty, "");
+  const refused = await h.run(["backup", empty]);
+  assert.equal(refused.code, 2, "SQLite would write into an empty file; an existing name is never the target");
+  assert.equal(statSync(empty).size, 0);
+  const wal = await h.run(["backup", `${h.dbPath}-wal`]);
+  assert.equal(wal.code, 2);
+  assert.match(wal.stderr, /one of the database's own files/);
+  assert.equal(existsSync(`${h.dbPath}-wal`), false);
+  const copy = join(h.dir, "copy.db");
+  assert.equal((await h.run(["backup", copy])).code, 0);
+  assert.equal(statSync(copy).mode & 0o777, 0o600, "the copy holds password hashes and secret digests");
+});
+
+test("a backup that fails halfway leaves no file that could pass for a backup", async () => {
+  const h = cliHarness();
+  await h.json(["users", "add", "--username", "robot", "--integration", "--org", "acme"]);
+  const deps = h.deps();
+  const open = deps.openStore;
+  deps.openStore = async (path, options) => {
+    const store = await open(path, options);
+    store.backupTo = async () => {
+      throw new Error("database or disk is full");
+    };
+    return store;
+  };
+  let stderr = "";
+  const io = { stdout: () => {}, stderr: (text: string) => void (stderr += text), readStdin: async () => "", isTTY: false };
+  const target = join(h.dir, "copy.db");
+  const code = await runCli(["backup", target, "--db", h.dbPath], io, deps);
+  assert.equal(code, 1);
+  assert.match(stderr, /cannot write .*database or disk is full/);
+  assert.equal(existsSync(target), false);
 });

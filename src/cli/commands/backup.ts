@@ -2,6 +2,9 @@
 // in WAL mode the latest commits live in the -wal file beside it, and a copy taken mid-checkpoint is torn.
 import { CommandError, UsageError, type Command } from "../types.ts";
 
+const plain = (path: string) => path.replace(/^(\.\/)+/, "");
+const ownFiles = (dbPath: string) => ["", "-wal", "-shm", "-journal"].map((suffix) => plain(dbPath + suffix));
+
 export const backup: Command = {
   name: "backup",
   summary: "write a consistent copy of the database to FILE (safe while the server runs)",
@@ -10,16 +13,28 @@ export const backup: Command = {
   validate(args) {
     if (args.positionals[0]!.trim() === "") throw new UsageError("FILE must name the backup file to create");
   },
-  async run({ args, config, store }) {
+  async run({ args, config, store, deps }) {
     const path = args.positionals[0]!;
+    // The live database's own -wal, -shm or -journal name: while fieldgate is stopped it does not exist, the copy
+    // went in, and the next open of the database took it for its journal and deleted it.
+    if (ownFiles(config.dbPath).includes(plain(path))) {
+      throw new UsageError(`${path} is one of the database's own files; choose a new file name`);
+    }
+    // Created here, exclusively and private (mode 0600: the copy holds password hashes and secret digests), so an
+    // existing file, even an empty one SQLite would accept, is never overwritten: an older backup is worth keeping.
+    let created: boolean;
+    try {
+      created = await deps.createPrivateFile(path);
+    } catch (error) {
+      throw new CommandError(`cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (!created) throw new UsageError(`${path} already exists; choose a new file name`);
     try {
       await store.backupTo(path);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      // Never overwritten: an older backup is worth keeping, and the name may be the live database's. SQLite
-      // refuses an existing database ("output file already exists") and any other non-empty file ("not a database").
-      if (/already exists|not a database/i.test(message)) throw new UsageError(`${path} already exists; choose a new file name`);
-      throw new CommandError(`cannot write ${path}: ${message}`);
+      // A half-written copy (a full disk) must not pass for a backup.
+      await deps.removeFile(path);
+      throw new CommandError(`cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
     }
     return {
       json: { backup: path, database: config.dbPath },

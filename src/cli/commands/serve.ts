@@ -162,8 +162,7 @@ export const serve: Command = {
       return app;
     });
     const { config } = app.deps;
-    // base_url first: it is the issuer, the address to give OAuth clients (they compare it byte for byte).
-    deps.log("listening", { base_url: config.baseUrl, url: listener.url, demo: config.demo });
+    deps.log("listening", { url: listener.url, base_url: config.baseUrl, demo: config.demo });
     // Checkpoints and purges need one process only: worker 1 (or the single process) runs them.
     const maintenance = worker === undefined || worker === 1
       ? startMaintenance({ store, config, clock: deps.clock, log: deps.log })
