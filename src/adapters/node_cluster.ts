@@ -7,6 +7,9 @@ import type { WorkerPool } from "../cli/types.ts";
  * (SCHED_NONE), so the primary never touches a request. The primary restarts nothing: if a worker dies, it stops
  * the others and exits 1, leaving restarts to the supervisor (systemd, a container runtime).
  */
+/** Signals that stop serving gracefully; SIGHUP too, which a closed terminal or SSH session sends. */
+export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];
+
 export function nodeWorkerPool(): WorkerPool {
   return {
     index: cluster.isWorker ? cluster.worker!.id : undefined,
@@ -31,8 +34,7 @@ function runPrimary(count: number, onListening?: (port: number) => void): Promis
       for (const worker of workers) if (!worker.isDead() && worker.isConnected()) worker.send({ shutdown: signal });
     };
     const onSignal = (signal: NodeJS.Signals) => stop(signal);
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
+    for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
     for (let i = 0; i < count; i++) {
       const worker = cluster.fork();
       workers.push(worker);
@@ -40,8 +42,7 @@ function runPrimary(count: number, onListening?: (port: number) => void): Promis
         if (!stopping || code !== 0) failed = failed || code !== 0 || signal !== null;
         if (!stopping) stop("SIGTERM");
         if (--alive > 0) return;
-        process.off("SIGTERM", onSignal);
-        process.off("SIGINT", onSignal);
+        for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
         resolve(failed ? 1 : 0);
       });
     }

@@ -122,20 +122,16 @@ function hostRefusal(request: Request): Response | undefined {
   });
 }
 
-/** Resolves at the first SIGTERM or SIGINT. */
+/** Resolves at the first SIGTERM, SIGINT or SIGHUP (a closed terminal or SSH session). */
 export function denoShutdownSignal(): Promise<string> {
   return new Promise((resolve) => {
-    const handlers = {
-      SIGTERM: () => done("SIGTERM"),
-      SIGINT: () => done("SIGINT"),
-    };
-    const done = (signal: "SIGTERM" | "SIGINT") => {
-      Deno.removeSignalListener("SIGTERM", handlers.SIGTERM);
-      Deno.removeSignalListener("SIGINT", handlers.SIGINT);
+    const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+    const handlers = signals.map((signal) => [signal, () => done(signal)] as const);
+    const done = (signal: string) => {
+      for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
       resolve(signal);
     };
-    Deno.addSignalListener("SIGTERM", handlers.SIGTERM);
-    Deno.addSignalListener("SIGINT", handlers.SIGINT);
+    for (const [name, handler] of handlers) Deno.addSignalListener(name, handler);
   });
 }
 

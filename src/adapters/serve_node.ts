@@ -12,7 +12,7 @@ import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listene
 import { processWriteQueue } from "./node_write_queue.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
 import { nodeStderrLog } from "./node_log.ts";
-import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
+import { nodeWorkerPool, primaryShutdownRequest, SHUTDOWN_SIGNALS } from "./node_cluster.ts";
 import { pooledRandom } from "./node_random.ts";
 
 /**
@@ -85,18 +85,16 @@ export async function listenNode(
 }
 
 /**
- * Resolves at the first SIGTERM or SIGINT, or in a `--workers` worker when the primary forwards one; a second
- * signal gets Node's default behaviour (exit at once).
+ * Resolves at the first SIGTERM, SIGINT or SIGHUP, or in a `--workers` worker when the primary forwards one; a
+ * second signal gets Node's default behaviour (exit at once).
  */
 export function nodeShutdownSignal(): Promise<string> {
   return Promise.race([primaryShutdownRequest(), new Promise<string>((resolve) => {
     const on = (signal: NodeJS.Signals) => {
-      process.off("SIGTERM", on);
-      process.off("SIGINT", on);
+      for (const name of SHUTDOWN_SIGNALS) process.off(name, on);
       resolve(signal);
     };
-    process.on("SIGTERM", on);
-    process.on("SIGINT", on);
+    for (const name of SHUTDOWN_SIGNALS) process.on(name, on);
   })]);
 }
 

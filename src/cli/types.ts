@@ -78,7 +78,7 @@ export interface CliDeps {
    * rejects with that error.
    */
   listen(options: ListenOptions, build: (port: number) => Promise<App>): Promise<Listener>;
-  /** Resolves with the signal name at the first SIGTERM or SIGINT. */
+  /** Resolves with the signal name at the first SIGTERM, SIGINT or SIGHUP. */
   shutdownSignal(): Promise<string>;
   /** Multi-process serving for `serve --workers`; absent where the runtime has none (Deno). */
   workers?: WorkerPool;

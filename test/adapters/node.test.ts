@@ -176,3 +176,18 @@ test("a credentials file whose write fails keeps its old content: written aside,
   await assert.rejects(deps.writePrivateFile(path, "second\n"));
   assert.equal(readFileSync(path, "utf8"), "kept\n", "never left empty or half-written");
 });
+
+test("SIGHUP (a closed terminal or SSH session) shuts serve down gracefully, like SIGTERM", async () => {
+  const { nodeShutdownSignal } = await import("../../src/adapters/serve_node.ts");
+  const { denoShutdownSignal } = await import("../../src/adapters/serve_deno.ts");
+  // The runtime's own listener: Deno's signal API under Deno, process.on under Node.
+  const requested = "Deno" in globalThis ? denoShutdownSignal() : nodeShutdownSignal();
+  // A pending timer keeps the loop turning until the signal arrives (Deno's signal listeners do not hold it).
+  const keepAlive = setTimeout(() => {}, 10_000);
+  process.kill(process.pid, "SIGHUP");
+  try {
+    assert.equal(await requested, "SIGHUP");
+  } finally {
+    clearTimeout(keepAlive);
+  }
+});

@@ -284,3 +284,27 @@ test("serve --workers: a failure to announce the demo is logged and does not tak
   assert.equal(await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, deps), 0);
   assert.deepEqual(h.log.filter((l) => l.event === "demo_announce_failed").map((l) => l.fields.error), ["disk full"]);
 });
+
+test("a signal that arrives while serve is still seeding stops it gracefully once it is up, with its log lines", async () => {
+  const h = cliHarness();
+  const order: string[] = [];
+  const deps = h.deps({
+    shutdownSignal: () => {
+      order.push("listening for signals");
+      // The signal has already come: the operator pressed Ctrl-C during the seed.
+      return Promise.resolve("SIGTERM");
+    },
+    listen: async (options, build) => {
+      order.push("seeding and building");
+      await build(FAKE_BOUND_PORT);
+      return { url: `http://127.0.0.1:${FAKE_BOUND_PORT}`, close: async () => {} };
+    },
+  });
+  const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };
+  const code = await runCli(["serve", "--db", h.dbPath, "--port", "0"], io, deps);
+  assert.equal(code, 0);
+  assert.deepEqual(order, ["listening for signals", "seeding and building"]);
+  const events = h.log.map((l) => l.event).filter((e) => e !== "request");
+  assert.deepEqual(events.slice(-3), ["listening", "shutting_down", "stopped"]);
+  assert.equal(h.log.find((l) => l.event === "shutting_down")!.fields.signal, "SIGTERM");
+});

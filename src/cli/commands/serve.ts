@@ -1,4 +1,4 @@
-// `serve`: seeds a fresh database with demo data (unless FIELDGATE_DEMO=false), serves the app until SIGTERM/SIGINT, then
+// `serve`: seeds a fresh database with demo data (unless FIELDGATE_DEMO=false), serves the app until SIGTERM/SIGINT/SIGHUP, then
 // shuts down cleanly.
 import { createApp, type App } from "../../app.ts";
 import { loadConfig, type Config } from "../../config.ts";
@@ -116,7 +116,7 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
 
 export const serve: Command = {
   name: "serve",
-  summary: "run the HTTP server until SIGTERM or SIGINT",
+  summary: "run the HTTP server until SIGTERM, SIGINT or SIGHUP",
   positionals: [],
   flags: {
     port: { type: "string", value: "N", description: "port to listen on (env PORT, default 8080; 0 picks a free one)" },
@@ -154,6 +154,9 @@ export const serve: Command = {
         },
       });
     }
+    // Listened for before seeding and binding: a signal during startup (the seed's PBKDF2 takes a while) is
+    // answered by a normal shutdown as soon as the server is up, with its log lines, not by an unlogged exit.
+    const stopRequested = deps.shutdownSignal();
     let app!: App;
     const listen = { port: initial.port, host: initial.host, graceMs: initial.shutdownGraceSeconds * 1000 };
     const listener = await deps.listen(listen, async (port) => {
@@ -168,7 +171,7 @@ export const serve: Command = {
       ? startMaintenance({ store, config, clock: deps.clock, log: deps.log })
       : { stop() {} };
     const ended = await Promise.race([
-      deps.shutdownSignal().then((signal) => ({ signal })),
+      stopRequested.then((signal) => ({ signal })),
       ...(listener.failed ? [listener.failed.then((error) => ({ error }))] : []),
     ]);
     if ("error" in ended) {
