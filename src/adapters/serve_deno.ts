@@ -2,7 +2,7 @@
 import type { App } from "../app.ts";
 import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
-import { UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
+import { cannotListen, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
 import { createHiddenLine } from "../cli/hidden_line.ts";
 
 // The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
@@ -55,8 +55,16 @@ export async function listenDeno(
   const ready = new Promise<App>((resolve, reject) => (settle = { resolve, reject }));
   ready.catch(() => {}); // a failed build is reported by listenDeno itself; a waiting request just fails
   let server!: DenoServer;
-  const bound = new Promise<{ hostname: string; port: number }>((resolve) => {
-    server = Deno.serve(
+  const bound = new Promise<{ hostname: string; port: number }>((resolve, reject) => {
+    // Deno.serve throws while binding ("Address already in use (os error 98)") without naming the address.
+    try {
+      server = serveOn(resolve);
+    } catch (error) {
+      reject(cannotListen(options, error));
+    }
+  });
+  function serveOn(resolve: (addr: { hostname: string; port: number }) => void): DenoServer {
+    return Deno.serve(
       // onListen runs inside Deno.serve, before `server` is assigned: use its argument, not server.addr.
       { port: options.port, hostname: options.host, onListen: resolve },
       (request, info) => {
@@ -66,7 +74,7 @@ export async function listenDeno(
         return app ? app.fetch(request, connection) : ready.then((built) => built.fetch(request, connection));
       },
     );
-  });
+  }
   const { hostname, port } = await bound;
   try {
     app = await build(port);

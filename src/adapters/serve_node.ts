@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
-import { UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
+import { cannotListen, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
 import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
@@ -50,9 +50,10 @@ export async function listenNode(
     connectionsCheckingInterval: CHECK_INTERVAL_MS,
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    const failed = (error: Error) => reject(cannotListen(options, error));
+    server.once("error", failed);
     server.listen(options.port, options.host, () => {
-      server.off("error", reject);
+      server.off("error", failed);
       resolve();
     });
   });

@@ -26,6 +26,12 @@ export interface ListenOptions {
   graceMs: number;
 }
 
+/** A failure to bind, naming the settings that chose the address (the runtimes' own messages may not). */
+export function cannotListen(options: ListenOptions, error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  return new Error(`cannot listen on HOST ${options.host}, PORT ${options.port}: ${message}`, { cause: error });
+}
+
 /** A running HTTP listener. */
 export interface Listener {
   /** The URL it actually listens on (port 0 resolved). */

@@ -121,6 +121,14 @@ export class SchemaTooNewError extends Error {
   }
 }
 
+/** Thrown for a file that holds another application's tables: a mistyped path, or the wrong file. */
+export class ForeignDatabaseError extends Error {
+  constructor(path: string) {
+    super(`${path} is not a fieldgate database (it has tables of its own and no schema_migrations); check --db or FIELDGATE_DB`);
+    this.name = "ForeignDatabaseError";
+  }
+}
+
 /** Opens (creating if needed) and migrates a database; ":memory:" gives a private in-memory one. */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
   const db = new DatabaseSync(path);
@@ -128,6 +136,9 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     // First: switching a new file to WAL and migrating it take locks that another process opening the same new
     // file at the same moment may hold (four `users list` on one fresh path failed with "database is locked").
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // Before anything changes the file: migrating another application's database would switch it to WAL and add
+    // our tables beside its own.
+    if (isForeign(db)) throw new ForeignDatabaseError(path);
     if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
     // NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash or power loss may
     // lose the last transactions. FULL would cost about 3x token throughput for that last guarantee.
@@ -140,6 +151,12 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     throw error;
   }
   return wrap(db, path, options.afterBatch);
+}
+
+function isForeign(db: DatabaseSync): boolean {
+  const row = db.prepare(`SELECT EXISTS (SELECT 1 FROM sqlite_master)
+    AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations') AS foreign_file`).get();
+  return row?.foreign_file === 1;
 }
 
 function migrate(db: DatabaseSync, nowMs: number): void {

@@ -191,3 +191,23 @@ test("SIGHUP (a closed terminal or SSH session) shuts serve down gracefully, lik
     clearTimeout(keepAlive);
   }
 });
+
+test("a port already in use is refused with a message naming HOST and PORT, on either runtime's listener", async () => {
+  const { listenDeno } = await import("../../src/adapters/serve_deno.ts");
+  const listen = "Deno" in globalThis ? listenDeno : listenNode;
+  const taken = await listen({ port: 0, host: "127.0.0.1", graceMs: 1_000 }, async () => ({ fetch: async () => new Response("x") }) as unknown as App);
+  try {
+    const port = Number(new URL(taken.url).port);
+    let built = false;
+    await assert.rejects(
+      listen({ port, host: "127.0.0.1", graceMs: 1_000 }, async () => {
+        built = true;
+        return {} as App;
+      }),
+      new RegExp(`^Error: cannot listen on HOST 127\\.0\\.0\\.1, PORT ${port}: .*(in use|EADDRINUSE)`, "i"),
+    );
+    assert.equal(built, false);
+  } finally {
+    await taken.close();
+  }
+});

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { Worker } from "node:worker_threads";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
-import { openDatabase, SchemaTooNewError } from "../../src/store/sqlite.ts";
+import { ForeignDatabaseError, openDatabase, SchemaTooNewError } from "../../src/store/sqlite.ts";
 
 test("opening a new database applies every migration once and records it", () => {
   const db = openDatabase(":memory:", { now: 1_700_000_000_000 });
@@ -40,6 +40,31 @@ test("a database migrated by a newer fieldgate is refused with a clear message",
     raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from the future', 0)").run(MIGRATIONS.length + 1);
     raw.close();
     assert.throws(() => openDatabase(path), (error: unknown) => error instanceof SchemaTooNewError && /newer than this fieldgate/.test(error.message));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("another application's SQLite file is refused and left exactly as it was", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-migrations-"));
+  const path = join(dir, "notes.db");
+  try {
+    const raw = new DatabaseSync(path);
+    raw.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')");
+    raw.close();
+    assert.throws(() => openDatabase(path), (error: unknown) =>
+      error instanceof ForeignDatabaseError && error.message.includes(`${path} is not a fieldgate database`));
+    const after = new DatabaseSync(path);
+    try {
+      assert.deepEqual(after.prepare("SELECT name FROM sqlite_master").all().map((r) => r.name), ["notes"]);
+      assert.equal(after.prepare("PRAGMA journal_mode").get()?.journal_mode, "delete", "not switched to WAL");
+    } finally {
+      after.close();
+    }
+    // An empty file (a fresh path, or one created by touch) is a new database.
+    const empty = join(dir, "empty.db");
+    new DatabaseSync(empty).close();
+    openDatabase(empty).close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
