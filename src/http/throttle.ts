@@ -52,11 +52,22 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
 
   const limitOf = (key: ThrottleKey) => (key.shared ? options.maxFailures * SHARED_KEY_FACTOR : options.maxFailures);
 
+  /**
+   * The entry for `id`, its window moved to `now` if the clock went back past its start: windows are wall-clock
+   * times (the injected clock), and a clock stepped back two hours would otherwise lock a client out for two hours
+   * and a window. A lockout never lasts longer than one window from the moment it is seen.
+   */
+  function entryAt(id: string, now: number): Entry | undefined {
+    const entry = entries.get(id);
+    if (entry && now < entry.windowStart) entry.windowStart = now;
+    return entry;
+  }
+
   return {
     retryAfter(keys, now) {
       let wait = 0;
       for (const key of keys) {
-        const entry = entries.get(key.id);
+        const entry = entryAt(key.id, now);
         if (!entry || entry.failures < limitOf(key)) continue;
         const remaining = entry.windowStart + options.windowSeconds - now;
         if (remaining > 0) wait = Math.max(wait, remaining);
@@ -66,7 +77,7 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     fail(keys, now) {
       let lockout = false;
       for (const key of keys) {
-        let entry = entries.get(key.id);
+        let entry = entryAt(key.id, now);
         if (entry && now - entry.windowStart < options.windowSeconds) {
           entry.failures++;
         } else {

@@ -129,3 +129,14 @@ test("addressBucket: every address of one /64 shares a bucket, a neighbouring /6
   assert.equal(buckets.size, 1);
   assert.notEqual(addressBucket("2001:db8:a:c::1"), addressBucket("2001:db8:a:b::1"));
 });
+
+test("a clock stepped back does not stretch a lockout past one window from the moment it is seen", () => {
+  const t = createThrottle({ maxFailures: 3, windowSeconds: 60 });
+  const key = [{ id: "client:a|ip:1" }];
+  for (let i = 0; i < 3; i++) t.fail(key, 10_000);
+  assert.equal(t.retryAfter(key, 10_000), 60);
+  // The clock is stepped back two hours: the lockout would otherwise last until 10 060 on the new clock.
+  assert.equal(t.retryAfter(key, 2_800), 60);
+  assert.equal(t.retryAfter(key, 2_859), 1);
+  assert.equal(t.retryAfter(key, 2_860), 0);
+});
