@@ -40,19 +40,20 @@ function unref(handle: unknown): void {
  * another connection keeps a read transaction open (a backup, an sqlite3 shell), and an operator should know.
  */
 function checkpointer(store: Store, log: Log): () => Promise<unknown> {
-  let running = false;
+  // A tick that finds one running shares its outcome: a skipped tick must not pass for a success (which would
+  // log maintenance_recovered in the middle of a run of failures).
+  let running: Promise<void> | undefined;
   let complete = true;
-  return async () => {
-    if (running) return;
-    running = true;
+  const run = async () => {
     try {
       const outcome = await store.checkpoint();
       if (outcome.complete !== complete) log(outcome.complete ? "wal_checkpoint_complete" : "wal_checkpoint_incomplete");
       complete = outcome.complete;
     } finally {
-      running = false;
+      running = undefined;
     }
   };
+  return () => (running ??= run());
 }
 
 /** Starts the checkpoint and purge timers; the returned stop() clears both (call it before closing the store). */

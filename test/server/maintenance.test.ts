@@ -180,3 +180,27 @@ test("the wall clock may drift from real time by less than the tolerance without
   await flush();
   assert.deepEqual(log, ["purged"]);
 });
+
+test("a tick skipped while a failing checkpoint runs is not taken for a recovery", async () => {
+  const { store, waiting } = controlledStore();
+  let fail = true;
+  const checkpoint = store.checkpoint;
+  store.checkpoint = () => (fail ? Promise.reject(new Error("database or disk is full")) : checkpoint());
+  const log: string[] = [];
+  const { timers, active } = fakeTimers();
+  startMaintenance({ store, config: loadConfig({ FIELDGATE_CLEANUP_INTERVAL: "0" }), clock: Date.now, log: (event) => log.push(event) }, timers);
+  const tick = [...active.values()][0]!.fn;
+  tick();
+  await flush();
+  assert.deepEqual(log, ["maintenance_failed"]);
+  // The next checkpoint hangs (slow I/O), still failing; a tick arrives meanwhile and finds it running.
+  fail = false;
+  tick();
+  tick();
+  assert.equal(waiting.length, 1);
+  await flush();
+  assert.deepEqual(log, ["maintenance_failed"], "the skipped tick said nothing");
+  waiting[0]!({ complete: true });
+  await flush();
+  assert.deepEqual(log, ["maintenance_failed", "maintenance_recovered"]);
+});
