@@ -1,15 +1,12 @@
 // `serve --workers N` on Node: node:cluster forks N copies of the same command line that share one listening socket.
 import cluster, { type Worker } from "node:cluster";
-import type { WorkerPool } from "../cli/types.ts";
+import { SHUTDOWN_SIGNALS, type WorkerPool } from "../cli/types.ts";
 
 /**
  * The process's place in a worker pool. Workers share the listening socket and the kernel spreads connections
  * (SCHED_NONE), so the primary never touches a request. The primary restarts nothing: if a worker dies, it stops
  * the others and exits 1, leaving restarts to the supervisor (systemd, a container runtime).
  */
-/** Signals that stop serving gracefully; SIGHUP too, which a closed terminal or SSH session sends. */
-export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];
-
 export function nodeWorkerPool(): WorkerPool {
   return {
     index: cluster.isWorker ? cluster.worker!.id : undefined,

@@ -2,7 +2,7 @@
 import type { App } from "../app.ts";
 import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
-import { cannotListen, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
+import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
 import { createHiddenLine } from "../cli/hidden_line.ts";
 
 // The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
@@ -133,8 +133,7 @@ function hostRefusal(request: Request): Response | undefined {
 /** Resolves at the first SIGTERM, SIGINT or SIGHUP (a closed terminal or SSH session). */
 export function denoShutdownSignal(): Promise<string> {
   return new Promise((resolve) => {
-    const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
-    const handlers = signals.map((signal) => [signal, () => done(signal)] as const);
+    const handlers = SHUTDOWN_SIGNALS.map((signal) => [signal, () => done(signal)] as const);
     const done = (signal: string) => {
       for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
       resolve(signal);

@@ -6,13 +6,13 @@ import { dirname } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
-import { cannotListen, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
+import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
 import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
 import { nodeSha256Hex } from "./node_digest.ts";
 import { nodeStderrLog } from "./node_log.ts";
-import { nodeWorkerPool, primaryShutdownRequest, SHUTDOWN_SIGNALS } from "./node_cluster.ts";
+import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
 import { pooledRandom } from "./node_random.ts";
 
 /**

@@ -26,6 +26,9 @@ export interface ListenOptions {
   graceMs: number;
 }
 
+/** Signals that stop `serve` gracefully; SIGHUP too, which a closed terminal or SSH session sends. */
+export const SHUTDOWN_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+
 /** A failure to bind, naming the settings that chose the address (the runtimes' own messages may not). */
 export function cannotListen(options: ListenOptions, error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);

@@ -31,8 +31,13 @@ export class StoreBusyError extends Error {
 export function isStoreBusy(error: unknown): boolean {
   if (error instanceof StoreBusyError) return true;
   if (!(error instanceof Error)) return false;
-  const code = (error as { errcode?: unknown }).errcode;
-  return (typeof code === "number" && (code & 0xff) === SQLITE_BUSY) || /database is locked/.test(error.message);
+  return primaryCode(error) === SQLITE_BUSY || /database is locked/.test(error.message);
+}
+
+/** SQLite's primary result code (the low byte of the extended one node:sqlite reports as `errcode`). */
+function primaryCode(error: unknown): number | undefined {
+  const code = error instanceof Error ? (error as { errcode?: unknown }).errcode : undefined;
+  return typeof code === "number" ? code & 0xff : undefined;
 }
 
 const SQLITE_BUSY = 5;
@@ -51,7 +56,6 @@ const STORAGE_FAULTS = new Map<number, string>([
  * the operator, not a bug, and every request that writes meets it until it is fixed.
  */
 export function storageFaultOf(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const code = (error as { errcode?: unknown }).errcode;
-  return typeof code === "number" ? STORAGE_FAULTS.get(code & 0xff) : undefined;
+  const code = primaryCode(error);
+  return code === undefined ? undefined : STORAGE_FAULTS.get(code);
 }

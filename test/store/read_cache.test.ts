@@ -1,11 +1,9 @@
 // createReadCache and Db.changeStamp: a kept read is returned only while the database provably did not change.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createReadCache } from "../../src/store/read_cache.ts";
 import { openDatabase, type Db } from "../../src/store/sqlite.ts";
+import { tempDb } from "../helpers/temp_db.ts";
 
 /** A stamp source the test moves by hand, and a loader that counts its calls. */
 function harness(maxEntries = 8) {
@@ -70,13 +68,8 @@ test("a full cache starts over instead of growing past its bound", () => {
   assert.equal(state.loads, 4);
 });
 
-function tempDb() {
-  const dir = mkdtempSync(join(tmpdir(), "fieldgate-stamp-"));
-  return { path: join(dir, "test.db"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
 function withTwoConnections(run: (own: Db, other: Db) => void) {
-  const { path, cleanup } = tempDb();
+  const { path, cleanup } = tempDb("fieldgate-stamp-");
   const own = openDatabase(path, { autoCheckpointPages: 0 });
   const other = openDatabase(path, { autoCheckpointPages: 0 });
   try {

@@ -6,15 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { openDatabase } from "../../src/store/sqlite.ts";
-
-function tempDb() {
-  const dir = mkdtempSync(join(tmpdir(), "fieldgate-sqlite-"));
-  const path = join(dir, "test.db");
-  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
+import { tempDb } from "../helpers/temp_db.ts";
 
 test("a file database opens in WAL mode with synchronous NORMAL and automatic checkpoints as asked", () => {
-  const { path, cleanup } = tempDb();
+  const { path, cleanup } = tempDb("fieldgate-sqlite-");
   const db = openDatabase(path, { autoCheckpointPages: 0 });
   try {
     assert.equal(db.prepare("PRAGMA journal_mode").get()?.journal_mode, "wal");
@@ -27,7 +22,7 @@ test("a file database opens in WAL mode with synchronous NORMAL and automatic ch
 });
 
 test("checkpointInBackground moves committed pages into the database file before it resolves", async () => {
-  const { path, cleanup } = tempDb();
+  const { path, cleanup } = tempDb("fieldgate-sqlite-");
   const db = openDatabase(path, { autoCheckpointPages: 0 });
   try {
     db.transaction(() => {
@@ -55,7 +50,7 @@ test("checkpointInBackground moves committed pages into the database file before
  * how many during the last one.
  */
 async function walAfterCheckpointsUnderLoad(mode: "PASSIVE" | "RESTART", attempts = 5) {
-  const { path, cleanup } = tempDb();
+  const { path, cleanup } = tempDb("fieldgate-sqlite-");
   const db = openDatabase(path, { autoCheckpointPages: 0 });
   try {
     const insert = db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, 0)");
@@ -105,7 +100,7 @@ test("RESTART checkpoints taken while writes go on start the WAL over; PASSIVE o
 });
 
 test("a RESTART checkpoint gives up at once while another connection reads, instead of holding writers for it", async () => {
-  const { path, cleanup } = tempDb();
+  const { path, cleanup } = tempDb("fieldgate-sqlite-");
   const db = openDatabase(path, { autoCheckpointPages: 0 });
   const reader = new DatabaseSync(path);
   try {
@@ -135,7 +130,7 @@ test("a RESTART checkpoint gives up at once while another connection reads, inst
 });
 
 test("checkpointInBackground after close rejects instead of starting a new worker", async () => {
-  const { path, cleanup } = tempDb();
+  const { path, cleanup } = tempDb("fieldgate-sqlite-");
   const db = openDatabase(path, { autoCheckpointPages: 0 });
   await db.checkpointInBackground("PASSIVE");
   db.close();

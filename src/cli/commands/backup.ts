@@ -2,6 +2,8 @@
 // in WAL mode the latest commits live in the -wal file beside it, and a copy taken mid-checkpoint is torn.
 import { CommandError, UsageError, type Command } from "../types.ts";
 
+const cannotWrite = (path: string, error: unknown) =>
+  new CommandError(`cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
 const plain = (path: string) => path.replace(/^(\.\/)+/, "");
 const ownFiles = (dbPath: string) => ["", "-wal", "-shm", "-journal"].map((suffix) => plain(dbPath + suffix));
 
@@ -26,7 +28,7 @@ export const backup: Command = {
     try {
       created = await deps.createPrivateFile(path);
     } catch (error) {
-      throw new CommandError(`cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
+      throw cannotWrite(path, error);
     }
     if (!created) throw new UsageError(`${path} already exists; choose a new file name`);
     try {
@@ -34,7 +36,7 @@ export const backup: Command = {
     } catch (error) {
       // A half-written copy (a full disk) must not pass for a backup.
       await deps.removeFile(path);
-      throw new CommandError(`cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
+      throw cannotWrite(path, error);
     }
     return {
       json: { backup: path, database: config.dbPath },
