@@ -19,6 +19,7 @@ import { setRedirectUri } from "./commands/set_redirect_uri.ts";
 import { disableUser, enableUser } from "./commands/user_state.ts";
 import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "./types.ts";
 import { commandHelp, overview } from "./help.ts";
+import { messageOf } from "./text.ts";
 
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
@@ -106,7 +107,7 @@ export async function runCli(args: readonly string[], io: CliIo, deps: CliDeps):
   } catch (error) {
     // serve's stderr is a stream of JSON lines that a log collector parses: a failure to start (port in use,
     // database newer than the code) is one more line of it, beside the message for the person at the terminal.
-    if (found.command.name === "serve") deps.log("fatal", { error: error instanceof Error ? error.message : String(error) });
+    if (found.command.name === "serve") deps.log("fatal", { error: messageOf(error) });
     if (error instanceof UsageError) {
       io.stderr(`fieldgate ${found.command.name}: ${error.message}\nTry: fieldgate ${found.command.name} --help\n`);
       return EXIT.usage;

@@ -4,6 +4,7 @@ import type { Config } from "../config.ts";
 import type { Clock, Digest, Log, Random } from "../deps.ts";
 import type { OpenOptions } from "../store/sqlite.ts";
 import type { Store } from "../store/store.ts";
+import { messageOf } from "./text.ts";
 
 /** The terminal: adapters bind it to process.std* (Node) or Deno.std* (Deno); tests pass a recorder. */
 export interface CliIo {
@@ -31,8 +32,7 @@ export const SHUTDOWN_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
 
 /** A failure to bind, naming the settings that chose the address (the runtimes' own messages may not). */
 export function cannotListen(options: ListenOptions, error: unknown): Error {
-  const message = error instanceof Error ? error.message : String(error);
-  return new Error(`cannot listen on HOST ${options.host}, PORT ${options.port}: ${message}`, { cause: error });
+  return new Error(`cannot listen on HOST ${options.host}, PORT ${options.port}: ${messageOf(error)}`, { cause: error });
 }
 
 /** A running HTTP listener. */

@@ -1,9 +1,10 @@
 // `backup FILE`: a consistent copy of the database, taken while fieldgate runs. Copying the file itself is not safe:
 // in WAL mode the latest commits live in the -wal file beside it, and a copy taken mid-checkpoint is torn.
 import { CommandError, UsageError, type Command } from "../types.ts";
+import { messageOf } from "../text.ts";
 
 const cannotWrite = (path: string, error: unknown) =>
-  new CommandError(`cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  new CommandError(`cannot write ${path}: ${messageOf(error)}`);
 const plain = (path: string) => path.replace(/^(\.\/)+/, "");
 const ownFiles = (dbPath: string) => ["", "-wal", "-shm", "-journal"].map((suffix) => plain(dbPath + suffix));
 

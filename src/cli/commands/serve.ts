@@ -7,6 +7,7 @@ import { formatDemoBanner, formatDemoReminder } from "../../demo/banner.ts";
 import { DEMO_FIELDS_URL, type DemoSeed, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
 import { demoRedirectUri, syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
 import { startMaintenance } from "../../server/maintenance.ts";
+import { messageOf } from "../text.ts";
 import {
   CommandError,
   UsageError,
@@ -149,7 +150,7 @@ export const serve: Command = {
             ? announceSeed(seed, bound, io, deps)
             : demoSettings(bound, deps).then(({ config, demo }) => void (config.demo && demo && remindOfDemo(config, io)));
           shown.catch((error: unknown) =>
-            deps.log("demo_announce_failed", { error: error instanceof Error ? error.message : String(error) })
+            deps.log("demo_announce_failed", { error: messageOf(error) })
           );
         },
       });
