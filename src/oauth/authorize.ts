@@ -7,6 +7,7 @@ import { redirect } from "../http/respond.ts";
 import { randomId, randomToken } from "../crypto/random.ts";
 import { invalidRequest, OAuthError } from "./errors.ts";
 import { audit } from "./audit.ts";
+import { isLoopbackRedirectUri } from "./redirect_uri.ts";
 import {
   canonicalRequest,
   errorRedirectUrl,
@@ -42,8 +43,13 @@ async function issueCode(deps: Deps, request: AuthorizeRequest, userId: number):
   return responseUrl(deps, request.redirectUri, { code, state: request.state });
 }
 
-/** True when the user already granted this client exactly this scope, so the consent page can be skipped. */
+/**
+ * True when the user already granted this client exactly this scope, so the consent page can be skipped. Never
+ * for a native app (loopback redirect URI): whoever asks in its name cannot be told apart from it, so an earlier
+ * approval proves nothing about this request (RFC 8252 §8.6, RFC 6749 §10.2).
+ */
 async function remembered(deps: Deps, request: AuthorizeRequest, userId: number): Promise<boolean> {
+  if (isLoopbackRedirectUri(request.client.redirectUri)) return false;
   const consent = await deps.store.consents.find(userId, request.client.id);
   return consent !== undefined && consent.scope === request.scope;
 }

@@ -2,7 +2,7 @@
 import type { Deps } from "../deps.ts";
 import { invalidRequest, invalidScope, OAuthError } from "./errors.ts";
 import type { Client } from "../store/clients.ts";
-import { redirectUriMatches } from "./redirect_uri.ts";
+import { isLoopbackRedirectUri, redirectUriMatches } from "./redirect_uri.ts";
 
 /** A validated authorization request, in the canonical form the consent form carries and its CSRF token binds. */
 export interface AuthorizeRequest {
@@ -98,7 +98,7 @@ function sameScopes(requested: string, registered: string): boolean {
 }
 
 /** The first problem of a request whose client is trusted, or undefined. */
-function problem(deps: Deps, params: RawParams, registeredScope: string): OAuthError | undefined {
+function problem(deps: Deps, params: RawParams, client: Client): OAuthError | undefined {
   for (const name of ["response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method"]) {
     if (params.repeated(name)) return invalidRequest(`Parameter ${name} is repeated`);
   }
@@ -113,13 +113,16 @@ function problem(deps: Deps, params: RawParams, registeredScope: string): OAuthE
   }
   const scope = params.get("scope");
   if (!scope) return invalidScope("Parameter scope is required: send the scope registered for this application");
-  if (!sameScopes(scope, registeredScope)) return invalidScope("The scope does not match the registered scope");
+  if (!sameScopes(scope, client.scope)) return invalidScope("The scope does not match the registered scope");
   if ((params.get("state") ?? "").length > MAX_STATE_LENGTH) return invalidRequest("Parameter state is too long");
   const challenge = params.get("code_challenge");
   const method = params.get("code_challenge_method");
   if (challenge === undefined) {
     if (method !== undefined) return invalidRequest("code_challenge_method was sent without code_challenge");
     if (deps.config.requirePkce) return invalidRequest("PKCE is required: send code_challenge with method S256");
+    if (isLoopbackRedirectUri(client.redirectUri)) {
+      return invalidRequest("PKCE is required for an application with a loopback redirect URI: send code_challenge with method S256");
+    }
     return undefined;
   }
   // RFC 9700 §2.1.1: plain offers no protection when the request leaks, so only S256 (the RFC 7636 default is plain).
@@ -140,8 +143,10 @@ export function errorRedirectUrl(deps: Pick<Deps, "config">, redirectUri: string
  */
 export async function validateAuthorizeRequest(deps: Deps, params: RawParams): Promise<AuthorizeOutcome> {
   const { client, redirectUri } = await trustedClient(deps, params);
-  const state = params.repeated("state") ? undefined : params.get("state");
-  const found = problem(deps, params, client.scope);
+  // A state too long to accept is not echoed either: the error redirect would carry the whole oversized value.
+  const given = params.repeated("state") ? undefined : params.get("state");
+  const state = given !== undefined && given.length <= MAX_STATE_LENGTH ? given : undefined;
+  const found = problem(deps, params, client);
   if (found) return { ok: false, redirect: errorRedirectUrl(deps, redirectUri, found, state) };
   return {
     ok: true,

@@ -2,12 +2,10 @@
 // served by the runtime's own listener: node:http under Node, Deno.serve under Deno.
 import { after, before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AddressInfo } from "node:net";
 import type { BrowserContext, Page } from "playwright-core";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { createApp } from "../../src/app.ts";
@@ -21,6 +19,10 @@ const ARGS = [
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ];
 const ARTIFACTS = new URL("../../artifacts/", import.meta.url);
+// The client's callback: a web application on an origin of its own, as a real third-party application would be.
+// Chromium never reaches the network for it: the context answers it (a loopback callback would make the client a
+// native app, which gets PKCE required and no remembered consent).
+const CALLBACK_ORIGIN = "https://notes.example.test";
 
 interface World {
   origin: string;
@@ -28,33 +30,22 @@ interface World {
   clientId: string;
   user: { username: string; password: string };
   context: BrowserContext;
-  callback: Server;
   listener: Listener;
   profile: string;
 }
 
-async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; origin: string }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
 
 async function setUp(): Promise<World> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Browser tests need Debian's chromium at ${CHROMIUM}; install it (apt-get install chromium) or run .ci/run`);
   }
   const { chromium } = await import("playwright-core");
-  // The client's callback: a separate origin, as a real third-party application would be.
-  const callback = await listen((_req, res) => {
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end("<!doctype html><title>callback</title><p>Callback received</p>");
-  });
   const listenRuntime = "Deno" in globalThis ? listenDeno : listenNode;
   let built!: { clientId: string; user: { username: string; password: string } };
   const listener = await listenRuntime({ port: 0, host: "127.0.0.1", graceMs: 1_000 }, async (port) => {
     const origin = `http://127.0.0.1:${port}`;
     const t = buildTestApp({ FIELDGATE_BASE_URL: origin, FIELDGATE_DEMO: "true" });
-    const client = await t.seed.client({ name: "Field notes app", redirectUri: `${callback.origin}/cb` });
+    const client = await t.seed.client({ name: "Field notes app", redirectUri: `${CALLBACK_ORIGIN}/cb` });
     const demo = await t.seed.client({ name: "Demo field notes app", redirectUri: `${origin}/demo/callback` });
     const user = await t.seed.user({ username: "demo" });
     await t.seed.fields(3);
@@ -70,9 +61,12 @@ async function setUp(): Promise<World> {
   });
   const profile = await mkdtemp(join(tmpdir(), "fieldgate-chromium-"));
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
+  await context.route(`${CALLBACK_ORIGIN}/**`, (route) =>
+    route.fulfill({ contentType: "text/html; charset=utf-8", body: "<!doctype html><title>callback</title><p>Callback received</p>" })
+  );
   await mkdir(ARTIFACTS, { recursive: true });
   return {
-    origin: listener.url, callbackOrigin: callback.origin, ...built, context, callback: callback.server, listener, profile,
+    origin: listener.url, callbackOrigin: CALLBACK_ORIGIN, ...built, context, listener, profile,
   };
 }
 
@@ -105,7 +99,6 @@ beforeEach(async () => {
 });
 after(async () => {
   await w?.context.close();
-  w?.callback.close();
   await w?.listener.close();
   if (w) await rm(w.profile, { recursive: true, force: true });
 });

@@ -147,6 +147,17 @@ for (const row of redirected) {
   });
 }
 
+test("an over-long state is refused and not echoed back in the error redirect", async () => {
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client();
+  const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { state: "s".repeat(1_025) })}`));
+  assert.equal(res.status, 302);
+  const url = location(res);
+  assert.equal(url.searchParams.get("error"), "invalid_request");
+  assert.match(url.searchParams.get("error_description") ?? "", /state is too long/);
+  assert.equal(url.searchParams.get("state"), null);
+});
+
 test("authorize accepts the registered scopes in any order", async () => {
   const t = buildTestApp();
   const { clientId } = await t.seed.client({ scope: "fields:read" });
