@@ -54,25 +54,43 @@ async function remembered(deps: Deps, request: AuthorizeRequest, userId: number)
   return consent !== undefined && consent.scope === request.scope;
 }
 
-async function consentPage(deps: Deps, request: AuthorizeRequest, signedIn: SignedIn): Promise<Response> {
+/** The request as authorization parameters: the consent form's hidden fields and the link back to this request. */
+function requestFields(request: AuthorizeRequest): Record<string, string | undefined> {
+  return {
+    client_id: request.client.clientId,
+    response_type: "code",
+    redirect_uri: request.redirectUri,
+    scope: request.scope,
+    state: request.state,
+    code_challenge: request.codeChallenge,
+    code_challenge_method: request.codeChallenge === undefined ? undefined : "S256",
+  };
+}
+
+/** The GET URL (path and query) of the same authorization request. */
+function requestPath(request: AuthorizeRequest): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(requestFields(request))) if (value !== undefined) query.set(name, value);
+  return `/oauth/authorize?${query}`;
+}
+
+/** The consent page; with a notice (403) when a submitted decision was not taken and the user is asked again. */
+async function consentPage(deps: Deps, request: AuthorizeRequest, signedIn: SignedIn, notice?: string): Promise<Response> {
   const body = renderConsent({
     appName: request.client.name,
     redirectHost: new URL(request.redirectUri).host || request.redirectUri,
     username: signedIn.user.name ?? signedIn.user.username,
     scope: request.scope,
-    fields: {
-      client_id: request.client.clientId,
-      response_type: "code",
-      redirect_uri: request.redirectUri,
-      scope: request.scope,
-      state: request.state,
-      code_challenge: request.codeChallenge,
-      code_challenge_method: request.codeChallenge === undefined ? undefined : "S256",
-    },
+    fields: requestFields(request),
     csrf: await csrfToken(signedIn.cookieValue, CONSENT, canonicalRequest(request)),
     signOutCsrf: await signOutCsrf(signedIn.cookieValue),
+    notice,
   });
-  return page(body, { formTargets: [request.redirectUri] });
+  return page(body, { status: notice ? 403 : 200, formTargets: [request.redirectUri] });
+}
+
+function signInFirst(deps: Deps, request: Request, authz: AuthorizeRequest, next: string, status?: number): Promise<Response> {
+  return signInPage(deps, request, { next, appName: authz.client.name, formTargets: [authz.redirectUri], status });
 }
 
 async function authorizeEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
@@ -80,13 +98,7 @@ async function authorizeEndpoint(deps: Deps, request: Request, ctx: RequestConte
   if (!outcome.ok) return redirect(outcome.redirect.href, 302);
   const authz = outcome.request;
   const signedIn = await readSession(deps, request);
-  if (!signedIn) {
-    return signInPage(deps, request, {
-      next: ctx.url.pathname + ctx.url.search,
-      appName: authz.client.name,
-      formTargets: [authz.redirectUri],
-    });
-  }
+  if (!signedIn) return signInFirst(deps, request, authz, ctx.url.pathname + ctx.url.search);
   // HEAD shares the GET route but must stay safe (RFC 9110 §9.2.1): it never mints a code.
   if (request.method === "GET" && await remembered(deps, authz, signedIn.user.id)) {
     const location = await issueCode(deps, authz, signedIn.user.id);
@@ -108,16 +120,17 @@ function formParams(form: Record<string, string>): RawParams {
 
 async function decisionEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
-  const signedIn = await readSession(deps, request);
-  if (!signedIn) {
-    throw invalidRequest("Your session has ended; return to the application and start again");
-  }
   const outcome = await validateAuthorizeRequest(deps, formParams(form));
   if (!outcome.ok) return redirect(outcome.redirect.href, 303);
   const authz = outcome.request;
-  // The token binds session and the exact request: a forged or altered form cannot mint a code.
+  // The session ended while the page was open: sign in, then decide again on a fresh consent page.
+  const signedIn = await readSession(deps, request);
+  if (!signedIn) return signInFirst(deps, request, authz, requestPath(authz), 403);
+  // The token binds session and the exact request: a forged or altered form, or one another session was shown
+  // (signed out and in again in another tab), decides nothing. This session is asked again, with a token of its
+  // own; asking is what GET /oauth/authorize would do for anyone holding the link.
   if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: CONSENT, binding: canonicalRequest(authz) }))) {
-    throw new OAuthError("access_denied", "This form was not issued for this request; start again from the application");
+    return consentPage(deps, authz, signedIn, "This form had expired or was changed, so nothing was decided. Please choose again.");
   }
   const facts = { clientId: authz.client.clientId, userId: signedIn.user.id, ip: ctx.clientIp, detail: { scope: authz.scope } };
   if (form.decision === "approve") {

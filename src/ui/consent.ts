@@ -13,6 +13,8 @@ export interface ConsentView {
   fields: Record<string, string | undefined>;
   csrf: string;
   signOutCsrf: string;
+  /** Why the page is shown again instead of the decision taking effect (a form from another session, say). */
+  notice?: string;
 }
 
 /** Plain-words description of a scope; unknown scopes are shown by name. */
@@ -29,6 +31,7 @@ export function renderConsent(view: ConsentView): string {
   return layout(
     "Authorize application",
     html`<h1>Allow <span class="app">${view.appName}</span> to access your account?</h1>
+${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ""}
 <div class="card">
 <p>Signed in as <strong>${view.username}</strong>.</p>
 <p><strong>${view.appName}</strong> is asking to:</p>

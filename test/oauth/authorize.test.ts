@@ -342,22 +342,62 @@ for (const row of tampered) {
   });
 }
 
+test("a refused consent form asks this session again, with a form of its own that then works", async () => {
+  const r = await signedIn();
+  const fields = { ...(await consentForm(r)), decision: "approve" };
+  const res = await r.browser.post("/oauth/authorize", { ...fields, csrf: "A".repeat(43) });
+  assert.equal(res.status, 403);
+  const body = await res.text();
+  assert.match(body, /nothing was decided/);
+  const again = formFields(body, "/oauth/authorize");
+  assert.equal(again.state, fields.state);
+  const approved = await r.browser.post("/oauth/authorize", { ...again, decision: "approve" });
+  assert.equal(approved.status, 303);
+  assert.match(location(approved).searchParams.get("code") ?? "", /^fgac_/);
+});
+
 test("a consent form from one session cannot be replayed by another session", async () => {
   const r = await signedIn();
   const fields = await consentForm(r);
   const other = testBrowser(r.t.app);
   const user = await r.t.seed.user();
   await signIn(other, user);
+  const codes = countCodes(r.t);
   const res = await other.post("/oauth/authorize", { ...fields, decision: "approve" });
   assert.equal(res.status, 403);
   assert.equal(res.headers.get("location"), null);
+  assert.equal(codes(), 0);
+  // The other session is asked itself: its page carries a token of its own, not the replayed one.
+  const shown = formFields(await res.text(), "/oauth/authorize");
+  assert.ok(shown.csrf);
+  assert.notEqual(shown.csrf, fields.csrf);
 });
 
-test("consent POST without a session is refused with an error page", async () => {
+test("consent POST after the session ended shows sign-in, then the consent page again, never a code", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r, { state: "keep-me" });
+  const anonymous = testBrowser(r.t.app);
+  const codes = countCodes(r.t);
+  const res = await anonymous.post("/oauth/authorize", { ...fields, decision: "approve" });
+  assert.equal(res.status, 403);
+  assert.equal(res.headers.get("location"), null);
+  const signInForm = formFields(await res.text(), "/signin");
+  const next = new URL(signInForm.next ?? "", "http://fieldgate.test");
+  assert.equal(next.pathname, "/oauth/authorize");
+  assert.equal(next.searchParams.get("state"), "keep-me");
+  assert.equal(next.searchParams.get("client_id"), r.clientId);
+  const signedInAgain = await signIn(anonymous, await r.t.seed.user(), signInForm.next);
+  assert.equal(signedInAgain.headers.get("location"), signInForm.next);
+  const consent = await anonymous.get(signInForm.next ?? "");
+  assert.equal(consent.status, 200);
+  assert.match(await consent.text(), /Approve/);
+  assert.equal(codes(), 0);
+});
+
+test("consent POST without a session for an untrusted client is still an error page", async () => {
   const r = await signedIn();
   const fields = await consentForm(r);
-  const anonymous = testBrowser(r.t.app);
-  const res = await anonymous.post("/oauth/authorize", { ...fields, decision: "approve" });
+  const res = await testBrowser(r.t.app).post("/oauth/authorize", { ...fields, redirect_uri: "https://evil.example/cb", decision: "approve" });
   assert.equal(res.status, 400);
   assert.equal(res.headers.get("location"), null);
 });
