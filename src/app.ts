@@ -13,7 +13,7 @@ import { isStoreBusy, storageFaultOf } from "./store/errors.ts";
 import { oauthRoutes } from "./oauth/routes.ts";
 import { graphqlRoutes } from "./graphql/endpoint.ts";
 import { uiRoutes } from "./ui/routes.ts";
-import { renderErrorPage } from "./ui/error_page.ts";
+import { errorViewOf, renderErrorPage } from "./ui/error_page.ts";
 
 export interface AppOptions {
   config: Readonly<Config>;
@@ -62,17 +62,14 @@ function healthRoutes(deps: Deps, faults: StorageFaults): Route[] {
   }];
 }
 
-function renderError(error: OAuthError, surface: Surface): Response {
-  if (surface === "html") {
-    const page = renderErrorPage({ status: error.status, title: "Request refused", message: error.description });
-    return html(page, error.status, error.headers);
-  }
+function renderError(error: OAuthError, surface: Surface, requestId: string): Response {
+  if (surface === "html") return html(renderErrorPage(errorViewOf(error, requestId)), error.status, error.headers);
   return jsonNoStore({ error: error.code, error_description: error.description }, error.status, error.headers);
 }
 
-function renderServerError(surface: Surface): Response {
+function renderServerError(surface: Surface, requestId: string): Response {
   if (surface === "html") {
-    const page = renderErrorPage({ status: 500, title: "Something went wrong", message: "The server could not complete the request." });
+    const page = renderErrorPage({ status: 500, title: "Something went wrong", message: "The server could not complete the request.", requestId });
     return html(page, 500);
   }
   return jsonNoStore({ error: "server_error", error_description: "The server could not complete the request" }, 500);
@@ -144,17 +141,17 @@ export function createApp(options: AppOptions): App {
       routeLabel = route.path;
       return { response: await route.handler(request, ctx), routeLabel };
     } catch (error) {
-      const surface: Surface = router.surfaceOf(url.pathname);
+      const surface: Surface = router.surfaceOf(url.pathname, request);
       if (isOAuthError(error)) {
         // A 405 means the path is a registered route, so it is a bounded label too.
         if (error.code === "method_not_allowed") routeLabel = url.pathname;
-        return { response: renderError(error, surface), routeLabel };
+        return { response: renderError(error, surface, requestId), routeLabel };
       }
       if (isStoreBusy(error)) {
         // Another connection (the CLI, an sqlite3 shell, another worker) held the write lock past the busy
         // timeout: a condition to retry, not a fault of ours or the client's.
         deps.log("database_busy", { request_id: requestId, path: url.pathname });
-        return { response: renderError(temporarilyUnavailable(), surface), routeLabel };
+        return { response: renderError(temporarilyUnavailable(), surface, requestId), routeLabel };
       }
       const fault = storageFaultOf(error);
       if (fault) {
@@ -162,7 +159,7 @@ export function createApp(options: AppOptions): App {
         // it until then. 503 (retry later), no stack: the message is the cause. /healthz reports it too.
         faults.last = { fault, at: deps.clock() };
         deps.log("database_unavailable", { request_id: requestId, path: url.pathname, fault, error: (error as Error).message });
-        return { response: renderError(temporarilyUnavailable(10), surface), routeLabel };
+        return { response: renderError(temporarilyUnavailable(10), surface, requestId), routeLabel };
       }
       // Unknown failure: log the cause for operators, tell the client nothing about it.
       deps.log("request_failed", {
@@ -170,7 +167,7 @@ export function createApp(options: AppOptions): App {
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         stack: error instanceof Error ? error.stack : undefined,
       });
-      return { response: renderServerError(surface), routeLabel };
+      return { response: renderServerError(surface, requestId), routeLabel };
     }
   }
 

@@ -1,4 +1,5 @@
-// Hand-written routing: a table of method + exact path to handler; 404 and 405 (with Allow) otherwise.
+// Hand-written routing: a table of method + exact path to handler; 404 and 405 (with Allow) otherwise, each rendered
+// as an HTML page or JSON depending on the route, or, for an unknown path, on who is asking.
 import type { Deps } from "../deps.ts";
 import { OAuthError } from "../oauth/errors.ts";
 
@@ -20,6 +21,44 @@ export interface Route {
   path: string;
   surface?: Surface;
   handler: Handler;
+}
+
+/**
+ * Paths that are API endpoints whatever exists under them: an unknown path here is a client's mistake and gets the
+ * JSON error its client library can read, even when a browser asks.
+ */
+const API_PREFIXES = ["/oauth", "/graphql", "/.well-known", "/healthz", "/metrics"] as const;
+
+function isApiPath(pathname: string): boolean {
+  return API_PREFIXES.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+}
+
+/**
+ * The quality an Accept header gives `type` ("text/html"): that of the most specific range matching it
+ * (RFC 9110 §12.5.1), 0 when none does. No header counts as "*\/*".
+ */
+export function acceptQuality(accept: string | null, type: string): number {
+  const [major] = type.split("/");
+  let best = { specificity: -1, q: 0 };
+  for (const part of (accept ?? "*/*").split(",")) {
+    const [range = "", ...params] = part.split(";").map((s) => s.trim().toLowerCase());
+    const specificity = range === type ? 2 : range === `${major}/*` ? 1 : range === "*/*" ? 0 : -1;
+    if (specificity <= best.specificity) continue;
+    const qParam = params.find((p) => p.startsWith("q="));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    best = { specificity, q: Number.isFinite(q) ? Math.min(Math.max(q, 0), 1) : 0 };
+  }
+  return best.q;
+}
+
+/**
+ * True when a person's browser is loading this as a page: Fetch Metadata says so (Sec-Fetch-Dest: document), or,
+ * for browsers without it, Accept prefers HTML to JSON. fetch(), curl and client libraries send neither.
+ */
+export function isPageNavigation(request: Request): boolean {
+  if (request.headers.get("sec-fetch-dest") === "document") return true;
+  const accept = request.headers.get("accept");
+  return acceptQuality(accept, "text/html") > acceptQuality(accept, "application/json");
 }
 
 /** Builds a route list from deps; each feature area exports one of these. */
@@ -51,10 +90,15 @@ export function createRouter(routes: readonly Route[]) {
         headers: { allow: allow.join(", ") },
       });
     },
-    /** The surface of the route at this path, used to render errors raised before a route matched. */
-    surfaceOf(pathname: string): Surface {
+    /**
+     * The surface errors at this path are rendered for: the route's own, or for an unknown path an HTML page when a
+     * browser navigates to it outside the API prefixes (a mistyped link shows a page, not a JSON blob) and JSON
+     * otherwise.
+     */
+    surfaceOf(pathname: string, request?: Request): Surface {
       const methods = byPath.get(pathname);
-      const first = methods?.values().next().value as Route | undefined;
+      if (!methods) return request && !isApiPath(pathname) && isPageNavigation(request) ? "html" : "json";
+      const first = methods.values().next().value as Route | undefined;
       return first?.surface ?? "json";
     },
   };
