@@ -12,9 +12,13 @@ import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
 import { verifyCsrf } from "./csrf.ts";
 import { createDemoStore } from "./demo_state.ts";
 import { clearPreSession, endSession, readPreSession, readSession, startSession } from "./session.ts";
+import { waitInWords } from "./error_page.ts";
 import { SIGN_IN, SIGN_OUT, signInPage } from "./sign_in_page.ts";
 
 const GENERIC_FAILURE = "Incorrect username or password";
+const TIMED_OUT = "Your sign-in form timed out; enter your password again";
+/** The notice of the sign-in page a request that needed a session was sent to (`/signin?session=ended`). */
+export const SESSION_ENDED = "ended";
 
 const DEFAULT_NEXT = "/account";
 /** Starts with one "/" (never "//" or "/\\", which name another host) and holds only printable ASCII. */
@@ -92,11 +96,34 @@ function throttleKeys(username: string | undefined, clientIp: string): { user?: 
   return { user, address, all: [user, address] };
 }
 
+/**
+ * The sign-in form came back without a valid CSRF token: it was left open past the pre-session cookie's hour,
+ * another tab signed in meanwhile, or the browser keeps no cookies. Reloading cannot help (it repeats the POST), so
+ * nothing is checked and nobody is signed in here: a browser already signed in goes on to `next`, and any other
+ * gets the form again with a new pre-session cookie and token, which its next submission must present as always.
+ */
+async function formNotAccepted(deps: Deps, request: Request, form: Record<string, string>, hadCookie: boolean): Promise<Response> {
+  const next = safeNext(form.next);
+  if (await readSession(deps, request)) return redirect(next, 303);
+  const username = (form.username ?? "").trim();
+  // Without the cookie the form also fails this way in a browser that blocks cookies: say so, or every retry fails.
+  const error = hadCookie
+    ? TIMED_OUT
+    : `${TIMED_OUT}. fieldgate needs cookies to sign you in: if this happens again, allow cookies for ${new URL(deps.config.baseUrl).host}`;
+  return signInPage(deps, request, {
+    next,
+    username: username.length <= MAX_USERNAME_LENGTH ? username : "",
+    error,
+    status: 400,
+    renew: true,
+    ...(await continuation(deps, next)),
+  });
+}
+
 async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
-  if (!(await verifyCsrf(readPreSession(deps, request), form.csrf, { purpose: SIGN_IN }))) {
-    throw invalidRequest("The sign-in form has expired; reload the page and try again", { status: 403 });
-  }
+  const pre = readPreSession(deps, request);
+  if (!(await verifyCsrf(pre, form.csrf, { purpose: SIGN_IN }))) return formNotAccepted(deps, request, form, pre !== undefined);
   const username = (form.username ?? "").trim();
   const next = safeNext(form.next);
   // No account has a longer name: such a name fails like a wrong password, without a lookup.
@@ -104,7 +131,17 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   const { user: userKey, address: addressKey, all: keys } = throttleKeys(plausible ? username : undefined, ctx.clientIp);
   const now = nowSeconds(deps.clock);
   const wait = deps.throttle.retryAfter(keys, now);
-  if (wait > 0) throw tooManyRequests(wait);
+  if (wait > 0) {
+    // The form again rather than a dead-end page: it keeps the application and username, and says how long to wait.
+    return signInPage(deps, request, {
+      next,
+      username: plausible ? username : "",
+      error: `Too many failed attempts. Try again in ${waitInWords(wait)}`,
+      status: 429,
+      headers: tooManyRequests(wait).headers,
+      ...(await continuation(deps, next)),
+    });
+  }
   // Counted as a failure before the password is checked: the check takes tens of milliseconds (PBKDF2), and
   // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
   // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
@@ -127,7 +164,7 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
     if (lockout) await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
     const more = await continuation(deps, next);
     return signInPage(deps, request, {
-      next, username: plausible ? username : "", error: GENERIC_FAILURE, status: 400, ...more,
+      next, username: plausible ? username : "", error: GENERIC_FAILURE, rejected: true, status: 400, ...more,
     });
   }
   // The username's failures are forgotten; the address only gets this attempt back: resetting it would let one
@@ -160,7 +197,11 @@ async function signOutEndpoint(deps: Deps, request: Request, ctx: RequestContext
 async function signInForm(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const next = safeNext(ctx.url.searchParams.get("next") ?? undefined);
   if (await readSession(deps, request)) return redirect(next, 303);
-  return signInPage(deps, request, { next, ...(await continuation(deps, next)) });
+  // A fixed sentence chosen by a flag, never text from the URL: a crafted link can show only this.
+  const notice = ctx.url.searchParams.get("session") === SESSION_ENDED
+    ? "Your session had ended, so nothing was changed. Sign in to continue."
+    : undefined;
+  return signInPage(deps, request, { next, notice, ...(await continuation(deps, next)) });
 }
 
 /** Routes of sign-in and sign-out. */

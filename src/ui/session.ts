@@ -74,11 +74,14 @@ export async function endSession(deps: Deps, request: Request): Promise<string> 
  * Returns the existing value, or a new one plus the Set-Cookie header that plants it.
  */
 export function preSession(deps: Deps, request: Request): { value: string; setCookie?: string } {
-  const name = cookieName(deps.config, PRE_SESSION);
-  const existing = cookieValue(request, name);
-  if (existing) return { value: existing };
+  const existing = cookieValue(request, cookieName(deps.config, PRE_SESSION));
+  return existing ? { value: existing } : newPreSession(deps);
+}
+
+/** A new pre-session value and the Set-Cookie header that plants it for the full lifetime. */
+export function newPreSession(deps: Deps): { value: string; setCookie: string } {
   const value = randomToken(deps.random, "csrf");
-  return { value, setCookie: setCookie(deps.config, name, value, PRE_SESSION_TTL_SECONDS) };
+  return { value, setCookie: setCookie(deps.config, cookieName(deps.config, PRE_SESSION), value, PRE_SESSION_TTL_SECONDS) };
 }
 
 /** The pre-session cookie value the browser sent, if well-formed. */

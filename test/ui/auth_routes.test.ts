@@ -239,24 +239,80 @@ test("two sign-ins at once that both upgrade the same stored hash both succeed (
   assert.equal(passwordIterations((await t.store.users.findById(user.id))!.passwordHash!), t.config.pbkdf2Iterations);
 });
 
-// The sign-in form's CSRF token is bound to the pre-session cookie (double submit, HMAC keyed by the cookie).
-const csrfRows: Array<{ name: string; tamper: (f: Record<string, string>, b: ReturnType<typeof testBrowser>) => Record<string, string> }> = [
-  { name: "no CSRF token", tamper: ({ csrf: _, ...f }) => f },
-  { name: "a wrong CSRF token", tamper: (f) => ({ ...f, csrf: "A".repeat(43) }) },
-  { name: "no pre-session cookie", tamper: (f, b) => (b.cookies.clear(), f) },
+// The sign-in form's CSRF token is bound to the pre-session cookie (double submit, HMAC keyed by the cookie). A form
+// without a valid token signs nobody in; it comes back with a new pre-session and token instead of a dead end.
+const csrfRows: Array<{ name: string; cookieKept: boolean; tamper: (f: Record<string, string>, b: ReturnType<typeof testBrowser>) => Record<string, string> }> = [
+  { name: "no CSRF token", cookieKept: true, tamper: ({ csrf: _, ...f }) => f },
+  { name: "a wrong CSRF token", cookieKept: true, tamper: (f) => ({ ...f, csrf: "A".repeat(43) }) },
+  { name: "no pre-session cookie", cookieKept: false, tamper: (f, b) => (b.cookies.clear(), f) },
 ];
 
 for (const row of csrfRows) {
-  test(`sign-in POST with ${row.name} is refused with 403 and no session`, async () => {
+  test(`sign-in POST with ${row.name} signs nobody in and shows the form again with a new token`, async () => {
     const t = buildTestApp();
+    const { clientId } = await t.seed.client({ name: "Field notes app" });
     const user = await t.seed.user();
     const browser = testBrowser(t.app);
-    const fields = await signInForm(browser);
+    const next = `/oauth/authorize?client_id=${clientId}&response_type=code`;
+    const fields = await signInForm(browser, next);
+    const oldPre = browser.cookies.get("fieldgate_presession");
     const res = await browser.post("/signin", { ...row.tamper(fields, browser), username: user.username, password: user.password });
-    assert.equal(res.status, 403);
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get("location"), null);
+    assert.match(res.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/);
+    assert.match(res.headers.get("content-security-policy") ?? "", /form-action 'self' https:\/\/client\.example;/);
     assert.equal(browser.cookies.has("fieldgate_session"), false);
+    assert.ok(!t.log.some((l) => l.event === "audit.sign_in_succeeded"));
+    assert.equal(t.app.deps.throttle.size(), 0, "no password was checked, so no attempt counts");
+    const body = await res.text();
+    assert.match(body, /Your sign-in form timed out; enter your password again/);
+    assert.equal(/needs cookies to sign you in: if this happens again, allow cookies for fieldgate\.test/.test(body), !row.cookieKept);
+    assert.match(body, /<strong>Field notes app<\/strong> wants to access/);
+    assert.ok(!body.includes(user.password), "the password is never echoed");
+    const again = formFields(body, "/signin");
+    assert.equal(again.next, next);
+    assert.match(body, new RegExp(`id="username"[^>]*value="${user.username.replace(/[.]/g, "\\.")}"`));
+    const newPre = browser.cookies.get("fieldgate_presession");
+    assert.ok(newPre, "a pre-session cookie is planted");
+    assert.notEqual(newPre, oldPre, "a new one");
+    // The new form works, and its token is checked like any other.
+    const forged = await browser.post("/signin", { ...again, csrf: fields.csrf ?? "x", username: user.username, password: user.password });
+    assert.equal(forged.status, 400, "the token of the form that failed is no good with the new cookie");
+    assert.equal(browser.cookies.has("fieldgate_session"), false);
+    const third = formFields(await forged.text(), "/signin");
+    const signedIn = await browser.post("/signin", { ...third, username: user.username, password: user.password });
+    assert.equal(signedIn.status, 303);
+    assert.equal(signedIn.headers.get("location"), next);
+    assert.ok(browser.cookies.has("fieldgate_session"));
   });
 }
+
+test("a stale sign-in form from a browser that has since signed in (a second tab) goes on to next", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  const tabB = await signInForm(browser, "/account?from=tab-b");
+  assert.equal((await signIn(browser, user)).status, 303, "tab A signs in");
+  const session = browser.cookies.get("fieldgate_session");
+  browser.cookies.delete("fieldgate_presession");
+  const res = await browser.post("/signin", { ...tabB, username: user.username, password: "not even the right one" });
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/account?from=tab-b");
+  assert.equal(browser.cookies.get("fieldgate_session"), session, "the session is the one tab A started");
+  assert.ok(!t.log.some((l) => l.event === "audit.sign_in_failed"), "no password was checked");
+});
+
+test("a stale sign-in form while signed in goes only to a safe next", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  for (const next of ["//evil.example/", "https://evil.example/", "/\\evil.example"]) {
+    const res = await browser.post("/signin", { next, csrf: "stale", username: user.username, password: "x" });
+    assert.equal(res.status, 303);
+    assert.equal(res.headers.get("location"), "/account", next);
+  }
+});
 
 test("a sign-in token from one browser does not work with another browser's cookie", async () => {
   const t = buildTestApp();
@@ -265,7 +321,75 @@ test("a sign-in token from one browser does not work with another browser's cook
   const other = testBrowser(t.app);
   await signInForm(other);
   const res = await other.post("/signin", { ...first, username: user.username, password: user.password });
-  assert.equal(res.status, 403);
+  assert.equal(res.status, 400);
+  assert.equal(other.cookies.has("fieldgate_session"), false);
+  assert.match(await res.text(), /timed out/);
+});
+
+test("after a wrong password the page title says Error, both inputs point at the error and the password has focus", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const body = await (await signIn(testBrowser(t.app), { username: user.username, password: "wrong" })).text();
+  assert.match(body, /<title>Error: Sign in · fieldgate<\/title>/);
+  assert.match(body, /<p class="error" role="alert" id="signin-error">Incorrect username or password<\/p>/);
+  for (const id of ["username", "password"]) {
+    const input = body.match(new RegExp(`<input id="${id}"[^>]*>`))?.[0] ?? "";
+    assert.match(input, /aria-invalid="true"/, id);
+    assert.match(input, /aria-describedby="signin-error"/, id);
+  }
+  assert.match(body, /<input id="password"[^>]* autofocus>/);
+  assert.doesNotMatch(body, /<input id="username"[^>]* autofocus/);
+});
+
+test("after a failure with an empty username the username gets focus", async () => {
+  const t = buildTestApp();
+  const body = await (await signIn(testBrowser(t.app), { username: "", password: "x" })).text();
+  assert.match(body, /<input id="username"[^>]* autofocus>/);
+  assert.doesNotMatch(body, /<input id="password"[^>]* autofocus/);
+});
+
+test("the plain sign-in page has no error state", async () => {
+  const t = buildTestApp();
+  const body = await (await testBrowser(t.app).get("/signin")).text();
+  assert.match(body, /<title>Sign in · fieldgate<\/title>/);
+  assert.doesNotMatch(body, /aria-invalid|aria-describedby|autofocus|role="alert"/);
+});
+
+test("a timed-out form is an error but does not mark the inputs invalid", async () => {
+  const t = buildTestApp();
+  const browser = testBrowser(t.app);
+  const fields = await signInForm(browser);
+  const body = await (await browser.post("/signin", { ...fields, csrf: "x", username: "ada", password: "x" })).text();
+  assert.match(body, /<title>Error: Sign in · fieldgate<\/title>/);
+  assert.doesNotMatch(body, /aria-invalid/);
+  assert.match(body, /<input id="password"[^>]*aria-describedby="signin-error" autofocus>/);
+});
+
+test("a throttled sign-in shows the form again with status 429, Retry-After and how long to wait", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1", FIELDGATE_THROTTLE_WINDOW: "60" });
+  const user = await t.seed.user();
+  const { clientId } = await t.seed.client({ name: "Field notes app" });
+  const next = `/oauth/authorize?client_id=${clientId}`;
+  await signIn(testBrowser(t.app), { username: user.username, password: "wrong" }, next);
+  const browser = testBrowser(t.app);
+  const res = await signIn(browser, user, next);
+  assert.equal(res.status, 429);
+  assert.equal(res.headers.get("retry-after"), "60");
+  assert.match(res.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/);
+  const body = await res.text();
+  assert.match(body, /Too many failed attempts\. Try again in about a minute/);
+  assert.match(body, /Field notes app/);
+  assert.equal(formFields(body, "/signin").next, next);
+  assert.equal(browser.cookies.has("fieldgate_session"), false);
+});
+
+test("GET /signin?session=ended says the session had ended; other values say nothing", async () => {
+  const t = buildTestApp();
+  const browser = testBrowser(t.app);
+  assert.match(await (await browser.get("/signin?next=%2Faccount&session=ended")).text(), /Your session had ended, so nothing was changed/);
+  for (const query of ["session=other", "session=%3Cb%3E", ""]) {
+    assert.doesNotMatch(await (await browser.get(`/signin?${query}`)).text(), /session had ended|role="status"/, query);
+  }
 });
 
 const nextRows: Array<[string | undefined, string]> = [
