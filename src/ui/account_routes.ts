@@ -11,6 +11,7 @@ import { page } from "./page.ts";
 import { readSession } from "./session.ts";
 import { renderAccount } from "./account.ts";
 import { signOutCsrf } from "./sign_in_page.ts";
+import { SESSION_ENDED } from "./auth_routes.ts";
 
 const REVOKE = "revoke";
 /** Signs the "access revoked" notice of the redirect after a revocation, for the session that made it. */
@@ -44,7 +45,8 @@ async function accountEndpoint(deps: Deps, request: Request, ctx: RequestContext
 async function revokeAccessEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
   const signedIn = await readSession(deps, request);
-  if (!signedIn) throw invalidRequest("Your session has ended; sign in again", { status: 403 });
+  // The session ended while the page was open: sign in and see the list again (nothing was revoked), not a dead end.
+  if (!signedIn) return redirect(`/signin?${new URLSearchParams({ next: "/account", session: SESSION_ENDED })}`, 303);
   const clientId = form.client_id ?? "";
   if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: REVOKE, binding: clientId }))) {
     throw invalidRequest("The form has expired; reload the page and try again", { status: 403 });

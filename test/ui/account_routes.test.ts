@@ -100,9 +100,17 @@ for (const row of forged) {
   });
 }
 
-test("revoking without a session is refused", async () => {
-  const { t, browser } = await authorizedApp();
+test("revoking after the session ended revokes nothing and leads to sign-in, then back to the account page", async () => {
+  const { t, browser, clientId, userId } = await authorizedApp();
   const fields = formFields(await (await browser.get("/account")).text(), "/account/revoke");
-  const res = await testBrowser(t.app).post("/account/revoke", fields);
-  assert.equal(res.status, 403);
+  t.clock.advance(t.config.sessionTtlSeconds + 1);
+  const res = await browser.post("/account/revoke", fields);
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/signin?next=%2Faccount&session=ended");
+  const client = (await t.store.clients.findByClientId(clientId))!;
+  assert.ok(await t.store.consents.find(userId, client.id), "nothing was revoked");
+  assert.ok(!t.log.some((l) => l.event === "audit.access_revoked_by_user"));
+  const body = await (await browser.get(res.headers.get("location")!)).text();
+  assert.match(body, /Your session had ended, so nothing was changed/);
+  assert.equal(formFields(body, "/signin").next, "/account");
 });
