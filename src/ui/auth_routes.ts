@@ -19,6 +19,8 @@ const GENERIC_FAILURE = "Incorrect username or password";
 const TIMED_OUT = "Your sign-in form timed out; enter your password again";
 /** The notice of the sign-in page a request that needed a session was sent to (`/signin?session=ended`). */
 export const SESSION_ENDED = "ended";
+/** Where sign-out goes when its form names no page: the landing page, saying the user has signed out. */
+const SIGNED_OUT = "/?signed_out=1";
 
 const DEFAULT_NEXT = "/account";
 /** Starts with one "/" (never "//" or "/\\", which name another host) and holds only printable ASCII. */
@@ -29,14 +31,19 @@ const LOCAL_ASCII_PATH = /^\/(?![/\\])[\x21-\x7e]*$/;
  * Location header value (a raw character above U+00FF makes `Headers` throw). Anything else becomes "/account".
  */
 export function safeNext(next: string | undefined): string {
+  return localPath(next) ?? DEFAULT_NEXT;
+}
+
+/** `next` as a safe local path (see safeNext), or undefined when it is missing or could name another host. */
+function localPath(next: string | undefined): string | undefined {
   // Checked before parsing as well: the URL parser drops tabs and newlines and reads a backslash as "/", which would
   // turn "/\t/evil.example" or "/\\evil.example" into another host.
-  if (!next || !/^\/(?![/\\])/.test(next) || /[\u0000-\u001f\u007f\\]/.test(next)) return DEFAULT_NEXT;
+  if (!next || !/^\/(?![/\\])/.test(next) || /[\u0000-\u001f\u007f\\]/.test(next)) return undefined;
   const url = new URL(next, "http://x");
-  if (url.origin !== "http://x") return DEFAULT_NEXT;
+  if (url.origin !== "http://x") return undefined;
   // Dot segments can still collapse to "//host" ("/.//evil.example"), so the parsed result is checked again.
   const local = url.pathname + url.search;
-  return LOCAL_ASCII_PATH.test(local) ? local : DEFAULT_NEXT;
+  return LOCAL_ASCII_PATH.test(local) ? local : undefined;
 }
 
 /**
@@ -187,7 +194,9 @@ async function signOutEndpoint(deps: Deps, request: Request, ctx: RequestContext
     }
     await audit(deps, "signed_out", { userId: signedIn.user.id, ip: ctx.clientIp });
   }
-  const response = redirect("/", 303);
+  // The consent page's form names its authorization request, so the user signs in as someone else and carries on;
+  // otherwise the landing page confirms the sign-out. Local paths only, as after sign-in.
+  const response = redirect(localPath(form.next) ?? SIGNED_OUT, 303);
   response.headers.append("set-cookie", await endSession(deps, request));
   // A demo run in this browser acted for the user signing out; it ends with the session (its state and cookie).
   response.headers.append("set-cookie", await createDemoStore(deps).forget(request));

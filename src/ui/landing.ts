@@ -6,6 +6,8 @@ export interface LandingView {
   baseUrl: string;
   demo: boolean;
   signedIn?: string;
+  /** Arrived from sign-out: say so, since the page otherwise looks the same as before. */
+  signedOut?: boolean;
 }
 
 const ENDPOINTS: ReadonlyArray<readonly [string, string]> = [
@@ -31,12 +33,14 @@ the demo data.</p>
 <p><a class="button primary" href="${view.baseUrl}/demo/start">Try the demo</a></p>
 </section>`
     : "";
+  const signedOut = view.signedOut ? html`<p class="notice" role="status">You have signed out.</p>` : "";
   const account = view.signedIn
     ? html`<p>Signed in as <strong>${view.signedIn}</strong>. <a href="/account">Your authorized applications</a></p>`
     : html`<p><a href="/signin">Sign in</a> to see the applications you have authorized.</p>`;
   return layout(
     "Delegated access to field data",
     html`<h1>fieldgate</h1>
+${signedOut}
 <p class="lead">An OAuth 2.0 authorization server with a GraphQL API for field data. Applications get access tokens
 either on behalf of a signed-in user (authorization code grant, with consent) or as a server-to-server integration
 (client credentials grant), and use them to query fields.</p>

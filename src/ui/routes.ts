@@ -1,6 +1,6 @@
 // Browser pages: landing page, sign-in, account, demo walkthrough, and the stylesheet.
 import type { Deps } from "../deps.ts";
-import type { Route, RouteFactory } from "../http/router.ts";
+import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
 import { page } from "./page.ts";
 import { readSession } from "./session.ts";
 import { renderLanding } from "./landing.ts";
@@ -9,12 +9,14 @@ import { authRoutes } from "./auth_routes.ts";
 import { accountRoutes } from "./account_routes.ts";
 import { demoRoutes } from "./demo_routes.ts";
 
-async function landingEndpoint(deps: Deps, request: Request): Promise<Response> {
+async function landingEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const signedIn = await readSession(deps, request);
   return page(renderLanding({
     baseUrl: deps.config.baseUrl,
     demo: deps.demo !== undefined,
     signedIn: signedIn ? signedIn.user.name ?? signedIn.user.username : undefined,
+    // The flag sign-out's redirect carries; a signed-in browser (a stale or crafted link) is not told otherwise.
+    signedOut: !signedIn && ctx.url.searchParams.has("signed_out"),
   }));
 }
 
@@ -26,7 +28,7 @@ function stylesheet(): Response {
 
 /** Routes of the server-rendered pages. */
 export const uiRoutes: RouteFactory = (deps): Route[] => [
-  { method: "GET", path: "/", surface: "html", handler: (req) => landingEndpoint(deps, req) },
+  { method: "GET", path: "/", surface: "html", handler: (req, ctx) => landingEndpoint(deps, req, ctx) },
   { method: "GET", path: "/assets/style.css", surface: "html", handler: async () => stylesheet() },
   ...authRoutes(deps),
   ...accountRoutes(deps),

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../helpers/test_app.ts";
-import { formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
+import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
 import { hashPassword, passwordIterations, sha256Hex } from "../../src/crypto/hash.ts";
 import { safeNext } from "../../src/ui/auth_routes.ts";
 
@@ -429,10 +429,74 @@ test("sign-out needs the CSRF token, then deletes the session and clears the coo
   assert.ok(await t.store.sessions.findActive(await sha256Hex(value), t.clock.nowSeconds()));
   const res = await browser.post("/signout", formFields(page, "/signout"));
   assert.equal(res.status, 303);
-  assert.equal(res.headers.get("location"), "/");
+  assert.equal(res.headers.get("location"), "/?signed_out=1");
   assert.equal(browser.cookies.has("fieldgate_session"), false);
   assert.equal(await t.store.sessions.findActive(await sha256Hex(value), t.clock.nowSeconds()), undefined);
   assert.ok(t.log.some((l) => l.event === "audit.signed_out"));
+});
+
+test("signing out on the consent page keeps the authorization request: the sign-in page for that application", async () => {
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client({ name: "Field notes app" });
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  const request = authorizePath(clientId, { state: "s p&ce", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256" });
+  const consent = await (await browser.get(request)).text();
+  const signOut = formFields(consent, "/signout");
+  assert.equal(signOut.next, `/oauth/authorize?${new URL(request, "http://x").searchParams}`);
+  const res = await browser.post("/signout", signOut);
+  assert.equal(res.status, 303);
+  const location = res.headers.get("location")!;
+  assert.deepEqual(
+    Object.fromEntries(new URL(location, "http://x").searchParams),
+    Object.fromEntries(new URL(request, "http://x").searchParams),
+    "the same authorization request",
+  );
+  assert.equal(browser.cookies.has("fieldgate_session"), false);
+  const signInPage = await browser.get(location);
+  assert.equal(signInPage.status, 200);
+  const body = await signInPage.text();
+  assert.match(body, /<strong>Field notes app<\/strong> wants to access your fieldgate account/);
+  // Someone else signs in and is asked for their own consent: nothing was approved on the first user's behalf.
+  const other = await t.seed.user();
+  const again = await browser.post("/signin", { ...formFields(body, "/signin"), username: other.username, password: other.password });
+  assert.equal(again.status, 303);
+  const consentAgain = await browser.get(again.headers.get("location")!);
+  assert.equal(consentAgain.status, 200);
+  assert.match(await consentAgain.text(), /Approve/);
+});
+
+const signOutTargets: Array<[string | undefined, string]> = [
+  [undefined, "/?signed_out=1"],
+  ["/oauth/authorize?client_id=x", "/oauth/authorize?client_id=x"],
+  ["https://evil.example/", "/?signed_out=1"],
+  ["//evil.example/", "/?signed_out=1"],
+  ["/\\evil.example", "/?signed_out=1"],
+  ["/.//evil.example", "/?signed_out=1"],
+  ["/\t/evil.example", "/?signed_out=1"],
+];
+
+for (const [next, expected] of signOutTargets) {
+  test(`sign-out with next=${JSON.stringify(next)} goes to ${expected}`, async () => {
+    const t = buildTestApp();
+    const browser = testBrowser(t.app);
+    await signIn(browser, await t.seed.user());
+    const fields = formFields(await (await browser.get("/account")).text(), "/signout");
+    const res = await browser.post("/signout", { ...fields, ...(next === undefined ? {} : { next }) });
+    assert.equal(res.status, 303);
+    assert.equal(res.headers.get("location"), expected);
+    assert.equal(browser.cookies.has("fieldgate_session"), false);
+  });
+}
+
+test("sign-out with a next still needs the CSRF token", async () => {
+  const t = buildTestApp();
+  const browser = testBrowser(t.app);
+  await signIn(browser, await t.seed.user());
+  const res = await browser.post("/signout", { csrf: "forged", next: "/oauth/authorize?client_id=x" });
+  assert.equal(res.status, 403);
+  assert.ok(browser.cookies.has("fieldgate_session"));
 });
 
 test("GET /signin while signed in goes straight to next", async () => {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../helpers/test_app.ts";
-import { signIn, testBrowser } from "../helpers/browser_session.ts";
+import { formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
 import { get } from "../helpers/requests.ts";
 import { createApp } from "../../src/app.ts";
 import { silentLog } from "../../src/deps.ts";
@@ -38,6 +38,19 @@ test("the landing page names the signed-in user", async () => {
   const browser = testBrowser(t.app);
   await signIn(browser, user);
   assert.match(await (await browser.get("/")).text(), /ada@example.com/);
+});
+
+test("the landing page confirms a sign-out, only to a browser that is signed out", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  assert.doesNotMatch(await (await browser.get("/?signed_out=1")).text(), /You have signed out/, "a stale or crafted link");
+  const account = await (await browser.get("/account")).text();
+  const out = await browser.post("/signout", formFields(account, "/signout"));
+  const body = await (await browser.get(out.headers.get("location")!)).text();
+  assert.match(body, /<p class="notice" role="status">You have signed out\.<\/p>/);
+  assert.doesNotMatch(await (await browser.get("/")).text(), /You have signed out/);
 });
 
 test("the stylesheet is served as CSS from our own origin", async () => {
