@@ -45,9 +45,9 @@ export function renderDemo(view: DemoView): string {
   return layout(
     "Demo walkthrough",
     html`<h1>Demo walkthrough</h1>
-<p>This page plays the part of a client application. It received an authorization code at its callback, exchanged it
-at <code>POST /oauth/token</code> with its secret (kept on the server), and called <code>POST /graphql</code> with the
-access token. Tokens are shortened here; the full values never reach this page.</p>
+<p>This page plays the part of a client application. When you approve access, it receives an authorization code at its
+callback, exchanges it at <code>POST /oauth/token</code> with its secret (kept on the server), and calls
+<code>POST /graphql</code> with the access token. Tokens are shortened here; the full values never reach this page.</p>
 ${error}
 ${actions}
 ${view.steps.map(step)}

@@ -110,7 +110,10 @@ async function demoCallback(app: DemoApp, request: Request, url: URL): Promise<R
   const current: DemoState = { ...found.state, state: undefined, verifier: undefined, error: undefined, steps: [] };
   const code = params.get("code");
   if (!code) {
-    current.error = `The authorization server answered ${params.get("error") ?? "without a code"}`;
+    const error = params.get("error");
+    current.error = error === "access_denied"
+      ? "Access was denied, so the application received no authorization code (error=access_denied)"
+      : `The authorization server answered ${error ?? "without a code"}`;
   } else {
     current.steps = await tokenCall(app, current, "POST /oauth/token (authorization_code)", {
       grant_type: "authorization_code",

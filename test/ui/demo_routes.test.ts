@@ -108,8 +108,10 @@ test("a denied demo shows access_denied and holds no tokens", async () => {
   const callback = new URL(denied.headers.get("location")!);
   await d.browser.get(callback.pathname + callback.search);
   const page = await (await d.browser.get("/demo")).text();
-  assert.match(page, /access_denied/);
+  assert.match(page, /role="alert">Access was denied, so the application received no authorization code \(error=access_denied\)/);
   assert.doesNotMatch(page, /action="\/demo\/refresh"/);
+  // The page's description must not claim a code arrived or was exchanged.
+  assert.doesNotMatch(page, /received an authorization code|exchanged it|called <code>POST \/graphql/);
 });
 
 const badCallbacks: Array<{ name: string; change: (u: URL, b: TestBrowser) => void }> = [
