@@ -1,9 +1,14 @@
 // The one stylesheet, served at /assets/style.css: the CSP allows styles only from our origin, never inline.
 
-/** CSS for every page: readable on phones and desktops, visible focus, WCAG AA contrast, respects dark mode. */
+/**
+ * CSS for every page: readable on phones and desktops, visible focus, WCAG AA contrast, respects dark mode.
+ * Focus is two-toned in light mode, as GOV.UK's is: a dark ring (--focus-ring, 15:1 on the page and the cards, so
+ * WCAG 1.4.11's 3:1 holds) inside a yellow halo that sets it off from dark controls such as the primary button. In
+ * dark mode the yellow alone has 11:1 on the page. Forced-colors mode drops the halo and keeps the outline.
+ */
 export const STYLESHEET = `
 :root { --fg: #1b1f23; --bg: #ffffff; --muted: #4a5560; --accent: #0b5cad; --accent-fg: #ffffff;
-  --danger: #a4161a; --card: #f5f7f9; --border: #c9d1d9; --focus: #ffbf47; color-scheme: light dark; }
+  --danger: #a4161a; --card: #f5f7f9; --border: #c9d1d9; --focus: #ffbf47; --focus-ring: #0b1f33; color-scheme: light dark; }
 @media (prefers-color-scheme: dark) {
   :root { --fg: #e6edf3; --bg: #0d1117; --muted: #a8b3bd; --accent: #58a6ff; --accent-fg: #0d1117;
     --danger: #ff8589; --card: #161b22; --border: #3d444d; }
@@ -11,9 +16,9 @@ export const STYLESHEET = `
 * { box-sizing: border-box; }
 html { font-size: 100%; -webkit-text-size-adjust: 100%; }
 body { margin: 0; font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
-header.site { padding: 0.75rem 1rem; border-bottom: 1px solid var(--border); }
-.brand { font-weight: 700; color: var(--fg); text-decoration: none; }
-main { max-width: 44rem; margin: 0 auto; padding: 1rem; }
+header.site { padding: 0 1rem; border-bottom: 1px solid var(--border); }
+.brand { display: inline-flex; align-items: center; min-height: 2.75rem; font-weight: 700; color: var(--fg); text-decoration: none; }
+main { max-width: 44rem; margin: 0 auto; padding: 1rem; overflow-wrap: anywhere; }
 h1 { font-size: 1.6rem; line-height: 1.25; margin: 1rem 0; }
 h2 { font-size: 1.25rem; margin: 1.5rem 0 0.5rem; }
 h3 { font-size: 1.1rem; margin: 0 0 0.5rem; }
@@ -30,9 +35,12 @@ button, .button { display: inline-block; min-height: 2.75rem; padding: 0.6rem 1.
   text-decoration: none; text-align: center; }
 button.primary, .button.primary { background: var(--accent); color: var(--accent-fg); }
 button.danger { border-color: var(--danger); color: var(--danger); }
-button.link { min-height: 0; padding: 0; border: 0; background: none; color: var(--accent); text-decoration: underline; font-weight: 400; }
-:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
-input:focus-visible { outline: 3px solid var(--focus); border-color: var(--accent); }
+button.link { padding: 0; border: 0; background: none; color: var(--accent); text-decoration: underline; font-weight: 400; }
+:focus-visible { outline: 3px solid var(--focus-ring); outline-offset: 0; box-shadow: 0 0 0 6px var(--focus); }
+input:focus-visible { border-color: var(--accent); }
+@media (prefers-color-scheme: dark) {
+  :focus-visible { outline-color: var(--focus); outline-offset: 2px; box-shadow: none; }
+}
 .actions { display: flex; flex-wrap: wrap; gap: 0.75rem; margin: 1rem 0; }
 .actions form { margin: 0; }
 form.inline { margin: 1rem 0; }
@@ -40,6 +48,7 @@ form.inline { margin: 1rem 0; }
 .notice { border-left: 4px solid var(--accent); padding-left: 0.75rem; }
 ul.scopes { padding-left: 1.25rem; }
 ul.apps { list-style: none; padding: 0; }
+ul.links li { margin: 0.5rem 0; }
 .status { font-size: 0.9rem; font-weight: 400; color: var(--muted); }
 pre { overflow-x: auto; white-space: pre-wrap; word-break: break-all; background: var(--bg); border: 1px solid var(--border);
   border-radius: 0.35rem; padding: 0.75rem; font-size: 0.9rem; }

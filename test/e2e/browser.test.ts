@@ -23,11 +23,14 @@ const ARTIFACTS = new URL("../../artifacts/", import.meta.url);
 // Chromium never reaches the network for it: the context answers it (a loopback callback would make the client a
 // native app, which gets PKCE required and no remembered consent).
 const CALLBACK_ORIGIN = "https://notes.example.test";
+const LONG_NAME = "AgroSynchronisationConnectorForFieldNotebooks";
 
 interface World {
   origin: string;
   callbackOrigin: string;
   clientId: string;
+  /** A client no test approves, so its consent page always shows; its name has no break opportunity. */
+  longNameClientId: string;
   user: { username: string; password: string };
   context: BrowserContext;
   listener: Listener;
@@ -41,15 +44,16 @@ async function setUp(): Promise<World> {
   }
   const { chromium } = await import("playwright-core");
   const listenRuntime = "Deno" in globalThis ? listenDeno : listenNode;
-  let built!: { clientId: string; user: { username: string; password: string } };
+  let built!: { clientId: string; longNameClientId: string; user: { username: string; password: string } };
   const listener = await listenRuntime({ port: 0, host: "127.0.0.1", graceMs: 1_000 }, async (port) => {
     const origin = `http://127.0.0.1:${port}`;
     const t = buildTestApp({ FIELDGATE_BASE_URL: origin, FIELDGATE_DEMO: "true" });
     const client = await t.seed.client({ name: "Field notes app", redirectUri: `${CALLBACK_ORIGIN}/cb` });
     const demo = await t.seed.client({ name: "Demo field notes app", redirectUri: `${origin}/demo/callback` });
+    const longName = await t.seed.client({ name: LONG_NAME, redirectUri: `${CALLBACK_ORIGIN}/long-cb` });
     const user = await t.seed.user({ username: "demo" });
     await t.seed.fields(3);
-    built = { clientId: client.clientId, user };
+    built = { clientId: client.clientId, longNameClientId: longName.clientId, user };
     return createApp({
       config: t.config,
       store: t.store,
@@ -70,11 +74,11 @@ async function setUp(): Promise<World> {
   };
 }
 
-function authorizeUrl(w: World, state: string): string {
+function authorizeUrl(w: World, state: string, client: { id: string; path: string } = { id: w.clientId, path: "/cb" }): string {
   const params = new URLSearchParams({
-    client_id: w.clientId,
+    client_id: client.id,
     response_type: "code",
-    redirect_uri: `${w.callbackOrigin}/cb`,
+    redirect_uri: `${w.callbackOrigin}${client.path}`,
     scope: "fields:read",
     state,
   });
@@ -169,4 +173,144 @@ test("browser: the demo walkthrough exchanges the code, queries GraphQL, refresh
   await page.waitForURL(`${w.origin}/demo`);
   assert.match(await body(), /POST \/oauth\/revoke \(refresh_token\) HTTP 200/);
   assert.match(await body(), /HTTP 401/);
+});
+
+function longNameAuthorizeUrl(state: string): string {
+  return authorizeUrl(w, state, { id: w.longNameClientId, path: "/long-cb" });
+}
+
+/** WCAG relative luminance contrast of two CSS rgb()/rgba() colours. */
+function contrast(a: string, b: string): number {
+  const luminance = (css: string) => {
+    const [r, g, bl] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi! + 0.05) / (lo! + 0.05);
+}
+
+test("browser: a mistyped address shows the HTML 'Page not found' page with the page headers", async () => {
+  const res = await page.goto(`${w.origin}/acount`);
+  assert.equal(res?.status(), 404);
+  assert.match(res?.headers()["content-security-policy"] ?? "", /frame-ancestors 'none'/);
+  assert.equal(await page.title(), "Page not found · fieldgate");
+  await page.getByRole("link", { name: "Go to the fieldgate home page" }).waitFor();
+  assert.equal(await page.getByRole("link", { name: "Your account" }).getAttribute("href"), "/account");
+});
+
+test("browser: a sign-in form whose pre-session cookie is gone comes back, says why, and then signs in", async () => {
+  await page.goto(`${w.origin}/signin`);
+  await w.context.clearCookies();
+  await signInOn(page, w);
+  const alert = page.getByRole("alert");
+  await alert.waitFor();
+  assert.match(await alert.textContent() ?? "", /timed out; enter your password again.*needs cookies/);
+  assert.equal(await page.getByLabel("Username").inputValue(), w.user.username);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "password");
+  await page.getByLabel("Password").fill(w.user.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Your account" }).waitFor();
+});
+
+test("browser: after a wrong password the title says Error, the password has focus and both inputs are invalid", async () => {
+  await page.goto(`${w.origin}/signin`);
+  await signInOn(page, w, "not the password");
+  await page.getByRole("alert").waitFor();
+  assert.equal(await page.title(), "Error: Sign in · fieldgate");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "password");
+  for (const label of ["Username", "Password"]) {
+    assert.equal(await page.getByLabel(label).getAttribute("aria-invalid"), "true", label);
+    assert.equal(await page.getByLabel(label).getAttribute("aria-describedby"), "signin-error", label);
+  }
+});
+
+test("browser: Sign out on the consent page leads to that application's sign-in page, not away from it", async () => {
+  await page.goto(longNameAuthorizeUrl("switch-account"));
+  await signInOn(page, w);
+  await page.getByRole("button", { name: "Approve" }).waitFor();
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("heading", { name: "Sign in" }).waitFor();
+  const url = new URL(page.url());
+  assert.equal(url.pathname, "/oauth/authorize");
+  assert.equal(url.searchParams.get("state"), "switch-account");
+  assert.match(await page.textContent("main") ?? "", new RegExp(`${LONG_NAME} wants to access your fieldgate account`));
+});
+
+test("browser: signing out from the account page lands on the home page saying so", async () => {
+  await page.goto(`${w.origin}/account`);
+  await signInOn(page, w);
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("status").waitFor();
+  assert.equal(await page.getByRole("status").textContent(), "You have signed out.");
+});
+
+test("browser: the focus ring has 3:1 against the page and the card in light mode; dark mode keeps the yellow", async () => {
+  for (const colorScheme of ["light", "dark"] as const) {
+    const tab = await w.context.newPage();
+    try {
+      await tab.emulateMedia({ colorScheme });
+      await tab.goto(`${w.origin}/signin`);
+      // Keyboard focus, as a keyboard user meets it: brand link, then the username field.
+      await tab.keyboard.press("Tab");
+      await tab.keyboard.press("Tab");
+      const seen = await tab.evaluate(() => {
+        const el = document.activeElement as HTMLElement;
+        const style = getComputedStyle(el);
+        return {
+          id: el.id,
+          visible: el.matches(":focus-visible"),
+          outline: style.outlineColor,
+          outlineWidth: parseFloat(style.outlineWidth),
+          outlineStyle: style.outlineStyle,
+          shadow: style.boxShadow,
+          card: getComputedStyle(el.closest(".card")!).backgroundColor,
+          page: getComputedStyle(document.body).backgroundColor,
+        };
+      });
+      assert.equal(seen.id, "username");
+      assert.ok(seen.visible);
+      assert.equal(seen.outlineStyle, "solid");
+      assert.ok(seen.outlineWidth >= 2, `${colorScheme}: outline ${seen.outlineWidth}px`);
+      for (const [where, background] of [["page", seen.page], ["card", seen.card]] as const) {
+        const ratio = contrast(seen.outline, background);
+        assert.ok(ratio >= 3, `${colorScheme}: focus outline ${seen.outline} on the ${where} ${background} is ${ratio.toFixed(2)}:1`);
+      }
+      if (colorScheme === "light") assert.match(seen.shadow, /rgb\(255, 191, 71\)/, "the yellow halo outside the dark ring");
+      else assert.equal(seen.outline, "rgb(255, 191, 71)", "dark mode keeps the yellow ring");
+    } finally {
+      await tab.close();
+    }
+  }
+});
+
+test("browser: at 320 px a long application name reflows on the sign-in and consent pages", async () => {
+  const narrow = await w.context.newPage();
+  try {
+    await narrow.setViewportSize({ width: 320, height: 640 });
+    await narrow.goto(longNameAuthorizeUrl("narrow"));
+    await narrow.getByRole("heading", { name: "Sign in" }).waitFor();
+    const width = () => narrow.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(await width() <= 320, `sign-in page is ${await width()} px wide`);
+    await signInOn(narrow, w);
+    await narrow.getByRole("button", { name: "Approve" }).waitFor();
+    assert.ok(await width() <= 320, `consent page is ${await width()} px wide`);
+  } finally {
+    await narrow.close();
+  }
+});
+
+test("browser: the header link and every button on the consent page are at least 44 px in each direction", async () => {
+  await page.goto(longNameAuthorizeUrl("targets"));
+  await signInOn(page, w);
+  await page.getByRole("button", { name: "Approve" }).waitFor();
+  const targets = [page.getByRole("link", { name: "fieldgate" }), ...(await page.getByRole("button").all())];
+  assert.ok(targets.length >= 4);
+  for (const target of targets) {
+    const box = await target.boundingBox();
+    const name = await target.textContent();
+    assert.ok(box && box.height >= 44 && box.width >= 44, `${name}: ${box?.width}x${box?.height}`);
+  }
 });
