@@ -14,6 +14,7 @@ import { oauthRoutes } from "./oauth/routes.ts";
 import { graphqlRoutes } from "./graphql/endpoint.ts";
 import { uiRoutes } from "./ui/routes.ts";
 import { errorViewOf, renderErrorPage } from "./ui/error_page.ts";
+import { isSecureOrigin } from "./ui/cookies.ts";
 
 export interface AppOptions {
   config: Readonly<Config>;
@@ -43,6 +44,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
  * balancer that stops sending requests sees the service again and its next write finds out whether it recovered.
  */
 const STORAGE_FAULT_REPORT_MS = 10_000;
+const HSTS = "max-age=31536000";
 
 /** The storage fault requests met last, and when (ms on the app's clock). */
 interface StorageFaults {
@@ -130,6 +132,9 @@ export function createApp(options: AppOptions): App {
     ...healthRoutes(deps, faults), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps), ...metricsRoutes(deps),
   ]);
   const nextRequestId = requestIds(deps.random);
+  // Behind TLS (an https base URL) browsers are told to use nothing else for a year (RFC 6797); the header is
+  // ignored over plain http, and the operator's domain, not ours, decides includeSubDomains.
+  const https = isSecureOrigin(deps.config);
 
   /** Routes the request and runs its handler; any failure becomes the answer its surface (JSON, HTML) expects. */
   async function dispatch(request: Request, ctx: RequestContext): Promise<{ response: Response; routeLabel: string }> {
@@ -180,6 +185,7 @@ export function createApp(options: AppOptions): App {
     const { response, routeLabel } = await dispatch(request, ctx);
     response.headers.set("x-request-id", requestId);
     if (!response.headers.has("x-content-type-options")) response.headers.set("x-content-type-options", "nosniff");
+    if (https) response.headers.set("strict-transport-security", HSTS);
     const seconds = (performance.now() - started) / 1000;
     deps.metrics.observeRequest(routeLabel, request.method, response.status, seconds);
     // Only the path: query strings can carry codes and state, which must never reach the log.

@@ -33,6 +33,15 @@ test("healthz answers 503 when the database is closed", async () => {
   assert.equal(res.status, 503);
 });
 
+test("behind an https base URL every response tells browsers to keep to https (HSTS); over http none does", async () => {
+  const secure = buildTestApp({ FIELDGATE_BASE_URL: "https://auth.example.com" });
+  for (const res of [await secure.app.fetch(get("/healthz")), await secure.app.fetch(get("/nope")), await secure.app.fetch(get("/signin"))]) {
+    assert.equal(res.headers.get("strict-transport-security"), "max-age=31536000");
+  }
+  const plain = buildTestApp({ FIELDGATE_BASE_URL: "http://localhost:8080" });
+  assert.equal((await plain.app.fetch(get("/healthz"))).headers.get("strict-transport-security"), null);
+});
+
 test("unknown path is a 404 JSON error", async () => {
   const { app } = buildTestApp();
   const res = await app.fetch(get("/nope"));

@@ -170,6 +170,22 @@ test("serve on port 0 without a base URL advertises the port it bound, not 0", a
   assert.equal(h.log.find((l) => l.event === "listening")!.fields.base_url, base);
 });
 
+test("serve warns when the base URL is plain http beyond loopback, and not for https or loopback", async () => {
+  for (const [base, warned] of [
+    ["http://auth.example.com", true],
+    ["http://192.0.2.10:8080", true],
+    ["https://auth.example.com", false],
+    ["http://127.0.0.1:8080", false],
+    ["http://localhost:8080", false],
+  ] as const) {
+    const h = cliHarness();
+    await serveOnce(h, {}, ["--port", "0", "--base-url", base]);
+    const warning = h.log.find((l) => l.event === "insecure_base_url");
+    assert.equal(warning !== undefined, warned, base);
+    if (warning) assert.equal(warning.fields.base_url, base);
+  }
+});
+
 test("an explicit base URL wins over the bound port", async () => {
   const h = cliHarness();
   const served = await serveOnce(h, { FIELDGATE_BASE_URL: "https://auth.example.com" }, ["--port", "0"]);

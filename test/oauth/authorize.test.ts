@@ -344,13 +344,13 @@ for (const row of tampered) {
 
 test("a refused consent form asks this session again, with a form of its own that then works", async () => {
   const r = await signedIn();
-  const fields = { ...(await consentForm(r)), decision: "approve" };
-  const res = await r.browser.post("/oauth/authorize", { ...fields, csrf: "A".repeat(43) });
+  const form = await consentForm(r);
+  const res = await r.browser.post("/oauth/authorize", { ...form, decision: "approve", csrf: "A".repeat(43) });
   assert.equal(res.status, 403);
   const body = await res.text();
   assert.match(body, /nothing was decided/);
   const again = formFields(body, "/oauth/authorize");
-  assert.equal(again.state, fields.state);
+  assert.equal(again.state, form.state);
   const approved = await r.browser.post("/oauth/authorize", { ...again, decision: "approve" });
   assert.equal(approved.status, 303);
   assert.match(location(approved).searchParams.get("code") ?? "", /^fgac_/);

@@ -7,6 +7,7 @@ import { formatDemoBanner, formatDemoReminder } from "../../demo/banner.ts";
 import { DEMO_FIELDS_URL, type DemoSeed, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
 import { demoRedirectUri, syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
 import { startMaintenance } from "../../server/maintenance.ts";
+import { LOOPBACK_HOSTS } from "../../oauth/redirect_uri.ts";
 import { messageOf } from "../text.ts";
 import {
   CommandError,
@@ -19,6 +20,12 @@ import {
 } from "../types.ts";
 
 const MAX_WORKERS = 64;
+
+/** An http base URL naming anything but this machine's loopback interface. */
+function plainHttpBeyondLoopback(baseUrl: string): boolean {
+  const url = new URL(baseUrl);
+  return url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname);
+}
 
 /** --workers as a count; 1 when absent. */
 function workerCount(args: ParsedArgs): number {
@@ -167,6 +174,15 @@ export const serve: Command = {
     });
     const { config } = app.deps;
     deps.log("listening", { url: listener.url, base_url: config.baseUrl, demo: config.demo });
+    if (plainHttpBeyondLoopback(config.baseUrl)) {
+      // Passwords, codes, secrets and bearer tokens would cross the network in clear (RFC 6749 §3.1, §10.9;
+      // RFC 6750 §5.3), and cookies lose Secure and __Host-. Warned, not refused: a proxy on the same host may
+      // still be the one terminating TLS for a base URL that simply says http by mistake.
+      deps.log("insecure_base_url", {
+        base_url: config.baseUrl,
+        advice: "serve fieldgate behind TLS and set FIELDGATE_BASE_URL to its https URL",
+      });
+    }
     // Checkpoints and purges need one process only: worker 1 (or the single process) runs them.
     const maintenance = worker === undefined || worker === 1
       ? startMaintenance({ store, config, clock: deps.clock, log: deps.log })
