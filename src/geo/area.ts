@@ -34,8 +34,7 @@ export function sinAuthalicLatitude(latDeg: number): number {
 /**
  * Unsigned area of one closed ring in square metres. Chamberlain & Duquette, "Some algorithms for polygons on a
  * sphere" (JPL 2007): sum of (λ[i+1] − λ[i−1])·sin β[i] times R²/2, with β the authalic latitude, so edges along
- * meridians and parallels get the ellipsoid's exact area. Each edge's longitude step is folded into [-180, 180),
- * so a part that ends on +180 and a neighbour on -180 (RFC 7946 §3.1.9) both measure right.
+ * meridians and parallels get the ellipsoid's exact area. Rings must not cross the antimeridian (validity.ts).
  */
 export function ringAreaM2(ring: Ring): number {
   const n = ring.length - 1; // the last position repeats the first
@@ -43,19 +42,10 @@ export function ringAreaM2(ring: Ring): number {
   let sum = 0;
   for (let i = 0; i < n; i++) {
     const prev = ring[(i + n - 1) % n]!;
-    const here = ring[i]!;
     const next = ring[(i + 1) % n]!;
-    const span = foldLongitude(next[0]! - here[0]!) + foldLongitude(here[0]! - prev[0]!);
-    sum += span * RAD * sinAuthalicLatitude(here[1]!);
+    sum += (next[0]! - prev[0]!) * RAD * sinAuthalicLatitude(ring[i]![1]!);
   }
   return Math.abs((sum * AUTHALIC_RADIUS_M * AUTHALIC_RADIUS_M) / 2);
-}
-
-/** A longitude difference in degrees folded into [-180, 180). */
-export function foldLongitude(delta: number): number {
-  if (delta >= 180) return delta - 360;
-  if (delta < -180) return delta + 360;
-  return delta;
 }
 
 /** Area of a polygon (outer ring minus holes) in square metres. */

@@ -1,43 +1,23 @@
-// Centroid of a Polygon or MultiPolygon: area-weighted, computed in a local equirectangular projection.
-import type { Geometry, Ring } from "./area.ts";
+// Centroid of a Polygon or MultiPolygon: area-weighted, computed in a flat frame around one of its vertices.
+import { polygonsOf, type Geometry } from "./area.ts";
+import { fromLocal, localFrameOf, ringMoments, toLocal, type LocalFrame } from "./planar.ts";
 
-interface Moments {
-  area: number;
-  x: number;
-  y: number;
-}
+// Below this fraction of its bounding box's squared extent a shape counts as having no area. Relative, so a
+// 0.01 ha field is as well-defined as a 1 000 ha one; rounding residue of a truly flat ring is ~1e-16 of it.
+const DEGENERATE = 1e-9;
 
-// Shoelace moments of one ring, with longitudes scaled by cos(lat0) so east-west and north-south distances
-// weigh the same; for field-sized shapes the error of this flat approximation is far below a metre.
-function ringMoments(ring: Ring, scale: number): Moments {
-  let area = 0;
-  let x = 0;
-  let y = 0;
-  for (let i = 0; i < ring.length - 1; i++) {
-    const x0 = ring[i]![0]! * scale;
-    const y0 = ring[i]![1]!;
-    const x1 = ring[i + 1]![0]! * scale;
-    const y1 = ring[i + 1]![1]!;
-    const cross = x0 * y1 - x1 * y0;
-    area += cross;
-    x += (x0 + x1) * cross;
-    y += (y0 + y1) * cross;
-  }
-  return { area: area / 2, x: x / 6, y: y / 6 };
-}
-
-/** Area-weighted centroid {lon, lat}; falls back to the mean of the outer-ring vertices for degenerate shapes. */
+/**
+ * Area-weighted centroid {lon, lat}, the longitude in [-180, 180]; the mean of the outer-ring vertices for shapes
+ * without area. For L- or U-shaped, holed or multi-part fields it can lie outside the field.
+ */
 export function geometryCentroid(geometry: Geometry): { lon: number; lat: number } {
-  const polygons = geometry.type === "Polygon" ? [geometry.coordinates] : geometry.coordinates;
-  const outer = polygons.flatMap((polygon) => (polygon[0] ?? []).slice(0, -1));
-  const lat0 = outer.reduce((sum, p) => sum + p[1]!, 0) / Math.max(1, outer.length);
-  const scale = Math.cos((lat0 * Math.PI) / 180) || 1;
+  const frame = localFrameOf(geometry);
   let area = 0;
   let x = 0;
   let y = 0;
-  for (const polygon of polygons) {
+  for (const polygon of polygonsOf(geometry)) {
     polygon.forEach((ring, i) => {
-      const m = ringMoments(ring, scale);
+      const m = ringMoments(ring, frame);
       // Holes subtract; orientation is normalised so a clockwise outer ring still counts positive.
       const sign = (i === 0 ? 1 : -1) * Math.sign(m.area || 1);
       area += sign * m.area;
@@ -45,9 +25,35 @@ export function geometryCentroid(geometry: Geometry): { lon: number; lat: number
       y += sign * m.y;
     });
   }
-  if (Math.abs(area) < 1e-18) {
-    const lon = outer.reduce((sum, p) => sum + p[0]!, 0) / Math.max(1, outer.length);
-    return { lon, lat: lat0 };
+  const extent = outerExtent(geometry, frame);
+  if (!(Math.abs(area) > DEGENERATE * extent * extent)) return outerVertexMean(geometry, frame);
+  return fromLocal(frame, x / area, y / area);
+}
+
+/** The larger side of the outer rings' bounding box in the frame. */
+function outerExtent(geometry: Geometry, frame: LocalFrame): number {
+  let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+  for (const polygon of polygonsOf(geometry)) {
+    for (const position of polygon[0] ?? []) {
+      const [px, py] = toLocal(frame, position);
+      minX = Math.min(minX, px);
+      maxX = Math.max(maxX, px);
+      minY = Math.min(minY, py);
+      maxY = Math.max(maxY, py);
+    }
   }
-  return { lon: x / area / scale, lat: y / area };
+  return Math.max(maxX - minX, maxY - minY, 0);
+}
+
+function outerVertexMean(geometry: Geometry, frame: LocalFrame): { lon: number; lat: number } {
+  const outer = polygonsOf(geometry).flatMap((polygon) => (polygon[0] ?? []).slice(0, -1));
+  let x = 0;
+  let y = 0;
+  for (const position of outer) {
+    const [px, py] = toLocal(frame, position);
+    x += px;
+    y += py;
+  }
+  const n = Math.max(1, outer.length);
+  return fromLocal(frame, x / n, y / n);
 }
