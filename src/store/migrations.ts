@@ -209,4 +209,60 @@ CREATE TABLE demo_states (
 CREATE INDEX demo_states_by_expiry ON demo_states(expires_at);
 `,
   },
+  {
+    // Field ids must never be reused: GraphQL ids and cursors carry them, and integrations keep them to attach
+    // records. A plain INTEGER PRIMARY KEY hands out max(id) + 1, so after `fields import --replace` (which
+    // deletes, then inserts) or any delete of the newest rows an old id resolved to a different field.
+    // AUTOINCREMENT keeps the high-water mark in sqlite_sequence. SQLite cannot add it to an existing table, so
+    // the table is rebuilt: rows keep their ids (the sequence starts at the largest), then the indexes and the
+    // field_counts triggers are created again exactly as in "initial schema" and "field counts" (dropping a table
+    // drops its indexes and triggers; the implicit delete of DROP TABLE fires no triggers, so the counts stay).
+    name: "field ids never reused",
+    sql: `
+CREATE TABLE fields_autoincrement (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  organization_id INTEGER NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  area_ha REAL NOT NULL CHECK (area_ha >= 0),
+  crop TEXT,
+  season TEXT,
+  boundary TEXT NOT NULL,
+  centroid_lon REAL NOT NULL,
+  centroid_lat REAL NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+INSERT INTO fields_autoincrement (id, organization_id, name, area_ha, crop, season, boundary, centroid_lon, centroid_lat,
+  created_at, updated_at)
+  SELECT id, organization_id, name, area_ha, crop, season, boundary, centroid_lon, centroid_lat, created_at, updated_at
+  FROM fields ORDER BY id;
+DROP TABLE fields;
+ALTER TABLE fields_autoincrement RENAME TO fields;
+
+CREATE INDEX fields_by_organization ON fields(organization_id, id);
+CREATE INDEX fields_by_organization_crop ON fields(organization_id, crop, id);
+CREATE INDEX fields_by_organization_season ON fields(organization_id, season, id);
+
+CREATE TRIGGER field_counts_insert AFTER INSERT ON fields BEGIN
+  INSERT INTO field_counts
+    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER field_counts_delete AFTER DELETE ON fields BEGIN
+  UPDATE field_counts SET n = n - 1
+    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
+    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
+END;
+
+CREATE TRIGGER field_counts_update AFTER UPDATE OF organization_id, crop, season ON fields BEGIN
+  UPDATE field_counts SET n = n - 1
+    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
+    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
+  INSERT INTO field_counts
+    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+`,
+  },
 ];

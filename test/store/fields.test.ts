@@ -109,3 +109,21 @@ test("count from field_counts matches a scan after inserts, updates, deletes and
   await check("after the organization cascade");
   assert.equal(await fields.count({ organizationIds: [b] }), 0);
 });
+
+test("ids are never reused: fields inserted after a replace get ids above every earlier one, old ids stop resolving", async () => {
+  const { fields, a, b } = await setup();
+  const old = await fields.page({ organizationIds: [a, b] }, { afterId: 0, limit: 100 });
+  const top = Math.max(...old.map((f) => f.id));
+  // b holds the highest ids; replacing its fields deletes them before inserting.
+  await fields.insertMany(b, [field("B3"), field("B4")], { now: 200, replace: true });
+  const fresh = await fields.page({ organizationIds: [b] }, { afterId: 0, limit: 100 });
+  assert.deepEqual(fresh.map((f) => f.name), ["B3", "B4"]);
+  assert.ok(fresh.every((f) => f.id > top), `${fresh.map((f) => f.id)} vs ${top}`);
+  for (const gone of old.filter((f) => f.organizationId === b)) assert.equal(await fields.findById(gone.id, [a, b]), undefined);
+  // Across tenants too: emptying b and importing into a never hands out b's old ids.
+  await fields.insertMany(b, [], { now: 300, replace: true });
+  await fields.insertMany(a, [field("A9")], { now: 300 });
+  const [next] = await fields.page({ organizationIds: [a] }, { afterId: top, limit: 10 });
+  assert.equal(next?.name, "A9");
+  assert.ok(next!.id > Math.max(...fresh.map((f) => f.id)));
+});

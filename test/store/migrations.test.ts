@@ -133,3 +133,61 @@ test("connections opening one new file at the same moment all succeed: one migra
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** A database file migrated by hand up to (not including) the named step, as an older fieldgate left it. */
+function databaseBefore(path: string, step: string): DatabaseSync {
+  const upTo = MIGRATIONS.findIndex((m) => m.name === step);
+  assert.ok(upTo > 0, `no migration "${step}"`);
+  const raw = new DatabaseSync(path);
+  raw.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+  MIGRATIONS.slice(0, upTo).forEach((m, i) => {
+    raw.exec(m.sql);
+    raw.prepare("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(i + 1, m.name);
+  });
+  return raw;
+}
+
+/** The SQL of the indexes and triggers on fields, which the rebuild must recreate unchanged. */
+function fieldsSchema(db: DatabaseSync): unknown[] {
+  return db.prepare("SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'fields' AND type IN ('index', 'trigger') ORDER BY name")
+    .all().map((r) => ({ ...r }));
+}
+
+test("the field ids step keeps every field, its id, indexes, triggers and counts, and ids are not reused after it", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-migrations-"));
+  const path = join(dir, "m.db");
+  try {
+    const raw = databaseBefore(path, "field ids never reused");
+    raw.exec("INSERT INTO organizations (slug, name, created_at) VALUES ('acme', 'ACME', 1), ('beta', 'Beta', 1)");
+    const insert = raw.prepare(`INSERT INTO fields (organization_id, name, area_ha, crop, season, boundary, centroid_lon,
+      centroid_lat, created_at, updated_at) VALUES (?, ?, 1.5, ?, ?, '{}', 5, 52, 1, 2)`);
+    const rows: [number, string, string | null, string | null][] = [
+      [1, "a", "wheat", "2026"], [2, "b", "wheat", "2026"], [1, "c", null, "2026"], [1, "d", "maize", null], [2, "e", "maize", "2025"],
+    ];
+    for (const row of rows) insert.run(...row);
+    raw.exec("DELETE FROM fields WHERE name = 'c'");
+    const before = { fields: raw.prepare("SELECT * FROM fields ORDER BY id").all(), schema: fieldsSchema(raw) };
+    raw.close();
+
+    openDatabase(path).close();
+    const db = new DatabaseSync(path);
+    assert.deepEqual(db.prepare("SELECT * FROM fields ORDER BY id").all(), before.fields);
+    assert.deepEqual(fieldsSchema(db), before.schema);
+    assert.match(String(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'fields'").get()?.sql), /id INTEGER PRIMARY KEY AUTOINCREMENT/);
+    const counts = () => db.prepare("SELECT organization_id, crop_null, crop, season_null, season, n FROM field_counts WHERE n > 0 ORDER BY 1, 2, 3, 4, 5")
+      .all().map((r) => ({ ...r }));
+    const scan = () => db.prepare(`SELECT organization_id, crop IS NULL AS crop_null, IFNULL(crop, '') AS crop, season IS NULL AS season_null,
+      IFNULL(season, '') AS season, COUNT(*) AS n FROM fields GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`).all().map((r) => ({ ...r }));
+    assert.deepEqual(counts(), scan(), "after the rebuild");
+    // The triggers work on the new table: delete the top row, insert, and the counts follow.
+    db.prepare("DELETE FROM fields WHERE name = 'e'").run();
+    const fresh = db.prepare(`INSERT INTO fields (organization_id, name, area_ha, crop, season, boundary, centroid_lon,
+      centroid_lat, created_at, updated_at) VALUES (1, 'f', 1, 'oats', NULL, '{}', 5, 52, 3, 3) RETURNING id`).get();
+    assert.ok(Number(fresh?.id) > 5, `new id ${fresh?.id} reuses a deleted one`);
+    db.prepare("UPDATE fields SET crop = 'rye' WHERE name = 'a'").run();
+    assert.deepEqual(counts(), scan(), "after a delete, an insert and an update");
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
