@@ -3,13 +3,14 @@ import type { Config } from "./config.ts";
 import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Log, type Random, type DemoCredentials } from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { sha256Hex } from "./crypto/hash.ts";
-import { createThrottle, isIpAddress } from "./http/throttle.ts";
+import { createThrottle, isIpAddress, UNKNOWN_ADDRESS } from "./http/throttle.ts";
 import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import { metricsRoutes } from "./http/metrics_route.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
+import { requestUrl } from "./http/host.ts";
 import { html, json, jsonNoStore } from "./http/respond.ts";
 import { isOAuthError, type OAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
-import { isStoreBusy, storageFaultOf } from "./store/errors.ts";
+import { isStoreBusy, isStoreClosed, storageFaultOf } from "./store/errors.ts";
 import { oauthRoutes } from "./oauth/routes.ts";
 import { graphqlRoutes } from "./graphql/endpoint.ts";
 import { uiRoutes } from "./ui/routes.ts";
@@ -26,13 +27,22 @@ export interface AppOptions {
   demo?: DemoCredentials;
 }
 
-/** What the adapter knows about the connection; optional for embedders. */
+/** What the adapter knows about the connection. */
 export interface ConnectionInfo {
+  /**
+   * The caller's IP address (the socket's peer). Without it (or with anything but an IP address) failed client
+   * authentication and sign-in are throttled per username only, and `client_address_unknown` is logged once.
+   */
   remoteAddress?: string;
 }
 
 export interface App {
   fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
+  /**
+   * Shuts the app down for an embedder: requests from now on get 503 temporarily_unavailable, the ones in flight
+   * finish, then the store closes (its queued writes committed). `serve` closes its listener first instead.
+   */
+  close(): Promise<void>;
   readonly deps: Deps;
 }
 
@@ -83,7 +93,9 @@ function renderServerError(surface: Surface, requestId: string): Response {
  * sent. A value that is not one IP address falls back to the socket address rather than becoming a throttle key.
  */
 function clientAddress(request: Request, info: ConnectionInfo | undefined, trustProxy: boolean): string {
-  const socket = info?.remoteAddress ?? "unknown";
+  const remote = info?.remoteAddress;
+  // Checked like a forwarded one: an embedder's value reaches throttle keys and the audit trail.
+  const socket = remote !== undefined && isIpAddress(remote) ? remote : UNKNOWN_ADDRESS;
   const forwarded = trustProxy ? request.headers.get("x-forwarded-for") : null;
   if (forwarded === null) return socket;
   const last = forwarded.slice(forwarded.lastIndexOf(",") + 1).trim();
@@ -117,7 +129,7 @@ export function createApp(options: AppOptions): App {
     store: options.store,
     clock: options.clock ?? systemClock,
     random: options.random ?? cryptoRandom,
-    log: options.log ?? jsonLog,
+    log: options.log ? sheltered(options.log) : jsonLog,
     digest: options.digest ?? sha256Hex,
     throttle: createThrottle({
       maxFailures: options.config.throttleMaxFailures,
@@ -132,6 +144,13 @@ export function createApp(options: AppOptions): App {
     ...healthRoutes(deps, faults), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps), ...metricsRoutes(deps),
   ]);
   const nextRequestId = requestIds(deps.random);
+  let warnedUnknownAddress = false;
+  // Requests being answered, and close()'s wait for them to end.
+  let inFlight = 0;
+  let closing = false;
+  let closed: Promise<void> | undefined;
+  let resolveDrained!: () => void;
+  const drained = { promise: new Promise<void>((resolve) => (resolveDrained = resolve)), resolve: () => resolveDrained() };
   // Behind TLS (an https base URL) browsers are told to use nothing else for a year (RFC 6797); the header is
   // ignored over plain http, and the operator's domain, not ours, decides includeSubDomains.
   const https = isSecureOrigin(deps.config);
@@ -142,6 +161,7 @@ export function createApp(options: AppOptions): App {
     // Metrics label: the route's own path, never the raw one, so label cardinality stays bounded.
     let routeLabel = UNMATCHED_ROUTE;
     try {
+      if (closing) throw temporarilyUnavailable();
       const route = router.match(request.method, url.pathname);
       routeLabel = route.path;
       return { response: await route.handler(request, ctx), routeLabel };
@@ -151,6 +171,11 @@ export function createApp(options: AppOptions): App {
         // A 405 means the path is a registered route, so it is a bounded label too.
         if (error.code === "method_not_allowed") routeLabel = url.pathname;
         return { response: renderError(error, surface, requestId), routeLabel };
+      }
+      if (isStoreClosed(error)) {
+        // The store was closed under requests still running (App.close() waits for them instead).
+        deps.log("database_closed", { request_id: requestId, path: url.pathname });
+        return { response: renderError(temporarilyUnavailable(), surface, requestId), routeLabel };
       }
       if (isStoreBusy(error)) {
         // Another connection (the CLI, an sqlite3 shell, another worker) held the write lock past the busy
@@ -178,11 +203,30 @@ export function createApp(options: AppOptions): App {
 
   async function fetch(request: Request, info?: ConnectionInfo): Promise<Response> {
     const started = performance.now();
-    const url = new URL(request.url);
     const incomingId = request.headers.get("x-request-id");
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
+    const url = requestUrl(request);
+    if (!url) return malformed(request, requestId, started);
+    inFlight++;
+    try {
+      return await answer(request, info, url, requestId, started);
+    } finally {
+      if (--inFlight === 0 && closing) drained.resolve();
+    }
+  }
+
+  async function answer(request: Request, info: ConnectionInfo | undefined, url: URL, requestId: string, started: number): Promise<Response> {
     const ctx: RequestContext = { url, requestId, clientIp: clientAddress(request, info, deps.config.trustProxy) };
-    const { response, routeLabel } = await dispatch(request, ctx);
+    if (ctx.clientIp === UNKNOWN_ADDRESS && !warnedUnknownAddress) {
+      warnedUnknownAddress = true;
+      deps.log("client_address_unknown", {
+        advice: "pass { remoteAddress } as app.fetch's second argument: without it failures are throttled per username only",
+      });
+    }
+    const dispatched = await dispatch(request, ctx);
+    const { routeLabel } = dispatched;
+    // node:http and Deno.serve drop a HEAD response's body themselves; an embedder forwarding it by hand would not.
+    const response = request.method === "HEAD" && dispatched.response.body ? withoutBody(dispatched.response) : dispatched.response;
     response.headers.set("x-request-id", requestId);
     if (!response.headers.has("x-content-type-options")) response.headers.set("x-content-type-options", "nosniff");
     if (https) response.headers.set("strict-transport-security", HSTS);
@@ -199,5 +243,41 @@ export function createApp(options: AppOptions): App {
     return response;
   }
 
-  return { fetch, deps };
+  /** A request whose URL cannot be trusted or parsed (http/host.ts): 400, logged without a path. */
+  function malformed(request: Request, requestId: string, started: number): Response {
+    const response = jsonNoStore({ error: "invalid_request", error_description: "Malformed HTTP request" }, 400);
+    response.headers.set("x-request-id", requestId);
+    const seconds = (performance.now() - started) / 1000;
+    deps.metrics.observeRequest(UNMATCHED_ROUTE, request.method, 400, seconds);
+    deps.log("request", { request_id: requestId, method: request.method, status: 400, duration_ms: Math.round(seconds * 100_000) / 100 });
+    return response;
+  }
+
+  async function close(): Promise<void> {
+    if (!closing) {
+      closing = true;
+      if (inFlight === 0) drained.resolve();
+      closed = drained.promise.then(() => deps.store.close());
+    }
+    await closed;
+  }
+
+  return { fetch, close, deps };
+}
+
+function withoutBody(response: Response): Response {
+  void response.body?.cancel().catch(() => {});
+  return new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** The embedder's log function, kept from failing a request: a throwing or rejecting sink loses the line, not the answer. */
+function sheltered(log: Log): Log {
+  return (event, fields) => {
+    try {
+      const result: unknown = log(event, fields);
+      if (result instanceof Promise) result.catch(() => {});
+    } catch {
+      // The line is lost; the request it describes may already have committed (a token issued), so it goes on.
+    }
+  };
 }

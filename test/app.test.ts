@@ -42,6 +42,22 @@ test("behind an https base URL every response tells browsers to keep to https (H
   assert.equal((await plain.app.fetch(get("/healthz"))).headers.get("strict-transport-security"), null);
 });
 
+test("a Host header that could have rewritten the path is a 400, whoever built the Request; a plain one is served", async () => {
+  const t = buildTestApp();
+  for (const host of ["x/healthz?", "a@b", "x y", "evil\\path"]) {
+    const res = await t.app.fetch(get("/healthz", { host }));
+    assert.equal(res.status, 400, host);
+    assert.equal((await res.json()).error, "invalid_request");
+    assert.ok(res.headers.get("x-request-id"));
+  }
+  const logged = t.log.filter((l) => l.event === "request" && l.fields.status === 400);
+  assert.equal(logged.length, 4);
+  assert.ok(logged.every((l) => l.fields.path === undefined), "no path that a Host header may have chosen");
+  for (const host of ["auth.example.com", "my_service:8080", "[::1]:8080", "example.com."]) {
+    assert.equal((await t.app.fetch(get("/healthz", { host }))).status, 200, host);
+  }
+});
+
 test("unknown path is a 404 JSON error", async () => {
   const { app } = buildTestApp();
   const res = await app.fetch(get("/nope"));

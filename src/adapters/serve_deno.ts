@@ -68,8 +68,7 @@ export async function listenDeno(
       // onListen runs inside Deno.serve, before `server` is assigned: use its argument, not server.addr.
       { port: options.port, hostname: options.host, onListen: resolve },
       (request, info) => {
-        const refused = hostRefusal(request);
-        if (refused) return Promise.resolve(refused);
+        // app.fetch refuses a Host header that would rewrite the path (http/host.ts).
         const connection = { remoteAddress: info.remoteAddr.hostname };
         return app ? app.fetch(request, connection) : ready.then((built) => built.fetch(request, connection));
       },
@@ -106,28 +105,6 @@ async function shutdownWithin(server: DenoServer, graceMs: number): Promise<void
   } finally {
     clearTimeout(timer);
   }
-}
-
-// What a Host header may contain and still leave the path alone: letters, digits, dots (a trailing one too),
-// dashes, underscores, the port's colon and an IPv6 literal's brackets. "/", "?", "#", "@", "\\" and spaces
-// are what turn it into part of the URL's path, query or user information.
-const HOST = /^[A-Za-z0-9._:[\]-]+$/;
-
-/**
- * Deno builds request.url from the Host header and the target, so "Host: x/healthz?" turned GET /nope into
- * /healthz: routing (and a proxy's path rules) could be sidestepped, and the log showed the wrong path. Such a Host
- * is refused with 400, and so is one that leaves no valid URL (":", "x:99999"), which app.fetch could not parse. A
- * request without Host cannot change the path and is served: HTTP/1.0 health checks (HAProxy's default) send
- * none. node:http refuses an HTTP/1.1 request without Host (RFC 9112 §3.2); Deno hides the version, so here it
- * is served too.
- */
-function hostRefusal(request: Request): Response | undefined {
-  const host = request.headers.get("host");
-  if (host === null || (HOST.test(host) && URL.canParse(request.url))) return undefined;
-  return new Response(JSON.stringify({ error: "invalid_request", error_description: "Malformed HTTP request" }), {
-    status: 400,
-    headers: { "content-type": "application/json; charset=utf-8", connection: "close" },
-  });
 }
 
 /** Resolves at the first SIGTERM, SIGINT or SIGHUP (a closed terminal or SSH session). */

@@ -34,6 +34,8 @@ export async function readText(request: Request, maxBytes: number, deadlineMs = 
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
   if (request instanceof ParsedRequest) return decode(request.takeBytes(), maxBytes);
   if (!request.body) return "";
+  // Read or locked already (an embedder's middleware parsed it first): the request cannot be answered as sent.
+  if (request.bodyUsed || request.body.locked) throw invalidRequest("The request body was already read before it reached fieldgate");
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

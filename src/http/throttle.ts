@@ -14,6 +14,17 @@ export interface ThrottleKey {
 /** How many times more failures a shared key tolerates than a specific one. */
 export const SHARED_KEY_FACTOR = 10;
 
+/** The client address when the caller's is not known (an embedder's app.fetch call without a remote address). */
+export const UNKNOWN_ADDRESS = "unknown";
+
+/**
+ * The bucket of UNKNOWN_ADDRESS. Keys built from it are not counted: every caller would share them, so one caller's
+ * failures would lock every other out (and a per-client key would become the global per-client lock the throttle
+ * deliberately avoids). Keys without an address, such as a username's, still count.
+ */
+const UNKNOWN_BUCKET = "(unknown)";
+const counted = (key: ThrottleKey) => !key.id.endsWith(UNKNOWN_BUCKET);
+
 export interface Throttle {
   /** Seconds to wait before any of `keys` may try again; 0 when all are allowed. */
   retryAfter(keys: readonly ThrottleKey[], now: number): number;
@@ -67,6 +78,7 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     retryAfter(keys, now) {
       let wait = 0;
       for (const key of keys) {
+        if (!counted(key)) continue;
         const entry = entryAt(key.id, now);
         if (!entry || entry.failures < limitOf(key)) continue;
         const remaining = entry.windowStart + options.windowSeconds - now;
@@ -77,6 +89,7 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     fail(keys, now) {
       let lockout = false;
       for (const key of keys) {
+        if (!counted(key)) continue;
         let entry = entryAt(key.id, now);
         if (entry && now - entry.windowStart < options.windowSeconds) {
           entry.failures++;
@@ -156,6 +169,7 @@ export function isIpAddress(text: string): boolean {
  */
 export function addressBucket(ip: string): string {
   if (IPV4.test(ip)) return ip;
+  if (ip === UNKNOWN_ADDRESS) return UNKNOWN_BUCKET;
   const groups = ipv6Groups(ip);
   if (!groups) return ip.slice(0, MAX_ADDRESS_LENGTH);
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {

@@ -59,3 +59,12 @@ export function storageFaultOf(error: unknown): string | undefined {
   const code = primaryCode(error);
   return code === undefined ? undefined : STORAGE_FAULTS.get(code);
 }
+
+/**
+ * True for node:sqlite's refusal to use a closed database ("database is not open", "statement has been finalized"):
+ * requests still in flight when an embedder closed the store, which App.close() avoids by waiting for them.
+ */
+export function isStoreClosed(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === "ERR_INVALID_STATE" &&
+    /database is not open|statement has been finalized/.test(error.message);
+}

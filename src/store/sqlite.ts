@@ -129,9 +129,19 @@ export class ForeignDatabaseError extends Error {
   }
 }
 
+/** SQLite's "unable to open database file" names neither the file nor the usual cause: both are added. */
+function openFile(path: string): DatabaseSync {
+  try {
+    return new DatabaseSync(path);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot open database ${path}: ${message} (does its directory exist and allow writing?)`, { cause: error });
+  }
+}
+
 /** Opens (creating if needed) and migrates a database; ":memory:" gives a private in-memory one. */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
-  const db = new DatabaseSync(path);
+  const db = openFile(path);
   try {
     // First: switching a new file to WAL and migrating it take locks that another process opening the same new
     // file at the same moment may hold (four `users list` on one fresh path failed with "database is locked").

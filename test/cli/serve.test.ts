@@ -39,7 +39,7 @@ async function serveOnce(
   const running = runCli(["serve", "--db", h.dbPath, ...args], io, deps);
   while (!app) await new Promise((resolve) => setTimeout(resolve, 1));
   // The app answers while running, backed by the opened database.
-  assert.equal((await app.fetch(new Request("http://localhost:8080/healthz"))).status, 200);
+  assert.equal((await app.fetch(new Request("http://localhost:8080/healthz"), { remoteAddress: "127.0.0.1" })).status, 200);
   await whileServing(app);
   stop("SIGTERM");
   return { code: await running, stdout, app, closed };

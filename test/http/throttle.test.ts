@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addressBucket, createThrottle, isIpAddress, SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
+import { addressBucket, createThrottle, isIpAddress, SHARED_KEY_FACTOR, UNKNOWN_ADDRESS } from "../../src/http/throttle.ts";
 
 const key = { id: "client:a|ip:1" };
 const shared = { id: "ip:1", shared: true };
@@ -114,7 +114,7 @@ const BUCKET_ROWS: [string, string][] = [
   ["::ffff:192.0.2.1", "192.0.2.1"],
   ["0:0:0:0:0:FFFF:c000:0201", "192.0.2.1"],
   ["::192.0.2.1", "0:0:0:0::/64"],
-  ["unknown", "unknown"],
+  ["unknown", "(unknown)"],
   ["x".repeat(1000), "x".repeat(45)],
 ];
 
@@ -139,4 +139,16 @@ test("a clock stepped back does not stretch a lockout past one window from the m
   assert.equal(t.retryAfter(key, 2_800), 60);
   assert.equal(t.retryAfter(key, 2_859), 1);
   assert.equal(t.retryAfter(key, 2_860), 0);
+});
+
+test("keys built from the unknown address are never counted; a key without an address still is", () => {
+  const t = createThrottle({ maxFailures: 2, windowSeconds: 60 });
+  const pooled = [{ id: `ip:${addressBucket(UNKNOWN_ADDRESS)}`, shared: true }, { id: `client:c1|ip:${addressBucket(UNKNOWN_ADDRESS)}` }];
+  for (let i = 0; i < 100; i++) t.fail(pooled, 1_000);
+  assert.equal(t.retryAfter(pooled, 1_000), 0);
+  assert.equal(t.size(), 0);
+  const user = [{ id: "signin:user:alice" }, ...pooled];
+  t.fail(user, 1_000);
+  t.fail(user, 1_000);
+  assert.ok(t.retryAfter(user, 1_000) > 0);
 });

@@ -212,3 +212,35 @@ test("client auth throttle: a real client's success does not clear its address's
   assert.equal((await t.app.fetch(cc("guess-after", "wrong"), ip)).status, 401);
   assert.equal((await t.app.fetch(cc("guess-next", "wrong"), ip)).status, 429);
 });
+
+// An embedder's app.fetch call without a remote address: no caller can be told from another.
+
+test("without the caller's address, nobody's failures lock the real client out, and the embedder is told once", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  for (let i = 0; i < MAX * SHARED_KEY_FACTOR + 5; i++) {
+    assert.equal((await t.app.fetch(cc(i % 2 ? client.clientId : `bogus-${i}`, "wrong"))).status, 401);
+  }
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret))).status, 200);
+  assert.equal(t.log.filter((l) => l.event === "client_address_unknown").length, 1);
+});
+
+test("a remote address that is not an IP address counts as unknown: not a throttle key, not an audit value", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const odd = { remoteAddress: "not an ip\n" };
+  for (let i = 0; i < MAX + 2; i++) assert.equal((await t.app.fetch(cc(client.clientId, "wrong"), odd)).status, 401);
+  const events = await t.store.audit.list({});
+  assert.ok(events.length > 0);
+  assert.ok(events.every((e) => e.ip === "unknown"), JSON.stringify(events.map((e) => e.ip)));
+  assert.equal(t.log.filter((l) => l.event === "client_address_unknown").length, 1);
+});
+
+test("with the caller's address the same failures still lock the client out from there", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "198.51.100.4" };
+  for (let i = 0; i < MAX; i++) await t.app.fetch(cc(client.clientId, "wrong"), ip);
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 429);
+  assert.equal(t.log.filter((l) => l.event === "client_address_unknown").length, 0);
+});

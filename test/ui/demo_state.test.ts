@@ -50,7 +50,11 @@ async function twoWorkers(): Promise<Workers> {
     return app;
   });
   let next = 0;
-  const roundRobin = { deps: apps[0]!.deps, fetch: (request: Request, info?: { remoteAddress?: string }) => apps[next++ % 2]!.fetch(request, info) };
+  const roundRobin = {
+    deps: apps[0]!.deps,
+    fetch: (request: Request, info?: { remoteAddress?: string }) => apps[next++ % 2]!.fetch(request, info),
+    close: async () => {},
+  };
   return {
     t, apps, stores, user, dbPath, tokens,
     browser: testBrowser(roundRobin),

@@ -1,0 +1,7 @@
+// The embedding surface: what a program that serves fieldgate's fetch handler itself imports (README "Embedding").
+// Everything else under src/ is internal and may change.
+export { createApp, type App, type AppOptions, type ConnectionInfo } from "./app.ts";
+export { loadConfig, type Config } from "./config.ts";
+export { openStore, type Store } from "./store/store.ts";
+export { startMaintenance } from "./server/maintenance.ts";
+export type { Clock, Digest, Log, Random } from "./deps.ts";

@@ -1,0 +1,102 @@
+// What an embedder meets calling app.fetch directly: no adapter in front, possibly no address, their own log and
+// their own shutdown.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildTestApp } from "./helpers/test_app.ts";
+import { postJson } from "./helpers/requests.ts";
+import { createApp } from "../src/app.ts";
+import { openStore } from "../src/store/store.ts";
+
+function ccBody(client: { clientId: string; clientSecret: string }) {
+  return { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret };
+}
+
+test("app.close() lets requests in flight finish, answers later ones 503, then closes the store", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const inFlight = Array.from({ length: 10 }, () => t.app.fetch(postJson("/oauth/token", ccBody(client))));
+  const closing = t.app.close();
+  const late = await t.app.fetch(postJson("/oauth/token", ccBody(client)));
+  assert.equal(late.status, 503);
+  assert.equal((await late.json()).error, "temporarily_unavailable");
+  assert.ok(late.headers.get("retry-after"));
+  const answers = await Promise.all(inFlight);
+  assert.deepEqual(answers.map((r) => r.status), Array(10).fill(200));
+  await closing;
+  assert.equal(await t.store.ping(), false, "the store is closed once close() resolves");
+  await t.app.close(); // twice is harmless
+  assert.equal(t.log.filter((l) => l.event === "request_failed").length, 0);
+});
+
+test("a store closed under the app answers 503, not a 500 logged as a bug", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  await t.store.close();
+  const res = await t.app.fetch(postJson("/oauth/token", ccBody(client)));
+  assert.equal(res.status, 503);
+  assert.equal((await res.json()).error, "temporarily_unavailable");
+  assert.equal(t.log.filter((l) => l.event === "request_failed").length, 0);
+  assert.equal(t.log.filter((l) => l.event === "database_closed").length, 1);
+});
+
+test("a log function that throws or rejects costs the line, never the answer", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  let calls = 0;
+  for (const log of [() => { calls++; throw new Error("sink down"); }, () => { calls++; return Promise.reject(new Error("sink down")); }]) {
+    const app = createApp({ config: t.config, store: t.store, log: log as () => void });
+    const res = await app.fetch(postJson("/oauth/token", ccBody(client)), { remoteAddress: "192.0.2.5" });
+    assert.equal(res.status, 200);
+    assert.match((await res.json()).access_token, /^fgat_/);
+  }
+  assert.ok(calls >= 4, "the sink was called (request and audit lines)");
+});
+
+test("HEAD answers carry no body when app.fetch is called directly", async () => {
+  const t = buildTestApp();
+  for (const path of ["/healthz", "/", "/.well-known/oauth-authorization-server"]) {
+    const res = await t.app.fetch(new Request(`http://fieldgate.test${path}`, { method: "HEAD" }));
+    assert.equal(res.status, 200, path);
+    assert.equal(res.body, null, path);
+    assert.ok(res.headers.get("content-type"), path);
+    assert.ok(res.headers.get("x-request-id"), path);
+  }
+});
+
+test("a body already read by the embedder's middleware is a 400 invalid_request, not a 500", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const used = postJson("/oauth/token", ccBody(client));
+  await used.text();
+  const locked = postJson("/oauth/token", ccBody(client));
+  locked.body!.getReader();
+  for (const request of [used, locked]) {
+    const res = await t.app.fetch(request);
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).error, "invalid_request");
+  }
+  assert.equal(t.log.filter((l) => l.event === "request_failed").length, 0);
+});
+
+test("openStore on a path whose directory is missing names the path and the likely cause", () => {
+  assert.throws(() => openStore("/nonexistent-dir-fieldgate/fg.db"), (error: Error) =>
+    /cannot open database \/nonexistent-dir-fieldgate\/fg\.db: .*directory exist/.test(error.message));
+});
+
+test("the package entry point serves the README's embedding: app, address, maintenance, close", async () => {
+  const fieldgate = await import("../src/mod.ts");
+  const config = fieldgate.loadConfig({ FIELDGATE_BASE_URL: "https://auth.example.com" });
+  const store = fieldgate.openStore(":memory:");
+  const lines: string[] = [];
+  const log = (event: string) => void lines.push(event);
+  const app = fieldgate.createApp({ config, store, log });
+  const maintenance = fieldgate.startMaintenance({ store, config, clock: Date.now, log });
+  const res = await app.fetch(new Request("https://auth.example.com/healthz"), { remoteAddress: "203.0.113.9" });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { status: "ok" });
+  maintenance.stop();
+  await app.close();
+  assert.equal(await store.ping(), false);
+  assert.ok(lines.includes("request"));
+  assert.ok(!lines.includes("client_address_unknown"));
+});
