@@ -207,15 +207,6 @@ export function createApp(options: AppOptions): App {
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
     const url = requestUrl(request);
     if (!url) return malformed(request, requestId, started);
-    inFlight++;
-    try {
-      return await answer(request, info, url, requestId, started);
-    } finally {
-      if (--inFlight === 0 && closing) drained.resolve();
-    }
-  }
-
-  async function answer(request: Request, info: ConnectionInfo | undefined, url: URL, requestId: string, started: number): Promise<Response> {
     const ctx: RequestContext = { url, requestId, clientIp: clientAddress(request, info, deps.config.trustProxy) };
     if (ctx.clientIp === UNKNOWN_ADDRESS && !warnedUnknownAddress) {
       warnedUnknownAddress = true;
@@ -223,7 +214,13 @@ export function createApp(options: AppOptions): App {
         advice: "pass { remoteAddress } as app.fetch's second argument: without it failures are throttled per username only",
       });
     }
-    const dispatched = await dispatch(request, ctx);
+    let dispatched: Awaited<ReturnType<typeof dispatch>>;
+    inFlight++;
+    try {
+      dispatched = await dispatch(request, ctx);
+    } finally {
+      if (--inFlight === 0 && closing) drained.resolve();
+    }
     const { routeLabel } = dispatched;
     // node:http and Deno.serve drop a HEAD response's body themselves; an embedder forwarding it by hand would not.
     const response = request.method === "HEAD" && dispatched.response.body ? withoutBody(dispatched.response) : dispatched.response;
