@@ -27,6 +27,9 @@ function normalizedValue(value: string): string {
  * or Headers, pass its pairs (`[...headers]`): undici iterates a Headers subclass like any iterable, but Deno reads
  * the internal list of anything that is a Headers, which is empty here. (Only the Node adapter builds these.)
  */
+type PairIterator = ReturnType<Headers["entries"]>;
+type TextIterator = ReturnType<Headers["keys"]>;
+
 export class MapHeaders extends Headers {
   // Lower-case name -> combined value; Set-Cookie values are kept apart in `cookies`.
   readonly #values = new Map<string, string>();
@@ -104,19 +107,21 @@ export class MapHeaders extends Headers {
     return pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
-  override forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+  // `parent: this` and the iterator types below spelled through Headers itself: the DOM lib TypeScript ships and
+  // Deno's own lib declare them differently (Deno's has no HeadersIterator), and an embedder type-checks with either.
+  override forEach(callback: (value: string, key: string, parent: this) => void, thisArg?: unknown): void {
     for (const [name, value] of this.#pairs()) callback.call(thisArg, value, name, this);
   }
-  override entries(): HeadersIterator<[string, string]> {
-    return this.#pairs()[Symbol.iterator]() as HeadersIterator<[string, string]>;
+  override entries(): PairIterator {
+    return this.#pairs()[Symbol.iterator]() as unknown as PairIterator;
   }
-  override keys(): HeadersIterator<string> {
-    return this.#pairs().map(([name]) => name)[Symbol.iterator]() as HeadersIterator<string>;
+  override keys(): TextIterator {
+    return this.#pairs().map(([name]) => name)[Symbol.iterator]() as unknown as TextIterator;
   }
-  override values(): HeadersIterator<string> {
-    return this.#pairs().map(([, value]) => value)[Symbol.iterator]() as HeadersIterator<string>;
+  override values(): TextIterator {
+    return this.#pairs().map(([, value]) => value)[Symbol.iterator]() as unknown as TextIterator;
   }
-  override [Symbol.iterator](): HeadersIterator<[string, string]> {
+  override [Symbol.iterator](): PairIterator {
     return this.entries();
   }
 }

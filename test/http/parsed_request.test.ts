@@ -90,3 +90,9 @@ test("the body reads like a standard one through text, json, formData, bytes, bo
   // A body read through a standard accessor cannot be taken again by readText.
   await assert.rejects(readText(original, 10), TypeError);
 });
+
+test("ParsedRequest has every member of the DOM lib's Request (tsc checks this assignment)", () => {
+  const request: Request = new ParsedRequest("GET", "http://x/", []);
+  assert.equal(request.method, "GET");
+  assert.equal(request.bodyUsed, false);
+});
