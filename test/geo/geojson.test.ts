@@ -112,6 +112,8 @@ const BAD_FEATURES: [string, unknown, RegExp][] = [
   ["a ring across the antimeridian", polygon([[179.999, -16.8], [-179.999, -16.8], [-179.999, -16.798], [179.999, -16.8]]), /split it at the antimeridian \(RFC 7946 §3\.1\.9\)/],
   ["an empty MultiPolygon", geometry({ type: "MultiPolygon", coordinates: [] }), /no polygons/],
   ["a MultiPolygon with a bad member", geometry({ type: "MultiPolygon", coordinates: [[square], [square.slice(0, 2)]] }), /polygon 1 ring 0/],
+  ["two overlapping MultiPolygon parts", geometry({ type: "MultiPolygon", coordinates: [[square], [square.map(([x, y]) => [x! + 0.005, y!])]] }), /polygon 0 .*polygon 1|polygon 1 .*polygon 0/],
+  ["the same part twice", geometry({ type: "MultiPolygon", coordinates: [[square], [square]] }), /polygon 0 .*polygon 1|polygon 1 .*polygon 0/],
 ];
 
 for (const [name, feature, message] of BAD_FEATURES) {
