@@ -69,7 +69,7 @@ export const FieldType: GraphQLObjectType<Field, GraphqlContext> = new GraphQLOb
   name: "Field",
   description: "An agricultural field: a bounded area of land farmed as one unit in a season.",
   fields: () => ({
-    id: { type: nonNull(GraphQLID), description: "Opaque global id of the field.", resolve: (f) => globalId("Field", f.id) },
+    id: { type: nonNull(GraphQLID), description: "Opaque global id of the field; never reused, also after a re-import.", resolve: (f) => globalId("Field", f.id) },
     name: { type: nonNull(GraphQLString), description: "Name the farm uses for the field.", resolve: (f) => f.name },
     area_ha: { type: nonNull(GraphQLFloat), description: "Area in hectares.", resolve: (f) => f.areaHa },
     crop: { type: GraphQLString, description: "Crop grown this season, or null when not recorded.", resolve: (f) => f.crop },
@@ -81,13 +81,13 @@ export const FieldType: GraphQLObjectType<Field, GraphqlContext> = new GraphQLOb
     },
     boundary: {
       type: nonNull(JsonScalar),
-      description: "The field boundary as a GeoJSON Polygon or MultiPolygon geometry object (RFC 7946).",
+      description: "The field boundary as a GeoJSON Polygon or MultiPolygon geometry object (RFC 7946), rings in RFC 7946 order.",
       // Stored as JSON.stringify output (src/geo/geojson.ts): spliced into the response as it is.
       resolve: (f): unknown => new RawJson(f.boundary),
     },
-    centroid: { type: nonNull(GeoPointType), description: "Centre point of the boundary.", resolve: (f) => f.centroid },
+    centroid: { type: nonNull(GeoPointType), description: "Area-weighted centre of the boundary; it can lie outside an L- or U-shaped, holed or multi-part field.", resolve: (f) => f.centroid },
     created_at: { type: nonNull(DateTimeScalar), description: "When the field was recorded.", resolve: (f) => new Date(f.createdAt * 1000) },
-    updated_at: { type: nonNull(DateTimeScalar), description: "When the field last changed.", resolve: (f) => new Date(f.updatedAt * 1000) },
+    updated_at: { type: nonNull(DateTimeScalar), description: "When the field last changed; today always created_at (a re-import with --replace creates new fields).", resolve: (f) => new Date(f.updatedAt * 1000) },
   }),
 });
 

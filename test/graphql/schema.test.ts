@@ -6,7 +6,7 @@ import { buildFieldSchema } from "../../src/graphql/schema.ts";
 
 test("the committed schema.graphql matches the schema the code builds", async () => {
   const committed = await readFile(new URL("../../src/graphql/schema.graphql", import.meta.url), "utf8");
-  // Regenerate after a schema change with the command in the README ("GraphQL schema").
+  // Regenerate after a schema change with the command in docs/graphql.md.
   assert.equal(committed, printSchema(buildFieldSchema()) + "\n");
 });
 
