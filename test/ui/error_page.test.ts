@@ -31,7 +31,7 @@ for (const path of ["/acount", "/account/", "/signin/", "/demo/", "/nope/deeper?
   });
 }
 
-for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }]) {
+for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }] as Record<string, string>[]) {
   test(`an API client (Accept ${JSON.stringify(headers)}) still gets the JSON 404`, async () => {
     const t = buildTestApp();
     const res = await t.app.fetch(get("/acount", headers));
