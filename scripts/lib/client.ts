@@ -82,24 +82,43 @@ export async function signedInBrowser(base: string, demo: DemoCredentialsFile) {
   return b;
 }
 
-/** Runs /oauth/authorize for the demo web client in a signed-in browser, approving if asked; returns the code. */
-export async function authorizeCode(b: ReturnType<typeof browser>, demo: DemoCredentialsFile): Promise<string> {
+/** A code of the demo client and the PKCE verifier its exchange must present. */
+export interface IssuedCode {
+  code: string;
+  verifier: string;
+}
+
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * Runs /oauth/authorize for the demo client in a signed-in browser, approving if asked; returns the code. The demo
+ * client's redirect URI is on loopback, which makes it a native app that must use PKCE (RFC 8252 §8.1).
+ */
+export async function authorizeCode(b: ReturnType<typeof browser>, demo: DemoCredentialsFile): Promise<IssuedCode> {
   const client = demo.authorizationCodeClient;
-  let res = await b.send(`/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, response_type: "code", redirect_uri: client.redirect_uri, scope: client.scope, state: "s1" })}`);
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+  let res = await b.send(`/oauth/authorize?${new URLSearchParams({
+    client_id: client.client_id, response_type: "code", redirect_uri: client.redirect_uri, scope: client.scope, state: "s1",
+    code_challenge: challenge, code_challenge_method: "S256",
+  })}`);
   if (res.status === 200) {
     res = await b.form("/oauth/authorize", { ...hiddenFields(await res.text(), "/oauth/authorize"), decision: "approve" });
   }
   const location = res.headers.get("location") ?? "";
   const code = location ? new URL(location).searchParams.get("code") : null;
   if (!code) throw new Error(`no code in ${res.status} ${location.split("?")[0]}`);
-  return code;
+  return { code, verifier };
 }
 
 /** Exchanges a code of the demo web client for tokens. */
-export async function exchangeCode(base: string, demo: DemoCredentialsFile, code: string): Promise<TokenResponse> {
+export async function exchangeCode(base: string, demo: DemoCredentialsFile, issued: IssuedCode): Promise<TokenResponse> {
   const client = demo.authorizationCodeClient;
   const token = await postJson(base, "/oauth/token", {
-    grant_type: "authorization_code", client_id: client.client_id, client_secret: client.client_secret, code, redirect_uri: client.redirect_uri,
+    grant_type: "authorization_code", client_id: client.client_id, client_secret: client.client_secret, code: issued.code,
+    redirect_uri: client.redirect_uri, code_verifier: issued.verifier,
   });
   if (token.status !== 200) throw new Error(`code exchange failed with ${token.status}`);
   return token.json as unknown as TokenResponse;
@@ -108,6 +127,6 @@ export async function exchangeCode(base: string, demo: DemoCredentialsFile, code
 /** The whole authorization code flow through the pages: sign in, authorize, approve, exchange the code. */
 export async function codeFlow(base: string, demo: DemoCredentialsFile): Promise<TokenResponse & { code: string }> {
   const b = await signedInBrowser(base, demo);
-  const code = await authorizeCode(b, demo);
-  return { ...(await exchangeCode(base, demo, code)), code };
+  const issued = await authorizeCode(b, demo);
+  return { ...(await exchangeCode(base, demo, issued)), code: issued.code };
 }
