@@ -80,6 +80,7 @@ async function consentPage(deps: Deps, request: AuthorizeRequest, signedIn: Sign
     appName: request.client.name,
     redirectHost: new URL(request.redirectUri).host || request.redirectUri,
     username: signedIn.user.name ?? signedIn.user.username,
+    account: signedIn.user.username,
     scope: request.scope,
     fields: requestFields(request),
     csrf: await csrfToken(signedIn.cookieValue, CONSENT, canonicalRequest(request)),

@@ -424,3 +424,17 @@ test("a client disabled between consent page and approval cannot receive a code"
   assert.equal(res.status, 400);
   assert.equal(res.headers.get("location"), null);
 });
+
+test("the consent page names the account by display name and by the username signed in with", async () => {
+  const t = buildTestApp();
+  const { clientId } = await t.seed.client();
+  // A person with a display name, and the password of a seeded user (whose hash is reused).
+  const seeded = await t.seed.user();
+  const { passwordHash } = (await t.store.users.findByUsername(seeded.username))!;
+  await t.store.users.insert({ username: "farmer.jo@example.com", name: "Jo Farmer", kind: "person", passwordHash, now: 0 });
+  const browser = testBrowser(t.app);
+  await signIn(browser, { username: "farmer.jo@example.com", password: seeded.password });
+  const body = await (await browser.get(authorizePath(clientId))).text();
+  assert.match(body, /Jo Farmer/);
+  assert.match(body, /farmer\.jo@example\.com/);
+});
