@@ -91,16 +91,22 @@ async function checkCredentials(deps: Deps, username: string, password: string):
 }
 
 /**
- * Throttle keys of a sign-in attempt. The address key is shared (NAT, offices): it tolerates more failures than the
- * per-username key, and is the address's bucket (an IPv6 /64) so rotating through one's own /64 finds no fresh key.
- * An implausible username gets no key of its own: a key embedding a 60 KB name would cost that much memory, so such
- * attempts count against the address only.
+ * Throttle keys of a sign-in attempt: the username from this address (the tight limit), the username from anywhere
+ * and the address (both shared, SHARED_KEY_FACTOR times the limit). A username key alone would let anyone lock a
+ * person out of signing in with a few wrong passwords a minute; keyed with the address, an attacker locks out only
+ * themselves, while the username's shared key still caps a guessing attack spread over many addresses. The address
+ * is its bucket (an IPv6 /64) so rotating through one's own /64 finds no fresh key. An implausible username gets no
+ * key of its own: a key embedding a 60 KB name would cost that much memory, so such attempts count against the
+ * address only.
  */
-function throttleKeys(username: string | undefined, clientIp: string): { user?: ThrottleKey; address: ThrottleKey; all: ThrottleKey[] } {
-  const address = { id: `signin:ip:${addressBucket(clientIp)}`, shared: true };
-  if (username === undefined) return { address, all: [address] };
-  const user = { id: `signin:user:${username.toLowerCase()}` };
-  return { user, address, all: [user, address] };
+function throttleKeys(username: string | undefined, clientIp: string): { mine?: ThrottleKey; shared: ThrottleKey[]; all: ThrottleKey[] } {
+  const bucket = addressBucket(clientIp);
+  const address = { id: `signin:ip:${bucket}`, shared: true };
+  if (username === undefined) return { shared: [address], all: [address] };
+  const name = username.toLowerCase();
+  const mine = { id: `signin:user:${name}|ip:${bucket}` };
+  const everywhere = { id: `signin:user:${name}`, shared: true };
+  return { mine, shared: [everywhere, address], all: [mine, everywhere, address] };
 }
 
 /**
@@ -135,7 +141,7 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   const next = safeNext(form.next);
   // No account has a longer name: such a name fails like a wrong password, without a lookup.
   const plausible = username.length <= MAX_USERNAME_LENGTH;
-  const { user: userKey, address: addressKey, all: keys } = throttleKeys(plausible ? username : undefined, ctx.clientIp);
+  const { mine, shared, all: keys } = throttleKeys(plausible ? username : undefined, ctx.clientIp);
   const now = nowSeconds(deps.clock);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) {
@@ -174,10 +180,10 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
       next, username: plausible ? username : "", error: GENERIC_FAILURE, rejected: true, status: 400, ...more,
     });
   }
-  // The username's failures are forgotten; the address only gets this attempt back: resetting it would let one
-  // valid account launder a spraying attack.
-  if (userKey) deps.throttle.reset([userKey]);
-  deps.throttle.forgive([addressKey]);
+  // The username's failures from here are forgotten; the shared keys only get this attempt back: resetting them
+  // would let one valid sign-in launder a spraying attack.
+  if (mine) deps.throttle.reset([mine]);
+  deps.throttle.forgive(shared);
   const response = redirect(next, 303);
   await audit(deps, "sign_in_succeeded", { userId: user.id, ip: ctx.clientIp });
   response.headers.append("set-cookie", session);

@@ -104,14 +104,13 @@ for (const row of failures) {
   });
 }
 
-test("sign-in failures are throttled per username with 429 and Retry-After", async () => {
+test("sign-in failures are throttled per username from one address, with 429 and Retry-After", async () => {
   const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3", FIELDGATE_THROTTLE_WINDOW: "60" });
   const user = await t.seed.user({ username: "Alice@example.com" });
+  const browser = testBrowser(t.app, { clientIp: "198.51.100.7" });
   for (let i = 0; i < 3; i++) {
-    const browser = testBrowser(t.app, { clientIp: `198.51.100.${i}` });
     assert.equal((await signIn(browser, { username: "alice@EXAMPLE.com", password: "wrong" })).status, 400);
   }
-  const browser = testBrowser(t.app, { clientIp: "198.51.100.99" });
   const blocked = await signIn(browser, user);
   assert.equal(blocked.status, 429);
   assert.ok(Number(blocked.headers.get("retry-after")) > 0);
@@ -120,6 +119,24 @@ test("sign-in failures are throttled per username with 429 and Retry-After", asy
   assert.equal(t.log.filter((l) => l.event === "audit.throttled").length, 1, "the lockout is audited once");
   t.clock.advance(61);
   assert.equal((await signIn(browser, user)).status, 303);
+});
+
+test("someone else's wrong passwords do not lock a person out from their own address", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const user = await t.seed.user({ username: "alice@example.com" });
+  const attacker = testBrowser(t.app, { clientIp: "203.0.113.66" });
+  for (let i = 0; i < 10; i++) await signIn(attacker, { username: user.username, password: "wrong" });
+  assert.equal((await signIn(attacker, user)).status, 429, "the attacker's own address is locked");
+  assert.equal((await signIn(testBrowser(t.app, { clientIp: "198.51.100.20" }), user)).status, 303);
+});
+
+test("guesses at one username spread over many addresses still meet the username's shared limit", async () => {
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const user = await t.seed.user({ username: "alice@example.com" });
+  for (let i = 0; i < 3 * SHARED_KEY_FACTOR; i++) {
+    await signIn(testBrowser(t.app, { clientIp: `10.0.${i >> 8}.${i & 255}` }), { username: user.username, password: "wrong" });
+  }
+  assert.equal((await signIn(testBrowser(t.app, { clientIp: "198.51.100.21" }), user)).status, 429);
 });
 
 test("sign-in failures are throttled per address across usernames", async () => {
@@ -154,11 +171,13 @@ test("a 254-character username is still looked up and throttled under its own lo
   const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "2" });
   const user = await t.seed.user({ username: `${"b".repeat(242)}@example.com` });
   assert.equal(user.username.length, 254);
-  for (const ip of ["198.51.100.30", "198.51.100.31"]) {
+  for (const ip of ["198.51.100.30", "198.51.100.31", "198.51.100.31"]) {
     await signIn(testBrowser(t.app, { clientIp: ip }), { username: user.username.toUpperCase(), password: "wrong" });
   }
-  assert.equal(t.app.deps.throttle.size(), 3, "one username key and two address keys");
-  assert.equal((await signIn(testBrowser(t.app, { clientIp: "198.51.100.32" }), user)).status, 429);
+  // The username from each address (2), the username from anywhere (1), each address (2).
+  assert.equal(t.app.deps.throttle.size(), 5);
+  const again = testBrowser(t.app, { clientIp: "198.51.100.31" });
+  assert.equal((await signIn(again, user)).status, 429, "the lowercased name's key from that address is locked");
 });
 
 test("the sign-in form takes usernames as long as the CLI registers (254), not fewer", async () => {
