@@ -148,9 +148,9 @@ export function createApp(options: AppOptions): App {
   // Requests being answered, and close()'s wait for them to end.
   let inFlight = 0;
   let closing = false;
-  let closed: Promise<void> | undefined;
-  let resolveDrained!: () => void;
-  const drained = { promise: new Promise<void>((resolve) => (resolveDrained = resolve)), resolve: () => resolveDrained() };
+  let endDrain!: () => void;
+  const drained = new Promise<void>((resolve) => (endDrain = resolve));
+  let storeClosed: Promise<void> | undefined;
   // Behind TLS (an https base URL) browsers are told to use nothing else for a year (RFC 6797); the header is
   // ignored over plain http, and the operator's domain, not ours, decides includeSubDomains.
   const https = isSecureOrigin(deps.config);
@@ -219,44 +219,46 @@ export function createApp(options: AppOptions): App {
     try {
       dispatched = await dispatch(request, ctx);
     } finally {
-      if (--inFlight === 0 && closing) drained.resolve();
+      if (--inFlight === 0 && closing) endDrain();
     }
-    const { routeLabel } = dispatched;
     // node:http and Deno.serve drop a HEAD response's body themselves; an embedder forwarding it by hand would not.
     const response = request.method === "HEAD" && dispatched.response.body ? withoutBody(dispatched.response) : dispatched.response;
-    response.headers.set("x-request-id", requestId);
+    return finish(request, response, { requestId, started, routeLabel: dispatched.routeLabel, path: url.pathname });
+  }
+
+  /** A request whose URL cannot be trusted or parsed (http/host.ts): 400, logged without a path. */
+  function malformed(request: Request, requestId: string, started: number): Response {
+    const response = jsonNoStore({ error: "invalid_request", error_description: "Malformed HTTP request" }, 400);
+    return finish(request, response, { requestId, started, routeLabel: UNMATCHED_ROUTE, path: undefined });
+  }
+
+  /** The headers every answer carries, its metrics and its log line. */
+  function finish(
+    request: Request,
+    response: Response,
+    done: { requestId: string; started: number; routeLabel: string; path: string | undefined },
+  ): Response {
+    response.headers.set("x-request-id", done.requestId);
     if (!response.headers.has("x-content-type-options")) response.headers.set("x-content-type-options", "nosniff");
     if (https) response.headers.set("strict-transport-security", HSTS);
-    const seconds = (performance.now() - started) / 1000;
-    deps.metrics.observeRequest(routeLabel, request.method, response.status, seconds);
+    const seconds = (performance.now() - done.started) / 1000;
+    deps.metrics.observeRequest(done.routeLabel, request.method, response.status, seconds);
     // Only the path: query strings can carry codes and state, which must never reach the log.
     deps.log("request", {
-      request_id: requestId,
+      request_id: done.requestId,
       method: request.method,
-      path: url.pathname,
+      path: done.path,
       status: response.status,
       duration_ms: Math.round(seconds * 100_000) / 100,
     });
     return response;
   }
 
-  /** A request whose URL cannot be trusted or parsed (http/host.ts): 400, logged without a path. */
-  function malformed(request: Request, requestId: string, started: number): Response {
-    const response = jsonNoStore({ error: "invalid_request", error_description: "Malformed HTTP request" }, 400);
-    response.headers.set("x-request-id", requestId);
-    const seconds = (performance.now() - started) / 1000;
-    deps.metrics.observeRequest(UNMATCHED_ROUTE, request.method, 400, seconds);
-    deps.log("request", { request_id: requestId, method: request.method, status: 400, duration_ms: Math.round(seconds * 100_000) / 100 });
-    return response;
-  }
-
   async function close(): Promise<void> {
-    if (!closing) {
-      closing = true;
-      if (inFlight === 0) drained.resolve();
-      closed = drained.promise.then(() => deps.store.close());
-    }
-    await closed;
+    closing = true;
+    if (inFlight === 0) endDrain();
+    await drained;
+    await (storeClosed ??= deps.store.close());
   }
 
   return { fetch, close, deps };

@@ -1,4 +1,6 @@
 // A plain HTTP client for the scripts: token requests, introspection, and the browser code flow with cookies.
+import { encodeBase64Url } from "../../src/crypto/base64url.ts";
+import { sha256Base64Url } from "../../src/crypto/hash.ts";
 
 export interface Credentials {
   client_id: string;
@@ -88,18 +90,14 @@ export interface IssuedCode {
   verifier: string;
 }
 
-function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 /**
  * Runs /oauth/authorize for the demo client in a signed-in browser, approving if asked; returns the code. The demo
  * client's redirect URI is on loopback, which makes it a native app that must use PKCE (RFC 8252 §8.1).
  */
 export async function authorizeCode(b: ReturnType<typeof browser>, demo: DemoCredentialsFile): Promise<IssuedCode> {
   const client = demo.authorizationCodeClient;
-  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+  const verifier = encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = await sha256Base64Url(verifier);
   let res = await b.send(`/oauth/authorize?${new URLSearchParams({
     client_id: client.client_id, response_type: "code", redirect_uri: client.redirect_uri, scope: client.scope, state: "s1",
     code_challenge: challenge, code_challenge_method: "S256",

@@ -5,6 +5,35 @@ export interface Migration {
   sql: string;
 }
 
+// The fields table's indexes and field_counts triggers, shared by the steps that create them: "initial schema" and
+// "field counts" first, then "field ids never reused", which rebuilds the table and must recreate them exactly.
+const FIELD_INDEXES = `CREATE INDEX fields_by_organization ON fields(organization_id, id);
+CREATE INDEX fields_by_organization_crop ON fields(organization_id, crop, id);
+CREATE INDEX fields_by_organization_season ON fields(organization_id, season, id);
+`;
+
+const FIELD_COUNT_TRIGGERS = `CREATE TRIGGER field_counts_insert AFTER INSERT ON fields BEGIN
+  INSERT INTO field_counts
+    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER field_counts_delete AFTER DELETE ON fields BEGIN
+  UPDATE field_counts SET n = n - 1
+    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
+    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
+END;
+
+CREATE TRIGGER field_counts_update AFTER UPDATE OF organization_id, crop, season ON fields BEGIN
+  UPDATE field_counts SET n = n - 1
+    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
+    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
+  INSERT INTO field_counts
+    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+`;
+
 // Times are integer epoch seconds from the injected clock. Credentials (tokens, codes, secrets, sessions)
 // are stored only as SHA-256 hex digests; passwords as PBKDF2 strings with their parameters.
 export const MIGRATIONS: readonly Migration[] = [
@@ -136,10 +165,7 @@ CREATE TABLE fields (
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
-CREATE INDEX fields_by_organization ON fields(organization_id, id);
-CREATE INDEX fields_by_organization_crop ON fields(organization_id, crop, id);
-CREATE INDEX fields_by_organization_season ON fields(organization_id, season, id);
-
+${FIELD_INDEXES}
 CREATE TABLE audit_events (
   id INTEGER PRIMARY KEY,
   at INTEGER NOT NULL,
@@ -172,27 +198,7 @@ INSERT INTO field_counts
   SELECT organization_id, crop IS NULL, IFNULL(crop, ''), season IS NULL, IFNULL(season, ''), COUNT(*)
   FROM fields GROUP BY 1, 2, 3, 4, 5;
 
-CREATE TRIGGER field_counts_insert AFTER INSERT ON fields BEGIN
-  INSERT INTO field_counts
-    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
-    ON CONFLICT DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER field_counts_delete AFTER DELETE ON fields BEGIN
-  UPDATE field_counts SET n = n - 1
-    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
-    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
-END;
-
-CREATE TRIGGER field_counts_update AFTER UPDATE OF organization_id, crop, season ON fields BEGIN
-  UPDATE field_counts SET n = n - 1
-    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
-    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
-  INSERT INTO field_counts
-    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
-    ON CONFLICT DO UPDATE SET n = n + 1;
-END;
-`,
+${FIELD_COUNT_TRIGGERS}`,
   },
   {
     // The demo client's per-browser memory (state, PKCE verifier, tokens, the steps it shows) lives here and not in
@@ -215,7 +221,7 @@ CREATE INDEX demo_states_by_expiry ON demo_states(expires_at);
     // deletes, then inserts) or any delete of the newest rows an old id resolved to a different field.
     // AUTOINCREMENT keeps the high-water mark in sqlite_sequence. SQLite cannot add it to an existing table, so
     // the table is rebuilt: rows keep their ids (the sequence starts at the largest), then the indexes and the
-    // field_counts triggers are created again exactly as in "initial schema" and "field counts" (dropping a table
+    // field_counts triggers are created again from the same text as in the earlier steps (dropping a table
     // drops its indexes and triggers; the implicit delete of DROP TABLE fires no triggers, so the counts stay).
     name: "field ids never reused",
     sql: `
@@ -239,30 +245,7 @@ INSERT INTO fields_autoincrement (id, organization_id, name, area_ha, crop, seas
 DROP TABLE fields;
 ALTER TABLE fields_autoincrement RENAME TO fields;
 
-CREATE INDEX fields_by_organization ON fields(organization_id, id);
-CREATE INDEX fields_by_organization_crop ON fields(organization_id, crop, id);
-CREATE INDEX fields_by_organization_season ON fields(organization_id, season, id);
-
-CREATE TRIGGER field_counts_insert AFTER INSERT ON fields BEGIN
-  INSERT INTO field_counts
-    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
-    ON CONFLICT DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER field_counts_delete AFTER DELETE ON fields BEGIN
-  UPDATE field_counts SET n = n - 1
-    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
-    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
-END;
-
-CREATE TRIGGER field_counts_update AFTER UPDATE OF organization_id, crop, season ON fields BEGIN
-  UPDATE field_counts SET n = n - 1
-    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
-    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
-  INSERT INTO field_counts
-    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
-    ON CONFLICT DO UPDATE SET n = n + 1;
-END;
-`,
+${FIELD_INDEXES}
+${FIELD_COUNT_TRIGGERS}`,
   },
 ];
