@@ -13,6 +13,8 @@ import { SCENARIOS, mintAccessToken, type Scenario } from "./scenarios.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const CLI_ENTRY = join(ROOT, "src/adapters/node.ts");
+const DENO_ENTRY = join(ROOT, "src/adapters/deno.ts");
+const DENO = join(ROOT, "node_modules/.bin/deno");
 const LOCAL_ENTRY = join(ROOT, "bench/server.ts");
 
 const { values: args } = parseArgs({
@@ -30,8 +32,20 @@ const { values: args } = parseArgs({
     workers: { type: "string", default: "1" },
     // Extra Node flags for the server child, e.g. --server-flags=--max-semi-space-size=2
     "server-flags": { type: "string", default: "" },
+    // The runtime that serves: node (src/adapters/node.ts) or deno (src/adapters/deno.ts, Deno.serve). The ceiling
+    // is always the bare node:http server, so ratios stay comparable across runtimes.
+    runtime: { type: "string", default: "node" },
   },
 });
+if (args.runtime !== "node" && args.runtime !== "deno") {
+  console.error(`bench: --runtime is node or deno, not ${args.runtime}`);
+  process.exit(2);
+}
+const onDeno = args.runtime === "deno";
+if (onDeno && (Number(args.workers) > 1 || args["server-flags"] || args.server === "local")) {
+  console.error("bench: --runtime deno serves with `deno run src/adapters/deno.ts serve`; --workers, --server-flags and --server local are Node's");
+  process.exit(2);
+}
 
 const load: LoadOptions = {
   connections: Number(args.connections),
@@ -49,6 +63,7 @@ const notes: string[] = [];
 function serverCommand(db: string): { name: string; args: string[] } {
   const cli = existsSync(CLI_ENTRY) && args.server !== "local";
   const workers = Number(args.workers) > 1 ? ["--workers", String(Number(args.workers))] : [];
+  if (onDeno) return { name: "deno serve", args: [DENO_ENTRY, "serve", "--port", "{port}", "--host", "127.0.0.1", "--db", db] };
   if (cli) return { name: "serve", args: [CLI_ENTRY, "serve", "--port", "{port}", "--host", "127.0.0.1", "--db", db, ...workers] };
   return { name: "bench/server.ts", args: [LOCAL_ENTRY, "--port", "{port}", "--db", db] };
 }
@@ -58,8 +73,11 @@ async function startApp(name: string, db: string): Promise<{ server: ServerProce
   const profileDir = join(resultsDir, `${stamp}-profiles`);
   const server = await startServer({
     args: command.args,
+    executable: onDeno ? DENO : undefined,
     nodeFlags: [
+      ...(onDeno ? ["run", "--allow-all"] : []),
       ...(args["server-flags"] ? args["server-flags"].split(" ").filter(Boolean) : []),
+      // Both runtimes take the same three flags.
       ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
     ],
     env: { FIELDGATE_DEMO: "false" },

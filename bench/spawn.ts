@@ -25,9 +25,11 @@ export interface ServerProcess {
 }
 
 export interface SpawnOptions {
-  /** Script and arguments after the node executable; `{port}` is replaced by the chosen port. */
+  /** Script and arguments after the executable (and its flags); `{port}` is replaced by the chosen port. */
   args: string[];
-  /** Extra Node flags, e.g. --cpu-prof. */
+  /** The program to run; this Node by default. */
+  executable?: string;
+  /** Extra flags before `args`, e.g. Node's --cpu-prof or Deno's `run --allow-all`. */
   nodeFlags?: string[];
   env?: Record<string, string>;
   /** A GET that answers 2xx once the server is ready. */
@@ -49,13 +51,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Spawns `node <args>` on a fresh port and polls `readyPath` until the first 2xx. */
+/** Spawns `<executable> <flags> <args>` on a fresh port and polls `readyPath` until the first 2xx. */
 export async function startServer(options: SpawnOptions): Promise<ServerProcess> {
   const port = await freePort();
   const args = options.args.map((a) => a.replaceAll("{port}", String(port)));
   const log = openSync(options.logFile, "a");
   const started = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...args], {
+  const child = spawn(options.executable ?? process.execPath, [...(options.nodeFlags ?? []), ...args], {
     stdio: ["ignore", log, log],
     env: { ...process.env, ...options.env },
   });

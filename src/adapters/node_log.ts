@@ -1,48 +1,7 @@
 // The Node adapter's structured log: the same JSON lines as deps.ts jsonLog, written in batches to stderr.
 import { writeSync } from "node:fs";
 import type { Log } from "../deps.ts";
-
-/** A log that can be drained on demand (tests, process exit). */
-export interface BufferedLog {
-  log: Log;
-  flush(): void;
-}
-
-/**
- * Collects JSON lines and hands them to `write` once per event-loop turn. Under load a turn serves many requests,
- * so many lines share one write system call; console.error cost ~12 % of a token request in the server profile,
- * two lines per request. A line waits at most one turn, and `flush` drains the rest synchronously.
- */
-export function createBufferedLog(
-  write: (text: string) => void,
-  schedule: (fn: () => void) => void = (fn) => void setImmediate(fn),
-): BufferedLog {
-  let lines: string[] = [];
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    if (lines.length === 0) return;
-    const text = lines.join("");
-    lines = [];
-    write(text);
-  };
-  // Under load many lines share a millisecond: format the timestamp once per millisecond, not once per line.
-  let lastMs = -1;
-  let lastIso = "";
-  const log: Log = (event, fields = {}) => {
-    const ms = Date.now();
-    if (ms !== lastMs) {
-      lastMs = ms;
-      lastIso = new Date(ms).toISOString();
-    }
-    lines.push(JSON.stringify({ time: lastIso, event, ...fields }) + "\n");
-    if (!scheduled) {
-      scheduled = true;
-      schedule(flush);
-    }
-  };
-  return { log, flush };
-}
+import { createBufferedLog } from "./buffered_log.ts";
 
 /**
  * Writes text to file descriptor 2 as a string, without process.stderr. For files and pipes process.stderr is a

@@ -1,9 +1,12 @@
 // Deno runtime services for the CLI and server: Deno.serve, signal listeners, files, stdio.
 import type { App } from "../app.ts";
-import { cryptoRandom, jsonLog, systemClock } from "../deps.ts";
+import { systemClock, type Log } from "../deps.ts";
 import { openStore } from "../store/store.ts";
 import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
 import { createHiddenLine } from "../cli/hidden_line.ts";
+import { createBufferedLog } from "./buffered_log.ts";
+import { pooledRandom } from "./pooled_random.ts";
+import { syncSha256Hex } from "./sync_digest.ts";
 
 // The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
 interface DenoServer {
@@ -129,8 +132,9 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
   return {
     env,
     clock: systemClock,
-    random: cryptoRandom,
-    log: jsonLog,
+    random: pooledRandom(),
+    log: overrides.log ?? denoStderrLog(),
+    digest: syncSha256Hex,
     async openStore(path, options) {
       if (path !== ":memory:") await Deno.mkdir(parentDir(path), { recursive: true });
       return openStore(path, options);
@@ -176,6 +180,23 @@ async function removeIfPresent(path: string): Promise<void> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
+}
+
+/**
+ * The process-wide stderr log: JSON lines written once per turn; what is still buffered is written when the
+ * process exits (deno.ts always ends with Deno.exit, which dispatches `unload`).
+ */
+function denoStderrLog(): Log {
+  const buffered = createBufferedLog((text) => {
+    try {
+      writeAll(Deno.stderr, text);
+    } catch {
+      // stderr is gone (a closed pipe): there is nowhere left to report it, and the flush runs outside any
+      // request, so throwing would only end the process.
+    }
+  });
+  addEventListener("unload", buffered.flush);
+  return buffered.log;
 }
 
 function writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: string): void {

@@ -10,10 +10,10 @@ import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, t
 import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
-import { nodeSha256Hex } from "./node_digest.ts";
+import { syncSha256Hex } from "./sync_digest.ts";
 import { nodeStderrLog } from "./node_log.ts";
 import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
-import { pooledRandom } from "./node_random.ts";
+import { pooledRandom } from "./pooled_random.ts";
 
 /**
  * Explicit limits instead of node:http's defaults (60 s for headers, 300 s for a whole request): a client that
@@ -115,7 +115,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     clock: systemClock,
     random: pooledRandom(),
     log: overrides.log ?? nodeStderrLog(),
-    digest: nodeSha256Hex,
+    digest: syncSha256Hex,
     async openStore(path, options) {
       if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
       // The listener's answers to a group commit's callers leave in the commit's turn (OpenOptions.afterBatch).

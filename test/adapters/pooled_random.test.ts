@@ -1,7 +1,7 @@
 // pooledRandom: fresh, non-overlapping bytes per call, served from a pool refilled only when spent.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { pooledRandom } from "../../src/adapters/node_random.ts";
+import { pooledRandom } from "../../src/adapters/pooled_random.ts";
 
 /** A fill that writes a running counter, so every byte handed out can be traced to its position. */
 function countingFill() {

@@ -1,4 +1,4 @@
-// Buffered CSPRNG bytes for the Node adapter: one getRandomValues call per 4 KiB instead of one per credential.
+// Buffered CSPRNG bytes for both runtime adapters: one getRandomValues call per 4 KiB instead of one per credential.
 import type { Random } from "../deps.ts";
 
 const POOL_BYTES = 4_096;

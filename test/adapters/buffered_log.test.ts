@@ -1,0 +1,49 @@
+// The adapters' batched log: same line format as jsonLog, one write per turn, nothing lost on flush.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createBufferedLog } from "../../src/adapters/buffered_log.ts";
+
+function harness() {
+  const writes: string[] = [];
+  const pending: (() => void)[] = [];
+  const buffered = createBufferedLog((text) => writes.push(text), (fn) => pending.push(fn));
+  return { writes, pending, ...buffered, runTurn: () => pending.splice(0).forEach((fn) => fn()) };
+}
+
+test("log lines of one turn are written together, in order, as JSON lines", () => {
+  const h = harness();
+  h.log("request", { status: 200 });
+  h.log("audit.token_issued", { client_id: "c1" });
+  assert.equal(h.writes.length, 0);
+  assert.equal(h.pending.length, 1);
+  h.runTurn();
+  assert.equal(h.writes.length, 1);
+  const lines = h.writes[0]!.split("\n");
+  assert.equal(lines.pop(), "");
+  const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.deepEqual(parsed.map((p) => p.event), ["request", "audit.token_issued"]);
+  assert.equal(parsed[0]!.status, 200);
+  assert.equal(parsed[1]!.client_id, "c1");
+  assert.match(String(parsed[0]!.time), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+});
+
+test("a line logged after a flush schedules a new write", () => {
+  const h = harness();
+  h.log("one");
+  h.runTurn();
+  h.log("two");
+  assert.equal(h.pending.length, 1);
+  h.runTurn();
+  assert.deepEqual(h.writes.map((w) => JSON.parse(w).event), ["one", "two"]);
+});
+
+test("flush writes buffered lines at once and an empty buffer writes nothing", () => {
+  const h = harness();
+  h.flush();
+  assert.equal(h.writes.length, 0);
+  h.log("shutting_down", { signal: "SIGTERM" });
+  h.flush();
+  assert.equal(JSON.parse(h.writes[0]!).signal, "SIGTERM");
+  h.runTurn();
+  assert.equal(h.writes.length, 1);
+});
