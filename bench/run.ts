@@ -10,10 +10,10 @@ import { startServer, type ServerProcess } from "./spawn.ts";
 import { ratio } from "./stats.ts";
 import { formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
 import { SCENARIOS, mintAccessToken, type Scenario } from "./scenarios.ts";
+import { denoStartArgs } from "../scripts/lib/deno_start.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const CLI_ENTRY = join(ROOT, "src/adapters/node.ts");
-const DENO_ENTRY = join(ROOT, "src/adapters/deno.ts");
 const DENO = join(ROOT, "node_modules/.bin/deno");
 const LOCAL_ENTRY = join(ROOT, "bench/server.ts");
 
@@ -30,10 +30,11 @@ const { values: args } = parseArgs({
     keep: { type: "boolean", default: false },
     // serve --workers N: server processes sharing the port; CPU and RSS are summed over all of them.
     workers: { type: "string", default: "1" },
-    // Extra Node flags for the server child, e.g. --server-flags=--max-semi-space-size=2
+    // Extra runtime flags for the server child, e.g. --server-flags=--max-semi-space-size=2 (Node) or
+    // --server-flags=--v8-flags=--max-semi-space-size=2 (Deno)
     "server-flags": { type: "string", default: "" },
-    // The runtime that serves: node (src/adapters/node.ts) or deno (src/adapters/deno.ts, Deno.serve). The ceiling
-    // is always the bare node:http server, so ratios stay comparable across runtimes.
+    // The runtime that serves: node (src/adapters/node.ts serve) or deno (what `deno task start` runs: Deno.serve,
+    // with the task's V8 flags). The ceiling is always the bare node:http server, so ratios compare across runtimes.
     runtime: { type: "string", default: "node" },
   },
 });
@@ -42,8 +43,8 @@ if (args.runtime !== "node" && args.runtime !== "deno") {
   process.exit(2);
 }
 const onDeno = args.runtime === "deno";
-if (onDeno && (Number(args.workers) > 1 || args["server-flags"] || args.server === "local")) {
-  console.error("bench: --runtime deno serves with `deno run src/adapters/deno.ts serve`; --workers, --server-flags and --server local are Node's");
+if (onDeno && (Number(args.workers) > 1 || args.server === "local")) {
+  console.error("bench: --runtime deno serves as `deno task start` does; --workers and --server local are Node's");
   process.exit(2);
 }
 
@@ -63,7 +64,7 @@ const notes: string[] = [];
 function serverCommand(db: string): { name: string; args: string[] } {
   const cli = existsSync(CLI_ENTRY) && args.server !== "local";
   const workers = Number(args.workers) > 1 ? ["--workers", String(Number(args.workers))] : [];
-  if (onDeno) return { name: "deno serve", args: [DENO_ENTRY, "serve", "--port", "{port}", "--host", "127.0.0.1", "--db", db] };
+  if (onDeno) return { name: "deno task start", args: [...denoStartArgs(new URL("..", import.meta.url)), "--port", "{port}", "--host", "127.0.0.1", "--db", db] };
   if (cli) return { name: "serve", args: [CLI_ENTRY, "serve", "--port", "{port}", "--host", "127.0.0.1", "--db", db, ...workers] };
   return { name: "bench/server.ts", args: [LOCAL_ENTRY, "--port", "{port}", "--db", db] };
 }
@@ -71,15 +72,16 @@ function serverCommand(db: string): { name: string; args: string[] } {
 async function startApp(name: string, db: string): Promise<{ server: ServerProcess; info: ServerResult }> {
   const command = serverCommand(db);
   const profileDir = join(resultsDir, `${stamp}-profiles`);
+  const flags = [
+    ...(args["server-flags"] ? args["server-flags"].split(" ").filter(Boolean) : []),
+    // Both runtimes take the same three flags.
+    ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
+  ];
   const server = await startServer({
-    args: command.args,
+    // Deno's flags go after its `run` subcommand, Node's before the script.
+    args: onDeno ? [command.args[0]!, ...flags, ...command.args.slice(1)] : command.args,
     executable: onDeno ? DENO : undefined,
-    nodeFlags: [
-      ...(onDeno ? ["run", "--allow-all"] : []),
-      ...(args["server-flags"] ? args["server-flags"].split(" ").filter(Boolean) : []),
-      // Both runtimes take the same three flags.
-      ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
-    ],
+    nodeFlags: onDeno ? [] : flags,
     env: { FIELDGATE_DEMO: "false" },
     readyPath: "/healthz",
     logFile: join(work, `${name}.log`),

@@ -1,4 +1,4 @@
-// Deno adapter smoke test: spawns `deno run src/adapters/deno.ts serve`, waits for /healthz, then SIGTERM.
+// Deno adapter smoke test: spawns what `deno task start` runs, waits for /healthz, then SIGTERM.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { denoStartArgs } from "../../scripts/lib/deno_start.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -94,7 +95,10 @@ async function serveOnDeno(
   options: { env?: Record<string, string>; maxOpenFiles?: number } = {},
 ): Promise<DenoServe> {
   const limit = options.maxOpenFiles === undefined ? "" : `ulimit -n ${options.maxOpenFiles}; `;
-  const script = `${limit}node_modules/.bin/deno run --allow-all --no-check src/adapters/deno.ts serve --host 127.0.0.1 --port 0 --db "$1" & ` +
+  // What `deno task start` runs (its permission and V8 flags), with type checking left to `npm run typecheck`.
+  const [run, ...rest] = denoStartArgs(new URL("../../", import.meta.url));
+  const command = ["node_modules/.bin/deno", run, "--no-check", ...rest].join(" ");
+  const script = `${limit}${command} --host 127.0.0.1 --port 0 --db "$1" & ` +
     'echo "pid=$!" >&2; wait $!; echo "exit=$?" >&2';
   const env: Record<string, string | undefined> = { ...process.env, FIELDGATE_PBKDF2_ITERATIONS: "1000", NO_COLOR: "1", ...options.env };
   delete env.FIELDGATE_BASE_URL;
