@@ -349,7 +349,11 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-/** A lazily started checkpoint thread for the file at `path`; unavailable outside Node (Deno runs inline). */
+/**
+ * A lazily started checkpoint thread for the file at `path`, on Node only. Deno 2.9 runs the same worker, but there
+ * it cost more than it saved: alternated `npm run bench -- --runtime deno --only token,refresh` runs (2026-11-22)
+ * gave 7.0k and 7.4k tokens/s with p99 4.2-4.7 ms on the thread against 9.2k and 10.2k with p99 2.4-2.5 ms inline.
+ */
 function createCheckpointer(path: string) {
   const enabled = !("Deno" in globalThis);
   let worker: Worker | undefined;
