@@ -10,7 +10,7 @@ import { startServer, type ServerProcess } from "./spawn.ts";
 import { ratio } from "./stats.ts";
 import { formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
 import { SCENARIOS, mintAccessToken, type Scenario } from "./scenarios.ts";
-import { denoStartArgs } from "../scripts/lib/deno_start.ts";
+import { denoTaskArgs } from "../scripts/lib/deno_tasks.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const CLI_ENTRY = join(ROOT, "src/adapters/node.ts");
@@ -64,7 +64,7 @@ const notes: string[] = [];
 function serverCommand(db: string): { name: string; args: string[] } {
   const cli = existsSync(CLI_ENTRY) && args.server !== "local";
   const workers = Number(args.workers) > 1 ? ["--workers", String(Number(args.workers))] : [];
-  if (onDeno) return { name: "deno task start", args: [...denoStartArgs(new URL("..", import.meta.url)), "--port", "{port}", "--host", "127.0.0.1", "--db", db] };
+  if (onDeno) return { name: "deno task start", args: [...denoTaskArgs(new URL("..", import.meta.url), "start"), "--port", "{port}", "--host", "127.0.0.1", "--db", db] };
   if (cli) return { name: "serve", args: [CLI_ENTRY, "serve", "--port", "{port}", "--host", "127.0.0.1", "--db", db, ...workers] };
   return { name: "bench/server.ts", args: [LOCAL_ENTRY, "--port", "{port}", "--db", db] };
 }

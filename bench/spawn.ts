@@ -29,7 +29,7 @@ export interface SpawnOptions {
   args: string[];
   /** The program to run; this Node by default. */
   executable?: string;
-  /** Extra flags before `args`, e.g. Node's --cpu-prof or Deno's `run --allow-all`. */
+  /** Extra flags before `args`, e.g. Node's --cpu-prof or Deno's `run` and its permissions. */
   nodeFlags?: string[];
   env?: Record<string, string>;
   /** A GET that answers 2xx once the server is ready. */

@@ -1,4 +1,4 @@
-// Deno entry point: `deno run --allow-all src/adapters/deno.ts <command>`; the same CLI as on Node.
+// Deno entry point: `deno task cli <command>` (deno.json names the permissions it needs); the same CLI as on Node.
 import { runCli } from "../cli/main.ts";
 import { createDenoDeps, Deno, denoIo } from "./serve_deno.ts";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { denoStartArgs } from "../../scripts/lib/deno_start.ts";
+import { denoTaskArgs } from "../../scripts/lib/deno_tasks.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -48,7 +48,9 @@ test("deno task cli runs the CLI through deno.json", async () => {
 
 /** Runs the CLI on Deno; resolves with its exit code and output. */
 async function denoCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn("node_modules/.bin/deno", ["run", "--allow-all", "--no-check", "src/adapters/deno.ts", ...args], {
+  // What `deno task cli` runs (its permissions), with type checking left to `npm run typecheck`.
+  const [run, ...rest] = denoTaskArgs(new URL("../../", import.meta.url), "cli");
+  const child = spawn("node_modules/.bin/deno", [run, "--no-check", ...rest, ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: "1", FIELDGATE_PBKDF2_ITERATIONS: "1000" },
   });
@@ -96,7 +98,7 @@ async function serveOnDeno(
 ): Promise<DenoServe> {
   const limit = options.maxOpenFiles === undefined ? "" : `ulimit -n ${options.maxOpenFiles}; `;
   // What `deno task start` runs (its permission and V8 flags), with type checking left to `npm run typecheck`.
-  const [run, ...rest] = denoStartArgs(new URL("../../", import.meta.url));
+  const [run, ...rest] = denoTaskArgs(new URL("../../", import.meta.url), "start");
   const command = ["node_modules/.bin/deno", run, "--no-check", ...rest].join(" ");
   const script = `${limit}${command} --host 127.0.0.1 --port 0 --db "$1" & ` +
     'echo "pid=$!" >&2; wait $!; echo "exit=$?" >&2';

@@ -7,11 +7,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { denoTaskArgs } from "../../scripts/lib/deno_tasks.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RUNTIMES = [
   { name: "Node", command: "node_modules/.bin/node src/adapters/node.ts" },
-  { name: "Deno", command: "node_modules/.bin/deno run --allow-all --quiet src/adapters/deno.ts" },
+  // What `deno task cli` runs, with its permissions.
+  { name: "Deno", command: ["node_modules/.bin/deno", ...denoTaskArgs(new URL("../../", import.meta.url), "cli")].join(" ").replace(" run ", " run --quiet ") },
 ];
 const PROMPT = "Password (at least 10 characters, not shown; Enter to finish): ";
 
