@@ -23,6 +23,7 @@ interface DenoApi {
   removeSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP" | "SIGQUIT", handler: () => void): void;
   mkdir(path: string, options: { recursive: boolean }): Promise<void>;
   readTextFile(path: string | URL): Promise<string>;
+  lstat(path: string): Promise<unknown>;
   writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
   chmod(path: string, mode: number): Promise<void>;
   open(path: string, options: { write: true; createNew: true; mode: number }): Promise<{ close(): void }>;
@@ -144,6 +145,15 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
         return await Deno.readTextFile(path);
       } catch (error) {
         if (error instanceof Deno.errors.NotFound) return undefined;
+        throw error;
+      }
+    },
+    async fileExists(path) {
+      try {
+        await Deno.lstat(path);
+        return true;
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return false;
         throw error;
       }
     },

@@ -1,7 +1,7 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chmod, mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { access, chmod, mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
@@ -122,6 +122,15 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
       return openStore(path, { afterBatch: processWriteQueue.flush, ...options });
     },
     readTextFile: readText,
+    async fileExists(path) {
+      try {
+        await access(path);
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+        throw error;
+      }
+    },
     async writePrivateFile(path, text) {
       const temporary = `${path}.${process.pid}.tmp`;
       try {

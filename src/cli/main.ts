@@ -77,6 +77,9 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
   command.validate?.(args, stdin);
   const env = effectiveEnv(args, deps.env);
   const config = loadValidConfig(env);
+  if (!command.createsDatabase && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {
+    throw new UsageError(`no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add and clients add create one)`);
+  }
   const store = await deps.openStore(config.dbPath, command.storeOptions);
   try {
     const result = await command.run({ args, config, env, io, deps, store, stdin, now: nowSeconds(deps.clock) });

@@ -65,12 +65,14 @@ export interface CliDeps {
   clock: Clock;
   random: Random;
   log: Log;
-  /** A faster SHA-256 than the portable crypto.subtle default, when the runtime has one (Node: node:crypto). */
+  /** A faster SHA-256 than the portable crypto.subtle default (both adapters pass node:crypto's one-shot hash). */
   digest?: Digest;
   /** Opens (and migrates) the store, creating the parent directory of a file path first. */
   openStore(path: string, options?: OpenOptions): Promise<Store>;
   /** Text of a file, or undefined when it does not exist. */
   readTextFile(path: string | URL): Promise<string | undefined>;
+  /** False when nothing exists at `path`. */
+  fileExists(path: string): Promise<boolean>;
   /**
    * Writes a file readable by its owner only (mode 0600): for credentials. Written under a temporary name and
    * renamed into place, so a failed write (a full disk) leaves the old file or none, never an empty one.
@@ -142,6 +144,12 @@ export interface Command {
   validate?(args: ParsedArgs, stdin: string | undefined): void;
   /** Options for opening the store (serve turns automatic checkpoints off). */
   storeOptions?: OpenOptions;
+  /**
+   * True for the commands that may start a new database (serve, users add, clients add). Every other command
+   * acts on what a database already holds, so a path where none exists is a mistyped --db or FIELDGATE_DB: it is
+   * refused rather than answered from a new, empty file ("No users.").
+   */
+  createsDatabase?: true;
   run(ctx: CommandContext): Promise<CommandResult | number>;
 }
 

@@ -33,7 +33,8 @@ test("serve on Deno seeds, answers /healthz and exits 0 on SIGTERM", async () =>
 // the path; this runs one through `deno task` to keep them working.
 test("deno task cli runs the CLI through deno.json", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-task-"));
-  const child = spawn("node_modules/.bin/deno", ["task", "cli", "users", "list", "--json", "--db", join(dir, "t.db")], {
+  const args = ["users", "add", "--username", "robot", "--integration", "--org", "acme", "--json", "--db", join(dir, "t.db")];
+  const child = spawn("node_modules/.bin/deno", ["task", "cli", ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: "1" },
   });
@@ -43,7 +44,7 @@ test("deno task cli runs the CLI through deno.json", async () => {
   child.stderr.on("data", (chunk) => (stderr += chunk));
   const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
   assert.equal(code, 0, stderr);
-  assert.deepEqual(JSON.parse(stdout), { users: [] });
+  assert.deepEqual(JSON.parse(stdout), { id: 1, username: "robot", kind: "integration" });
 });
 
 /** Runs the CLI on Deno; resolves with its exit code and output. */

@@ -194,6 +194,7 @@ test("clients rotate-secret is recorded in the audit log without the secret", as
 
 test("clients list on an empty database says so", async () => {
   const h = cliHarness();
+  h.createDatabase();
   assert.equal((await h.run(["clients", "list"])).stdout, "No clients.\n");
 });
 

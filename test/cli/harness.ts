@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { runCli } from "../../src/cli/main.ts";
+import { openStore } from "../../src/store/store.ts";
 import type { CliDeps } from "../../src/cli/types.ts";
 import { createNodeDeps } from "../../src/adapters/serve_node.ts";
 import { fakeClock, seededRandom, type FakeClock } from "../helpers/fake_clock.ts";
@@ -32,6 +33,8 @@ export interface CliHarness {
   file(name: string, content: string): string;
   /** Runtime services, for tests that swap listen/shutdownSignal. */
   deps(overrides?: Partial<CliDeps>): CliDeps;
+  /** Creates the (migrated, empty) database, as serve would: most commands refuse a path with none. */
+  createDatabase(): void;
 }
 
 /** Fast PBKDF2 so password commands do not take 140 ms each. */
@@ -94,6 +97,9 @@ export function cliHarness(): CliHarness {
       } finally {
         db.close();
       }
+    },
+    createDatabase() {
+      openStore(dbPath).close();
     },
     file(name, content) {
       const path = join(dir, name);

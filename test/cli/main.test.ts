@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { existsSync } from "node:fs";
 import { COMMANDS } from "../../src/cli/main.ts";
 import { openStore } from "../../src/store/store.ts";
-import { cliHarness } from "./harness.ts";
+import { cliHarness, setupOrg, squares } from "./harness.ts";
 
 test("--help alone lists every command on stdout with exit 0", async () => {
   const h = cliHarness();
@@ -48,8 +48,8 @@ test("FIELDGATE_DB chooses the database when --db is absent, and --db wins over 
 test("a database path in a missing directory is created", async () => {
   const h = cliHarness();
   const nested = join(h.dir, "deep", "er", "fg.db");
-  const result = await h.run(["users", "list", "--db", nested]);
-  assert.equal(result.code, 0);
+  const result = await h.run(["users", "add", "--username", "robot", "--integration", "--org", "acme", "--db", nested]);
+  assert.equal(result.code, 0, result.stderr);
   assert.ok(existsSync(nested));
 });
 
@@ -100,6 +100,7 @@ test("audit --limit shows the latest events without --since and the first ones f
 
 test("--json prints exactly one JSON object followed by a newline", async () => {
   const h = cliHarness();
+  h.createDatabase();
   const result = await h.run(["users", "list", "--json"]);
   assert.equal(result.stdout.trimEnd().split("\n").length, 1);
   assert.deepEqual(JSON.parse(result.stdout), { users: [] });
@@ -107,17 +108,63 @@ test("--json prints exactly one JSON object followed by a newline", async () => 
 
 test("a database written by a newer fieldgate is refused", async () => {
   const h = cliHarness();
-  await h.run(["users", "list"]);
+  h.createDatabase();
   h.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)");
   await assert.rejects(h.run(["users", "list"]), /newer than this fieldgate/);
 });
 
 test("serve that cannot start also says why as a JSON log line (fatal), for the log collector", async () => {
   const h = cliHarness();
-  await h.run(["users", "list"]);
+  h.createDatabase();
   h.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)");
   await assert.rejects(h.run(["serve", "--port", "0"]), /newer than this fieldgate/);
   assert.match(String(h.log.find((l) => l.event === "fatal")?.fields.error), /newer than this fieldgate/);
   await assert.rejects(h.run(["users", "list"]), /newer/);
   assert.equal(h.log.filter((l) => l.event === "fatal").length, 1, "only serve logs it");
+});
+
+// Well-formed arguments for every command that needs an existing database: a mistyped --db must not be answered
+// from a new, empty file ("No users.") nor leave one behind.
+const ON_EXISTING_DATABASE: Record<string, (h: ReturnType<typeof cliHarness>) => { args: string[]; stdin?: string }> = {
+  "users list": () => ({ args: ["users", "list"] }),
+  "users disable": () => ({ args: ["users", "disable", "alice@example.com"] }),
+  "users enable": () => ({ args: ["users", "enable", "alice@example.com"] }),
+  "users set-password": () => ({ args: ["users", "set-password", "alice@example.com", "--password-stdin"], stdin: "correct horse battery\n" }),
+  "clients list": () => ({ args: ["clients", "list"] }),
+  "clients show": () => ({ args: ["clients", "show", "abc"] }),
+  "clients disable": () => ({ args: ["clients", "disable", "abc"] }),
+  "clients enable": () => ({ args: ["clients", "enable", "abc"] }),
+  "clients rotate-secret": () => ({ args: ["clients", "rotate-secret", "abc"] }),
+  "clients set-redirect-uri": () => ({ args: ["clients", "set-redirect-uri", "abc", "https://a.example/cb"] }),
+  "fields import": (h) => ({ args: ["fields", "import", "--org", "acme", h.file("f.geojson", squares(1))] }),
+  purge: () => ({ args: ["purge"] }),
+  audit: () => ({ args: ["audit"] }),
+  backup: (h) => ({ args: ["backup", join(h.dir, "copy.db")] }),
+};
+
+test("every command that is not serve, users add or clients add is listed here with its arguments", () => {
+  const needExisting = COMMANDS.filter((c) => !c.createsDatabase).map((c) => c.name).sort();
+  assert.deepEqual(needExisting, Object.keys(ON_EXISTING_DATABASE).sort());
+  assert.deepEqual(COMMANDS.filter((c) => c.createsDatabase).map((c) => c.name).sort(), ["clients add", "serve", "users add"]);
+});
+
+for (const [name, build] of Object.entries(ON_EXISTING_DATABASE)) {
+  test(`${name} on a path with no database refuses with exit 2 and creates nothing`, async () => {
+    const h = cliHarness();
+    const missing = join(h.dir, "typo", "fieldgate.db");
+    const { args, stdin } = build(h);
+    const result = await h.run([...args, "--db", missing], { stdin });
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(result.stdout, "");
+    assert.match(result.stderr, new RegExp(`no database at ${missing.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: check --db or FIELDGATE_DB`));
+    assert.equal(existsSync(missing), false);
+    assert.equal(existsSync(join(h.dir, "typo")), false, "not even its directory");
+  });
+}
+
+test("the same commands run once the database exists (here created by users add)", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  assert.equal((await h.run(["users", "list"])).code, 0);
+  assert.equal((await h.run(["fields", "import", "--org", "acme", h.file("f.geojson", squares(1))])).code, 0);
 });

@@ -64,6 +64,7 @@ test("users list shows users and organizations but never password hashes", async
 
 test("users list on an empty database says so", async () => {
   const h = cliHarness();
+  h.createDatabase();
   const result = await h.run(["users", "list"]);
   assert.equal(result.stdout, "No users.\n");
 });

@@ -25,6 +25,7 @@ function checkArgs(args: ParsedArgs): void {
 
 export const addClient: Command = {
   name: "clients add",
+  createsDatabase: true,
   summary: "register a client; prints its client_id and client_secret once",
   positionals: [],
   flags: {

@@ -20,6 +20,7 @@ function checkArgs(args: ParsedArgs, stdin: string | undefined): void {
 
 export const addUser: Command = {
   name: "users add",
+  createsDatabase: true,
   summary: "create a user in an organization (created if missing)",
   positionals: [],
   flags: {

@@ -139,6 +139,7 @@ export const serve: Command = {
   validate: (args) => void workerCount(args),
   // Checkpoints run on a timer (maintenance.ts) instead of inside request commits.
   storeOptions: { autoCheckpointPages: 0 },
+  createsDatabase: true,
   async run(ctx) {
     const { args, config: initial, io, deps, store } = ctx;
     const workers = workerCount(args);
