@@ -25,22 +25,31 @@ import { signInPage, signOutCsrf } from "../ui/sign_in_page.ts";
 
 const CONSENT = "consent";
 
-/** Issues a single-use code for the approved request and returns the success redirect (RFC 6749 §4.1.2). */
-async function issueCode(deps: Deps, request: AuthorizeRequest, userId: number): Promise<URL> {
+/**
+ * Issues a single-use code for the approved request and returns the success redirect (RFC 6749 §4.1.2). The store
+ * re-checks the session (and a remembered consent) when it writes the code, and stores a consent given just now
+ * with it; undefined when they no longer held (the password changed, access was withdrawn meanwhile).
+ */
+async function issueCode(
+  deps: Deps,
+  request: AuthorizeRequest,
+  signedIn: SignedIn,
+  consent: "remembered" | "given",
+): Promise<URL | undefined> {
   const code = randomToken(deps.random, "authorizationCode");
   const issuedAt = nowSeconds(deps.clock);
-  await deps.store.codes.issue({
+  const stored = await deps.store.codes.issue({
     codeHash: await deps.digest(code),
     familyId: randomId(deps.random),
     clientId: request.client.id,
-    userId,
+    userId: signedIn.user.id,
     redirectUri: request.redirectUri,
     scope: request.scope,
     codeChallenge: request.codeChallenge ?? null,
     issuedAt,
     expiresAt: issuedAt + deps.config.codeTtlSeconds,
-  });
-  return responseUrl(deps, request.redirectUri, { code, state: request.state });
+  }, { sessionHash: signedIn.sessionHash, now: issuedAt, consent });
+  return stored ? responseUrl(deps, request.redirectUri, { code, state: request.state }) : undefined;
 }
 
 /**
@@ -94,6 +103,12 @@ function signInFirst(deps: Deps, request: Request, authz: AuthorizeRequest, next
   return signInPage(deps, request, { next, appName: authz.client.name, formTargets: [authz.redirectUri], status });
 }
 
+/** The sign-in or consent page for a request whose remembered consent or session lapsed while it ran. */
+async function authorizeAgain(deps: Deps, request: Request, authz: AuthorizeRequest, ctx: RequestContext): Promise<Response> {
+  const signedIn = await readSession(deps, request);
+  return signedIn ? consentPage(deps, authz, signedIn) : signInFirst(deps, request, authz, ctx.url.pathname + ctx.url.search);
+}
+
 async function authorizeEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const outcome = await validateAuthorizeRequest(deps, queryParams(ctx.url.searchParams));
   if (!outcome.ok) return redirect(outcome.redirect.href, 302);
@@ -102,7 +117,9 @@ async function authorizeEndpoint(deps: Deps, request: Request, ctx: RequestConte
   if (!signedIn) return signInFirst(deps, request, authz, ctx.url.pathname + ctx.url.search);
   // HEAD shares the GET route but must stay safe (RFC 9110 §9.2.1): it never mints a code.
   if (request.method === "GET" && await remembered(deps, authz, signedIn.user.id)) {
-    const location = await issueCode(deps, authz, signedIn.user.id);
+    const location = await issueCode(deps, authz, signedIn, "remembered");
+    // The session ended or the consent was withdrawn while this request was in flight: answer as now.
+    if (!location) return authorizeAgain(deps, request, authz, ctx);
     await audit(deps, "consent_granted", {
       clientId: authz.client.clientId,
       userId: signedIn.user.id,
@@ -135,8 +152,9 @@ async function decisionEndpoint(deps: Deps, request: Request, ctx: RequestContex
   }
   const facts = { clientId: authz.client.clientId, userId: signedIn.user.id, ip: ctx.clientIp, detail: { scope: authz.scope } };
   if (form.decision === "approve") {
-    const location = await issueCode(deps, authz, signedIn.user.id);
-    await deps.store.consents.grant(signedIn.user.id, authz.client.id, { scope: authz.scope, now: nowSeconds(deps.clock) });
+    const location = await issueCode(deps, authz, signedIn, "given");
+    // The session ended (a password change, a disable) while the decision was in flight: sign in again first.
+    if (!location) return signInFirst(deps, request, authz, requestPath(authz), 403);
     await audit(deps, "consent_granted", facts);
     return redirect(location.href, 303);
   }

@@ -26,6 +26,15 @@ interface Presented {
  */
 const CLIENT_CHALLENGE = { "www-authenticate": 'Basic realm="fieldgate"' };
 
+/**
+ * The client authenticated, but its secret was rotated or the client disabled before the request's write
+ * committed (store/still_authorized.ts): answered like any failed client authentication, without counting
+ * toward the throttle (it was no guess).
+ */
+export function clientAuthenticationWithdrawn(): OAuthError {
+  return invalidClient("Client authentication failed", { headers: CLIENT_CHALLENGE });
+}
+
 /** Compared against when the client_id is unknown, so unknown and known ids take the same time. */
 const DUMMY_DIGEST = "0".repeat(64);
 

@@ -1,6 +1,8 @@
 // authorization_codes table (and the grant family each approval opens): issue once, consume once (the consuming
 // happens in tokens.exchangeCode, in the transaction that issues the tokens).
 import type { Db, Row } from "./sqlite.ts";
+import { type CodeBasis, codeBasisHolds } from "./still_authorized.ts";
+import { grantConsentRow } from "./consents.ts";
 
 export interface AuthorizationCode {
   id: number;
@@ -27,8 +29,13 @@ export type ConsumeResult =
   | { status: "missing" };
 
 export interface CodeStore {
-  /** Opens a grant family for the approval and stores the code's digest, in one transaction. */
-  issue(code: NewAuthorizationCode): Promise<void>;
+  /**
+   * Opens a grant family for the approval and stores the code's digest, in one transaction. With a `basis`, only
+   * while it still holds (a password change, a disable or a withdrawn consent that committed while the request
+   * was in flight stops the code; still_authorized.ts), and a consent given just now is stored with the code.
+   * @returns false when the basis no longer held and nothing was stored
+   */
+  issue(code: NewAuthorizationCode, basis?: CodeBasis): Promise<boolean>;
 }
 
 function toCode(row: Row): AuthorizationCode {
@@ -82,8 +89,10 @@ export function consumeCodeRow(db: Db, codeHash: string, now: number): ConsumeRe
 
 export function createCodeStore(db: Db): CodeStore {
   return {
-    async issue(c) {
-      await db.transactionBatched(() => {
+    async issue(c, basis) {
+      return db.transactionBatched(() => {
+        if (basis && !codeBasisHolds(db, basis, c)) return false;
+        if (basis?.consent === "given") grantConsentRow(db, c.userId, c.clientId, c.scope, basis.now);
         db.prepare(
           "INSERT INTO grant_families (id, client_id, user_id, scope, created_at) VALUES (?, ?, ?, ?, ?)",
         )
@@ -104,6 +113,7 @@ export function createCodeStore(db: Db): CodeStore {
             c.issuedAt,
             c.expiresAt,
           );
+        return true;
       });
     },
   };

@@ -30,6 +30,13 @@ function toConsent(row: Row): Consent {
   };
 }
 
+/** Records (or replaces) a consent; inside a transaction (also the code store's, on approval). */
+export function grantConsentRow(db: Db, userId: number, clientId: number, scope: string, now: number): void {
+  db.prepare(`INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT(user_id, client_id) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at`)
+    .run(userId, clientId, scope, now);
+}
+
 export function createConsentStore(db: Db): ConsentStore {
   return {
     async find(userId, clientId) {
@@ -37,9 +44,7 @@ export function createConsentStore(db: Db): ConsentStore {
       return row && toConsent(row);
     },
     async grant(userId, clientId, { scope, now }) {
-      await db.transactionBatched(() => db.prepare(`INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES (?, ?, ?, ?)
-        ON CONFLICT(user_id, client_id) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at`)
-        .run(userId, clientId, scope, now));
+      await db.transactionBatched(() => grantConsentRow(db, userId, clientId, scope, now));
     },
     async listForUser(userId) {
       return (db.prepare(`${SELECT} WHERE k.user_id = ? ORDER BY c.name`).all(userId) as Row[]).map(toConsent);

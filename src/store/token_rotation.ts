@@ -3,11 +3,16 @@ import type { Db, Row } from "./sqlite.ts";
 import type { NewAuditEvent } from "./audit.ts";
 import { revokeFamilyRows } from "./codes.ts";
 import { insertIssued, type NewToken, toRecord, type TokenRecord } from "./token_rows.ts";
+import { type AuthenticatedClient, clientAndUserStill, type Withdrawn } from "./still_authorized.ts";
 
 export interface RotateInput {
   refreshHash: string;
-  /** Internal id of the authenticated client; a refresh token of another client is invalid. */
-  clientId: number;
+  /**
+   * The authenticated client; a refresh token of another client is invalid. Re-checked inside the transaction
+   * with the token's user (still_authorized.ts), so a rotation in flight cannot outrun a secret rotation or a
+   * disable.
+   */
+  client: AuthenticatedClient;
   now: number;
   graceSeconds: number;
   /**
@@ -23,10 +28,13 @@ export type RotateResult =
   /** The token had already been rotated outside the grace period: its whole family is now revoked. */
   | { status: "reused"; presented: TokenRecord }
   /** Unknown, another client's, expired, revoked, or refused by `next`. */
-  | { status: "invalid" };
+  | { status: "invalid" }
+  /** The client's secret changed or it was disabled, or the user was disabled, since the request authenticated. */
+  | { status: Withdrawn };
 
 /** The rotation's reads and writes; the caller runs it inside a transaction (TokenStore.rotateRefresh). */
-export function rotateRefreshRows(db: Db, { refreshHash, clientId, now, graceSeconds, next }: RotateInput): RotateResult {
+export function rotateRefreshRows(db: Db, { refreshHash, client, now, graceSeconds, next }: RotateInput): RotateResult {
+  const clientId = client.id;
   const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ? AND kind = 'refresh'").get(refreshHash) as
     | Row
     | undefined;
@@ -43,10 +51,13 @@ export function rotateRefreshRows(db: Db, { refreshHash, clientId, now, graceSec
     // second child exists): a thief replaying a just-rotated token must not mint pairs for the whole window.
     const children = childrenOf(db, presented.id);
     if (children.rotated || children.count > 1) return reuse(db, presented, now);
-    // Grace retry: the client lost the previous response. Kill the pair it never received, issue anew.
-    db.prepare("UPDATE tokens SET revoked_at = ? WHERE parent_id = ? AND revoked_at IS NULL").run(now, presented.id);
     retried = true;
   }
+  // After reuse detection, which revokes whatever the client's state, and before anything is written.
+  const withdrawn = clientAndUserStill(db, client, presented.userId);
+  if (withdrawn) return { status: withdrawn };
+  // Grace retry: the client lost the previous response. Kill the pair it never received, issue anew.
+  if (retried) db.prepare("UPDATE tokens SET revoked_at = ? WHERE parent_id = ? AND revoked_at IS NULL").run(now, presented.id);
   const plan = next(presented, retried);
   if (!plan) return { status: "invalid" };
   if (!retried) db.prepare("UPDATE tokens SET rotated_at = ? WHERE id = ?").run(now, presented.id);

@@ -13,6 +13,7 @@ import {
   type TokenKind,
 } from "./token_rows.ts";
 import { type RotateInput, type RotateResult, rotateRefreshRows } from "./token_rotation.ts";
+import { type AuthenticatedClient, clientAndUserStill, type Withdrawn } from "./still_authorized.ts";
 
 export type { NewToken, TokenDetails, TokenGrantType, TokenKind, TokenRecord } from "./token_rows.ts";
 export type { RotateInput, RotateResult } from "./token_rotation.ts";
@@ -31,7 +32,16 @@ export interface IssueInput {
   tokens: NewToken[];
   /** An audit row written in the same transaction: one commit per issuance instead of two, and never a token without its row. */
   audit?: NewAuditEvent;
+  /**
+   * The client as it authenticated. When given, the tokens are inserted only if, inside the transaction, it still
+   * has that secret and is enabled and the user is enabled: a `clients rotate-secret --revoke-tokens` or
+   * `users disable` that commits while the request is in flight would otherwise miss them (still_authorized.ts).
+   */
+  authenticated?: AuthenticatedClient;
 }
+
+/** What issue() did: inserted the tokens, or nothing, and why. */
+export type IssueOutcome = "issued" | "family_revoked" | Withdrawn;
 
 export type ExchangeResult =
   /** `issued` is false when `decide` refused or the approval's family had been revoked. */
@@ -41,16 +51,18 @@ export type ExchangeResult =
 /** What the code exchange learns inside its transaction, for checks that need the database. */
 export interface ExchangeFacts {
   userDisabled: boolean;
+  /** The client's secret was rotated, or the client disabled, since it authenticated for this exchange. */
+  clientChanged: boolean;
 }
 
 export type RevokeResult = { status: "revoked" | "unknown"; kind?: TokenKind } | { status: "other_client" };
 
 export interface TokenStore {
   /**
-   * Inserts the tokens in one transaction. Returns false (inserting nothing) when the family has been revoked
-   * meanwhile, e.g. by a replay of the code racing the first exchange.
+   * Inserts the tokens in one transaction. Inserts nothing when the family has been revoked meanwhile (e.g. by a
+   * replay of the code racing the first exchange), or when `authenticated` no longer holds.
    */
-  issue(input: IssueInput): Promise<boolean>;
+  issue(input: IssueInput): Promise<IssueOutcome>;
   /**
    * Consumes an authorization code and inserts the tokens `decide` returns for it, in one transaction: of two
    * concurrent exchanges exactly one is issued tokens, and a replay revokes them (RFC 6749 §4.1.2). The code is
@@ -58,6 +70,7 @@ export interface TokenStore {
    */
   exchangeCode(
     codeHash: string,
+    client: AuthenticatedClient,
     now: number,
     decide: (code: AuthorizationCode, facts: ExchangeFacts) => { tokens: NewToken[]; audit?: NewAuditEvent } | undefined,
   ): Promise<ExchangeResult>;
@@ -99,23 +112,24 @@ export function createTokenStore(db: Db): TokenStore {
   return {
     async issue(input) {
       // Issuance is the hottest write: concurrent issuances share one commit (see Db.transactionBatched).
-      return db.transactionBatched(() => {
-        if (input.familyId !== null && familyRevoked(db, input.familyId)) return false;
+      return db.transactionBatched((): IssueOutcome => {
+        if (input.familyId !== null && familyRevoked(db, input.familyId)) return "family_revoked";
+        const withdrawn = input.authenticated && clientAndUserStill(db, input.authenticated, input.userId);
+        if (withdrawn) return withdrawn;
         insertIssued(db, { ...input, parentId: null }, input.tokens, input.audit);
-        return true;
+        return "issued";
       });
     },
-    async exchangeCode(codeHash, now, decide) {
+    async exchangeCode(codeHash, client, now, decide) {
       // In the group commit like issue() and rotateRefresh(): each exchange runs alone in its savepoint, so of two
       // exchanges of one code the second still finds it consumed.
       return db.transactionBatched((): ExchangeResult => {
         const consumed = consumeCodeRow(db, codeHash, now);
         if (consumed.status !== "ok") return consumed;
         const { code } = consumed;
-        const user = db.prepare("SELECT disabled FROM users WHERE id = ?").get(code.userId) as
-          | Row
-          | undefined;
-        const plan = decide(code, { userDisabled: user?.disabled !== 0 });
+        // The code belongs to another client: decide refuses it whatever this client's state.
+        const withdrawn = code.clientId === client.id ? clientAndUserStill(db, client, code.userId) : undefined;
+        const plan = decide(code, { userDisabled: withdrawn === "user_disabled", clientChanged: withdrawn === "client_changed" });
         if (!plan || familyRevoked(db, code.familyId)) return { status: "ok", code, issued: false };
         const owner = { clientId: code.clientId, userId: code.userId, familyId: code.familyId, parentId: null };
         insertIssued(db, owner, plan.tokens, plan.audit);

@@ -8,6 +8,8 @@ import { cookieName, readCookies, setCookie } from "./cookies.ts";
 /** A signed-in browser: the cookie value (the CSRF key) and the user behind it. */
 export interface SignedIn {
   cookieValue: string;
+  /** The digest the session is stored under, for writes that must re-check it (a code's basis). */
+  sessionHash: string;
   user: User;
 }
 
@@ -32,11 +34,12 @@ function cookieValue(request: Request, name: string): string | undefined {
 export async function readSession(deps: Deps, request: Request): Promise<SignedIn | undefined> {
   const value = cookieValue(request, sessionCookieName(deps));
   if (!value) return undefined;
-  const session = await deps.store.sessions.findActive(await deps.digest(value), nowSeconds(deps.clock));
+  const sessionHash = await deps.digest(value);
+  const session = await deps.store.sessions.findActive(sessionHash, nowSeconds(deps.clock));
   if (!session) return undefined;
   const user = await deps.store.users.findById(session.userId);
   if (!user || user.disabled || user.kind !== "person") return undefined;
-  return { cookieValue: value, user };
+  return { cookieValue: value, sessionHash, user };
 }
 
 /**

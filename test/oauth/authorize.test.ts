@@ -23,13 +23,18 @@ async function signedIn(env: Record<string, string> = {}, client: { redirectUri?
   return { t, browser, clientId, userId: user.id };
 }
 
+/** The seeded client as the token endpoint would have authenticated it. */
+async function authenticated(r: Ready) {
+  return (await r.t.store.clients.findByClientId(r.clientId))!;
+}
+
 /** Counts the codes the store is asked to keep from now on: the URL alone cannot show that none was minted. */
 function countCodes(t: TestApp): () => number {
   let issued = 0;
   const issue = t.store.codes.issue.bind(t.store.codes);
-  t.store.codes.issue = (code) => {
+  t.store.codes.issue = (code, basis) => {
     issued++;
-    return issue(code);
+    return issue(code, basis);
   };
   return () => issued;
 }
@@ -203,7 +208,7 @@ test("approve issues a single code and redirects 303 with code, state and iss", 
   assert.equal(url.searchParams.get("iss"), "http://fieldgate.test");
   const code = url.searchParams.get("code") ?? "";
   assert.match(code, /^fgac_[A-Za-z0-9_-]{43}$/);
-  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), r.t.clock.nowSeconds(), () => undefined);
+  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), await authenticated(r), r.t.clock.nowSeconds(), () => undefined);
   assert.equal(consumed.status, "ok");
   if (consumed.status !== "ok") return;
   assert.equal(consumed.code.userId, r.userId);
@@ -220,7 +225,7 @@ test("the code issued on approval verifies against the PKCE verifier it was made
   const fields = await consentForm(r, { code_challenge: await sha256Base64Url("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), code_challenge_method: "S256" });
   const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
   const code = location(res).searchParams.get("code") ?? "";
-  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), r.t.clock.nowSeconds(), () => undefined);
+  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), await authenticated(r), r.t.clock.nowSeconds(), () => undefined);
   assert.equal(consumed.status === "ok" && consumed.code.codeChallenge, CHALLENGE);
 });
 

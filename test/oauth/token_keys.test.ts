@@ -60,7 +60,7 @@ async function legacyPair(t: TestApp) {
   const refresh = randomToken(t.app.deps.random, "refreshToken");
   const now = t.clock.nowSeconds();
   const row = { grantType: "authorization_code", scope: "fields:read", issuedAt: now } as const;
-  assert.ok(await t.store.tokens.issue({
+  assert.equal(await t.store.tokens.issue({
     clientId: issued.clientId,
     userId: issued.userId,
     familyId: issued.familyId,
@@ -68,7 +68,7 @@ async function legacyPair(t: TestApp) {
       { ...row, tokenHash: await sha256Hex(access), kind: "access", expiresAt: now + 3600 },
       { ...row, tokenHash: await sha256Hex(refresh), kind: "refresh", expiresAt: now + 86_400 },
     ],
-  }));
+  }), "issued");
   return { client, access, refresh };
 }
 

@@ -6,7 +6,8 @@ import { issueCode } from "../helpers/codes.ts";
 
 /** Consumes a code the way the token endpoint does (tokens.exchangeCode), issuing nothing. */
 function consume(t: TestApp, hash: string, now: number) {
-  return t.store.tokens.exchangeCode(hash, now, () => undefined);
+  // The client only matters to what decide is told; decide issues nothing here.
+  return t.store.tokens.exchangeCode(hash, { id: 0, secretHash: "" }, now, () => undefined);
 }
 
 async function setup(t: TestApp, options: { verifier?: string } = {}) {
@@ -47,7 +48,7 @@ test("exchangeCode: a second consume reports reused and revokes the family's tok
         expiresAt: now + 10,
       }],
     }),
-    true,
+    "issued",
   );
   const second = await consume(t, hash, now);
   assert.equal(second.status, "reused");
@@ -60,7 +61,7 @@ test("exchangeCode: a second consume reports reused and revokes the family's tok
       familyId: issued.familyId,
       tokens: [],
     }),
-    false,
+    "family_revoked",
   );
 });
 

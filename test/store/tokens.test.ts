@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { issueCode } from "../helpers/codes.ts";
 import type { NewToken } from "../../src/store/tokens.ts";
+import type { AuthenticatedClient } from "../../src/store/still_authorized.ts";
 
 let counter = 0;
 const hash = () => sha256Hex(`token-${++counter}-${Math.random()}`);
@@ -34,7 +35,7 @@ async function exchanged(t: TestApp) {
   const issued = await issueCode(t, client);
   const now = t.clock.nowSeconds();
   const tokens = await pair(now);
-  const result = await t.store.tokens.exchangeCode(await sha256Hex(issued.code), now, () => ({ tokens }));
+  const result = await t.store.tokens.exchangeCode(await sha256Hex(issued.code), client.client, now, () => ({ tokens }));
   assert.equal(result.status, "ok");
   return { client, issued, now, access: tokens[0]!.tokenHash, refresh: tokens[1]!.tokenHash };
 }
@@ -54,10 +55,10 @@ test("tokens.exchangeCode uses up the code even when decide refuses", async () =
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   const codeHash = await sha256Hex(issued.code);
-  const refused = await t.store.tokens.exchangeCode(codeHash, t.clock.nowSeconds(), () => undefined);
+  const refused = await t.store.tokens.exchangeCode(codeHash, client.client, t.clock.nowSeconds(), () => undefined);
   assert.deepEqual(refused.status === "ok" && refused.issued, false);
   assert.equal(
-    (await t.store.tokens.exchangeCode(codeHash, t.clock.nowSeconds(), () => ({ tokens: [] }))).status,
+    (await t.store.tokens.exchangeCode(codeHash, client.client, t.clock.nowSeconds(), () => ({ tokens: [] }))).status,
     "reused",
   );
 });
@@ -75,14 +76,14 @@ test("tokens.findActiveAccess excludes expired, refresh and disabled-user tokens
 function rotate(
   t: TestApp,
   refreshHash: string,
-  clientId: number,
+  client: AuthenticatedClient,
   now: number,
   graceSeconds = 0,
   tokens?: NewToken[],
 ) {
   return t.store.tokens.rotateRefresh({
     refreshHash,
-    clientId,
+    client,
     now,
     graceSeconds,
     next: () => (tokens ? { tokens } : undefined),
@@ -93,11 +94,11 @@ test("tokens.rotateRefresh: ok once, then reuse revokes the family", async () =>
   const t = buildTestApp();
   const { refresh, client, now } = await exchanged(t);
   const next = await pair(now);
-  assert.equal((await rotate(t, refresh, client.client.id, now, 0, next)).status, "ok");
-  assert.equal((await rotate(t, refresh, client.client.id, now + 1, 0, await pair(now))).status, "reused");
+  assert.equal((await rotate(t, refresh, client.client, now, 0, next)).status, "ok");
+  assert.equal((await rotate(t, refresh, client.client, now + 1, 0, await pair(now))).status, "reused");
   assert.equal(await t.store.tokens.findActiveAccess(next[0]!.tokenHash, now + 1), undefined);
   assert.equal(
-    (await rotate(t, next[1]!.tokenHash, client.client.id, now + 1, 0, await pair(now))).status,
+    (await rotate(t, next[1]!.tokenHash, client.client, now + 1, 0, await pair(now))).status,
     "invalid",
   );
 });
@@ -105,22 +106,22 @@ test("tokens.rotateRefresh: ok once, then reuse revokes the family", async () =>
 test("tokens.rotateRefresh: invalid for another client, an expired token, or a refusing next", async () => {
   const t = buildTestApp();
   const { refresh, client, now } = await exchanged(t);
-  assert.equal((await rotate(t, refresh, client.client.id + 99, now, 0, await pair(now))).status, "invalid");
+  assert.equal((await rotate(t, refresh, { ...client.client, id: client.client.id + 99 }, now, 0, await pair(now))).status, "invalid");
   assert.equal(
-    (await rotate(t, refresh, client.client.id, now + 1000, 0, await pair(now))).status,
+    (await rotate(t, refresh, client.client, now + 1000, 0, await pair(now))).status,
     "invalid",
   );
-  assert.equal((await rotate(t, refresh, client.client.id, now)).status, "invalid");
+  assert.equal((await rotate(t, refresh, client.client, now)).status, "invalid");
   // A refusing next rolls back: the token is still good.
-  assert.equal((await rotate(t, refresh, client.client.id, now, 0, await pair(now))).status, "ok");
+  assert.equal((await rotate(t, refresh, client.client, now, 0, await pair(now))).status, "ok");
 });
 
 test("tokens.rotateRefresh: a grace retry is flagged and kills the unreceived pair", async () => {
   const t = buildTestApp();
   const { refresh, client, now } = await exchanged(t);
   const lost = await pair(now);
-  await rotate(t, refresh, client.client.id, now, 5, lost);
-  const retry = await rotate(t, refresh, client.client.id, now + 5, 5, await pair(now));
+  await rotate(t, refresh, client.client, now, 5, lost);
+  const retry = await rotate(t, refresh, client.client, now + 5, 5, await pair(now));
   assert.deepEqual(retry.status === "ok" && retry.retried, true);
   assert.equal(await t.store.tokens.findActiveAccess(lost[0]!.tokenHash, now + 5), undefined);
 });
@@ -185,7 +186,7 @@ test("tokens.revokeUserClient leaves another user's tokens, family and consent f
     const user = await t.seed.user({ username });
     const issued = await issueCode(t, client, { userId: user.id });
     const tokens = await pair(now);
-    assert.equal((await t.store.tokens.exchangeCode(await sha256Hex(issued.code), now, () => ({ tokens }))).status, "ok");
+    assert.equal((await t.store.tokens.exchangeCode(await sha256Hex(issued.code), client.client, now, () => ({ tokens }))).status, "ok");
     await t.store.consents.grant(user.id, client.client.id, { scope: "fields:read", now });
     return { user, issued, access: tokens[0]!.tokenHash, refresh: tokens[1]!.tokenHash };
   };
@@ -201,8 +202,8 @@ test("tokens.revokeUserClient leaves another user's tokens, family and consent f
   // A revoked family takes no more tokens; Bob's still does, Ada's does not.
   const intoFamily = (who: typeof ada) =>
     t.store.tokens.issue({ clientId: client.client.id, userId: who.user.id, familyId: who.issued.familyId, tokens: [] });
-  assert.equal(await intoFamily(bob), true);
-  assert.equal(await intoFamily(ada), false);
+  assert.equal(await intoFamily(bob), "issued");
+  assert.equal(await intoFamily(ada), "family_revoked");
 });
 
 test("tokens.issue writes its audit row in the same transaction, and neither when a row fails", async () => {
@@ -216,7 +217,7 @@ test("tokens.issue writes its audit row in the same transaction, and neither whe
   const owner = { clientId: client.client.id, userId: client.client.integrationUserId!, familyId: null };
   const before = (await t.store.audit.list({})).length;
   const tokenHash = await hash();
-  assert.equal(await t.store.tokens.issue({ ...owner, tokens: [token(tokenHash)], audit }), true);
+  assert.equal(await t.store.tokens.issue({ ...owner, tokens: [token(tokenHash)], audit }), "issued");
   const rows = await t.store.audit.list({});
   assert.equal(rows.length, before + 1);
   assert.deepEqual({ ...rows.at(-1)!, id: 0 }, { ...audit, id: 0 });

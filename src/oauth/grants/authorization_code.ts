@@ -10,6 +10,7 @@ import { constantTimeEqual } from "../../crypto/compare.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, type OAuthError, unauthorizedClient } from "../errors.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
+import { clientAuthenticationWithdrawn } from "../client_auth.ts";
 
 // RFC 7636 §4.1: code-verifier = 43*128unreserved.
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -45,6 +46,7 @@ interface Presented {
 /** The first rule a consumed code breaks (RFC 6749 §4.1.3), or undefined when tokens may be issued. */
 function codeError(code: AuthorizationCode, facts: ExchangeFacts, p: Presented): OAuthError | undefined {
   if (code.clientId !== p.client.id) return invalidGrant("The code was issued to another client");
+  if (facts.clientChanged) return clientAuthenticationWithdrawn();
   if (code.expiresAt <= p.now) return invalidGrant("The code has expired");
   if (p.redirectUri !== code.redirectUri) {
     return invalidGrant("redirect_uri does not match the authorization request");
@@ -100,7 +102,7 @@ export async function exchangeAuthorizationCode(
   });
   let refusal: OAuthError | undefined;
   let issued: AuditFacts = {};
-  const result = await deps.store.tokens.exchangeCode(await deps.digest(codeValue), now, (code, facts) => {
+  const result = await deps.store.tokens.exchangeCode(await deps.digest(codeValue), client, now, (code, facts) => {
     refusal = codeError(code, facts, presented);
     if (refusal) return undefined;
     issued = { clientId: client.clientId, userId: code.userId, ip, detail: { grant_type: "authorization_code", scope: code.scope } };

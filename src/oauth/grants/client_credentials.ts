@@ -7,6 +7,7 @@ import { announceAudit, auditRow } from "../audit.ts";
 import { invalidGrant, unauthorizedClient } from "../errors.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
+import { clientAuthenticationWithdrawn } from "../client_auth.ts";
 
 /**
  * Issues an access token (never a refresh token, RFC 6749 §4.4.3) for the client's integration user; `scope` may
@@ -28,13 +29,17 @@ export async function issueClientCredentials(
   const now = nowSeconds(deps.clock);
   const minted = await mintTokens(deps, { grantType: "client_credentials", scope, now, withRefresh: false });
   const facts = { clientId: client.clientId, userId, ip, detail: { grant_type: "client_credentials", scope } };
-  await deps.store.tokens.issue({
+  const outcome = await deps.store.tokens.issue({
     clientId: client.id,
     userId,
     familyId: null,
     tokens: minted.rows,
     audit: auditRow(deps, "token_issued", facts),
+    // A secret rotated or a client or user disabled while this request was in flight stops it here.
+    authenticated: client,
   });
+  if (outcome === "client_changed") throw clientAuthenticationWithdrawn();
+  if (outcome !== "issued") throw invalidGrant("The client's integration user is disabled");
   announceAudit(deps, "token_issued", facts);
   return { minted, scope };
 }

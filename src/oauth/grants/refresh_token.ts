@@ -5,6 +5,7 @@ import type { Params } from "../../http/body.ts";
 import type { TokenClient } from "../../store/clients.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
+import { clientAuthenticationWithdrawn } from "../client_auth.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
 import { redirectUriMatches } from "../redirect_uri.ts";
@@ -36,7 +37,7 @@ async function rotate(
   let facts: AuditFacts = {};
   const result = await deps.store.tokens.rotateRefresh({
     refreshHash,
-    clientId: client.id,
+    client,
     now,
     graceSeconds: deps.config.refreshGraceSeconds,
     next: (presented, retried) => {
@@ -93,6 +94,9 @@ export async function exchangeRefreshToken(
     throw invalidGrant("The refresh token has already been used");
   }
   if (result.status === "invalid") throw invalidGrant("The refresh token is invalid, expired or revoked");
+  // Disabled, or the secret rotated, while this request was in flight: nothing was rotated.
+  if (result.status === "client_changed") throw clientAuthenticationWithdrawn();
+  if (result.status === "user_disabled") throw invalidGrant("The user who approved this grant is disabled");
   announceAudit(deps, "token_refreshed", facts);
   return { minted, scope };
 }

@@ -1,0 +1,51 @@
+// Re-checks, inside a write transaction, what a request verified before it awaited. An admin command or another
+// request that commits in between (a rotated secret, a disabled client or user, an ended session, a withdrawn
+// consent) must stop what the request is about to write: the revocation only reaches rows that exist when it
+// commits. SQLite's write lock orders the two, so a check here is exact: either the write commits first and the
+// revocation catches what it wrote, or the revocation commits first and this check refuses.
+import type { Db } from "./sqlite.ts";
+
+/** The client as it authenticated at the token endpoint: its row id and the digest its secret matched. */
+export interface AuthenticatedClient {
+  id: number;
+  secretHash: string;
+}
+
+/** Why a re-check refused. */
+export type Withdrawn = "client_changed" | "user_disabled";
+
+/** The client still has the secret it authenticated with and is enabled, and the user is enabled. */
+export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: number): Withdrawn | undefined {
+  const clientRow = db.prepare("SELECT 1 FROM clients WHERE id = ? AND secret_hash = ? AND disabled = 0")
+    .get(client.id, client.secretHash);
+  if (!clientRow) return "client_changed";
+  return userEnabled(db, userId) ? undefined : "user_disabled";
+}
+
+export function userEnabled(db: Db, userId: number): boolean {
+  return db.prepare("SELECT 1 FROM users WHERE id = ? AND disabled = 0").get(userId) !== undefined;
+}
+
+/** What let the browser have a code, re-checked when the code is stored (CodeStore.issue). */
+export interface CodeBasis {
+  /** Digest of the session that asked: it must still exist and be unexpired, its user enabled. */
+  sessionHash: string;
+  now: number;
+  /**
+   * "remembered": the user's stored consent to the client must still hold the code's scope (withdrawing it at
+   * /account must stop a code already on its way). "given": the user approved just now, and the consent is stored
+   * with the code.
+   */
+  consent: "remembered" | "given";
+}
+
+/** The session is live, its user and the client are enabled; with a remembered consent, it is still there. */
+export function codeBasisHolds(db: Db, basis: CodeBasis, code: { userId: number; clientId: number; scope: string }): boolean {
+  const live = db.prepare(`SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id JOIN clients c ON c.id = ?
+    WHERE s.session_hash = ? AND s.user_id = ? AND s.expires_at > ? AND u.disabled = 0 AND c.disabled = 0`)
+    .get(code.clientId, basis.sessionHash, code.userId, basis.now);
+  if (!live) return false;
+  if (basis.consent === "given") return true;
+  return db.prepare("SELECT 1 FROM consents WHERE user_id = ? AND client_id = ? AND scope = ?")
+    .get(code.userId, code.clientId, code.scope) !== undefined;
+}

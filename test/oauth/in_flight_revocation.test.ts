@@ -1,0 +1,184 @@
+// A revocation that commits while a request is in flight (between its checks and its write) must stop what the
+// request writes: the admin commands and /account/revoke only reach rows that exist when they commit. Each test
+// runs the revocation exactly there, by wrapping the store call the request writes through, as the admin CLI (another
+// process) or another request would from outside (store/still_authorized.ts).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { sha256Hex } from "../../src/crypto/hash.ts";
+import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { postJson } from "../helpers/requests.ts";
+import { authCodeTokens, ccRequest, codeBody, issueCode, refreshBody } from "../helpers/codes.ts";
+import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
+import { tokenKey } from "../../src/oauth/token_keys.ts";
+
+/** Runs `meanwhile` just before every call of `object[method]`, then the call itself. */
+function before<T extends object, K extends keyof T>(object: T, method: K, meanwhile: () => Promise<unknown>): void {
+  const original = (object[method] as (...args: unknown[]) => Promise<unknown>).bind(object);
+  (object as Record<K, unknown>)[method] = async (...args: unknown[]) => {
+    await meanwhile();
+    return original(...args);
+  };
+}
+
+const issuedRows = async (t: TestApp) => (await t.store.audit.list({})).filter((e) => e.event === "token_issued").length;
+
+test("client_credentials: a secret rotated with --revoke-tokens mid-request leaves no live token (401)", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  before(t.store.tokens, "issue", () =>
+    t.store.clients.rotateSecret(client.clientId, { secretHash: "f".repeat(64), now: t.clock.nowSeconds(), revokeTokens: true }));
+  const res = await t.app.fetch(ccRequest(client));
+  assert.equal(res.status, 401);
+  assert.equal((await res.json()).error, "invalid_client");
+  assert.equal(res.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
+  assert.equal(await t.store.tokens.count(), 0);
+  assert.equal(await issuedRows(t), 0);
+  assert.equal(t.log.some((l) => l.event === "audit.token_issued"), false);
+});
+
+test("client_credentials: a rotation without --revoke-tokens mid-request still refuses the old secret", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  before(t.store.tokens, "issue", () =>
+    t.store.clients.rotateSecret(client.clientId, { secretHash: "f".repeat(64), now: t.clock.nowSeconds(), revokeTokens: false }));
+  assert.equal((await t.app.fetch(ccRequest(client))).status, 401);
+  assert.equal(await t.store.tokens.count(), 0);
+});
+
+test("client_credentials: disabling the client or its integration user mid-request issues nothing, and enabling brings nothing back", async () => {
+  for (const disable of ["client", "user"] as const) {
+    const t = buildTestApp();
+    const client = await t.seed.client({ grant: "client_credentials" });
+    const userId = client.client.integrationUserId!;
+    before(t.store.tokens, "issue", () =>
+      disable === "client"
+        ? t.store.clients.setDisabled(client.clientId, true)
+        : t.store.users.setDisabled(userId, true, { revokeTokensAt: t.clock.nowSeconds() }));
+    const res = await t.app.fetch(ccRequest(client));
+    assert.deepEqual([res.status, (await res.json()).error], disable === "client" ? [401, "invalid_client"] : [400, "invalid_grant"], disable);
+    if (disable === "client") await t.store.clients.setDisabled(client.clientId, false);
+    else await t.store.users.setDisabled(userId, false);
+    assert.equal(await t.store.tokens.count(), 0, disable);
+  }
+});
+
+test("refresh: a secret rotated mid-request rotates nothing (401); the new secret then refreshes", async () => {
+  const t = buildTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  const newSecret = "fgcs_new-secret-for-this-test";
+  let once = true;
+  before(t.store.tokens, "rotateRefresh", async () => {
+    if (!once) return;
+    once = false;
+    await t.store.clients.rotateSecret(client.clientId, { secretHash: await sha256Hex(newSecret), now: t.clock.nowSeconds(), revokeTokens: false });
+  });
+  const refused = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
+  assert.equal(refused.status, 401);
+  assert.equal((await refused.json()).error, "invalid_client");
+  const presented = await t.store.tokens.findByHash(await tokenKey(t.app.deps, tokens.refresh_token));
+  assert.equal(presented?.rotatedAt, null, "the presented refresh token is untouched");
+  const again = await t.app.fetch(postJson("/oauth/token", refreshBody({ ...client, clientSecret: newSecret }, tokens.refresh_token)));
+  assert.equal(again.status, 200);
+});
+
+test("refresh: disabling the user mid-request answers invalid_grant and rotates nothing", async () => {
+  const t = buildTestApp();
+  const { client, tokens, issued } = await authCodeTokens(t);
+  before(t.store.tokens, "rotateRefresh", () => t.store.users.setDisabled(issued.userId, true));
+  const res = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
+  assert.equal(res.status, 400);
+  assert.equal((await res.json()).error, "invalid_grant");
+  const presented = await t.store.tokens.findByHash(await tokenKey(t.app.deps, tokens.refresh_token));
+  assert.equal(presented?.rotatedAt, null);
+  assert.equal(await t.store.tokens.count(), 2, "only the first pair");
+});
+
+test("code exchange: a secret rotated mid-request issues nothing (401)", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const issued = await issueCode(t, client);
+  before(t.store.tokens, "exchangeCode", () =>
+    t.store.clients.rotateSecret(client.clientId, { secretHash: "f".repeat(64), now: t.clock.nowSeconds(), revokeTokens: false }));
+  const res = await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)));
+  assert.equal(res.status, 401);
+  assert.equal((await res.json()).error, "invalid_client");
+  assert.equal(await t.store.tokens.count(), 0);
+});
+
+/** Counts the codes the store actually stored (issue resolved true); install before `before`. */
+function storedCodes(t: TestApp): () => number {
+  let stored = 0;
+  const issue = t.store.codes.issue.bind(t.store.codes);
+  t.store.codes.issue = async (code, basis) => {
+    const ok = await issue(code, basis);
+    if (ok) stored++;
+    return ok;
+  };
+  return () => stored;
+}
+
+/** A signed-in browser whose approval of the client is remembered, so GET /oauth/authorize mints a code at once. */
+async function rememberedApproval() {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  assert.equal((await signIn(browser, user)).status, 303);
+  await t.store.consents.grant(user.id, client.client.id, { scope: "fields:read", now: t.clock.nowSeconds() });
+  const path = authorizePath(client.clientId);
+  const stored = storedCodes(t);
+  assert.equal((await browser.get(path)).status, 302, "remembered: straight back with a code");
+  assert.equal(stored(), 1);
+  return { t, client, user, browser, path, stored };
+}
+
+test("authorize: a password change (sessions ended) mid-request mints no code; the browser is asked to sign in", async () => {
+  const { t, user, browser, path, stored } = await rememberedApproval();
+  before(t.store.codes, "issue", () => t.store.users.replacePassword(user.id, "x", { revokeTokensAt: t.clock.nowSeconds() }));
+  const res = await browser.get(path);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("location"), null);
+  assert.match(await res.text(), /<h1>Sign in<\/h1>/);
+  assert.equal(stored(), 1, "no second code");
+});
+
+test("authorize: access withdrawn at /account mid-request mints no code; the consent page asks again", async () => {
+  const { t, client, user, browser, path, stored } = await rememberedApproval();
+  before(t.store.codes, "issue", () => t.store.tokens.revokeUserClient(user.id, client.client.id, t.clock.nowSeconds()));
+  const res = await browser.get(path);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("location"), null);
+  assert.match(await res.text(), /name="decision" value="approve"/);
+  assert.equal(stored(), 1, "no second code");
+  assert.equal(await t.store.consents.find(user.id, client.client.id), undefined);
+});
+
+test("approve: a user disabled (session ended) mid-request mints no code and stores no consent; sign in again (403)", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  const form = formFields(await (await browser.get(authorizePath(client.clientId))).text(), "/oauth/authorize");
+  const stored = storedCodes(t);
+  before(t.store.codes, "issue", () => t.store.users.setDisabled(user.id, true));
+  const res = await browser.post("/oauth/authorize", { ...form, decision: "approve" });
+  assert.equal(res.status, 403);
+  assert.equal(res.headers.get("location"), null);
+  assert.match(await res.text(), /<h1>Sign in<\/h1>/);
+  assert.equal(stored(), 0);
+  assert.equal(await t.store.consents.find(user.id, client.client.id), undefined);
+});
+
+test("approve stores the consent with the code: the next request is remembered", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const user = await t.seed.user();
+  const browser = testBrowser(t.app);
+  await signIn(browser, user);
+  const path = authorizePath(client.clientId);
+  const form = formFields(await (await browser.get(path)).text(), "/oauth/authorize");
+  assert.equal((await browser.post("/oauth/authorize", { ...form, decision: "approve" })).status, 303);
+  assert.equal((await t.store.consents.find(user.id, client.client.id))?.scope, "fields:read");
+  assert.equal((await browser.get(path)).status, 302);
+});
