@@ -147,18 +147,15 @@ interface Attempt {
   method: PresentedMethod;
 }
 
-/**
- * Counts a failed attempt against the throttle keys (unless it was counted up front: `lockout` then says whether
- * that count started a lockout), audits it, and builds the invalid_client error to throw.
- */
+/** Counts a failed attempt against the throttle keys, audits it, and builds the invalid_client error to throw. */
 async function refusal(
   deps: Deps,
   attempt: Attempt,
-  failure: { keys: readonly ThrottleKey[]; reason: string; clientId?: string; lockout?: boolean },
+  failure: { keys: readonly ThrottleKey[]; reason: string; clientId?: string },
 ): Promise<OAuthError> {
   const { now, ip, method } = attempt;
   const { keys, reason, clientId } = failure;
-  const lockout = failure.lockout ?? deps.throttle.fail(keys, now);
+  const lockout = deps.throttle.fail(keys, now);
   await audit(deps, "client_auth_failed", { clientId, ip, detail: { reason, method } });
   // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
   // flood of them cannot flood the audit table.
@@ -181,41 +178,26 @@ export async function authenticateClient(
   const presented = presentedCredentials(request, params);
   const now = nowSeconds(deps.clock);
   const attempt: Attempt = { now, ip: ctx.clientIp, method: presented.method };
+  const refuse = (keys: readonly ThrottleKey[], reason: string, clientId?: string) =>
+    refusal(deps, attempt, { keys, reason, clientId });
   if (presented.method === "unsupported_scheme" || presented.clientId === undefined) {
     // Counted against the address alone; once it is locked out, 429 without another audit row.
     const address = [addressKey(ctx.clientIp)];
     const locked = deps.throttle.retryAfter(address, now);
     if (locked > 0) throw tooManyRequests(locked);
-    const reason = presented.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id";
-    throw await refusal(deps, attempt, { keys: address, reason });
+    throw await refuse(address, presented.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id");
   }
   const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
   const wait = deps.throttle.retryAfter(keys, now);
   if (wait > 0) throw tooManyRequests(wait);
-  // Counted as a failure before anything is awaited, as sign-in does: guesses sent in parallel would otherwise all
-  // pass the check above before the first of them failed (the lookup and the digest may yield to the event loop;
-  // crypto.subtle, the default digest of an embedded app, always does). A success takes it back.
-  const lockout = deps.throttle.fail(keys, now);
-  const refuse = (reason: string, clientId?: string) => refusal(deps, attempt, { keys, reason, clientId, lockout });
-  let client: TokenClient | undefined;
-  let matches: boolean;
-  try {
-    client = await deps.store.clients.findForTokenRequest(presented.clientId);
-    const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
-    matches = digest !== undefined && constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
-  } catch (error) {
-    // Not a wrong secret (the database was busy, say): the attempt does not count.
-    deps.throttle.forgive(keys);
-    throw error;
-  }
+  const client = await deps.store.clients.findForTokenRequest(presented.clientId);
   const recorded = recordedClientId(presented.clientId, client);
-  if (presented.secret === undefined) throw await refuse("missing_secret", recorded);
-  if (!client || !matches) throw await refuse(client ? "bad_secret" : "unknown_client", recorded);
+  if (presented.secret === undefined) throw await refuse(keys, "missing_secret", recorded);
+  const digest = await deps.digest(presented.secret);
+  const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
+  if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", recorded);
   // Checked after the secret so a disabled client answers exactly like a wrong secret.
-  if (client.disabled) throw await refuse("client_disabled", client.clientId);
-  // This client's failures from this address are forgotten; the shared address key only gets this attempt back:
-  // resetting it would let one valid client launder guesses at others from the same address.
+  if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
   deps.throttle.reset([keys[0]]);
-  deps.throttle.forgive([keys[1]]);
   return client;
 }
