@@ -143,10 +143,16 @@ async function measurePaired(emptyDb: Seeded, bigDb: Seeded, bigScenarios: Scena
   const results: ScenarioResult[] = [];
   try {
     const tokens = { empty: await mintAccessToken(empty.server.origin, emptyDb), big: await mintAccessToken(big.server.origin, bigDb) };
-    const run = (which: "empty" | "big", scenario: Scenario) => {
+    const run = async (which: "empty" | "big", scenario: Scenario) => {
       const app = which === "empty" ? empty : big;
       const seeded = which === "empty" ? emptyDb : bigDb;
-      return runLoad(scenario.build(app.server.origin, seeded, tokens[which]), { ...load, serverCpuSeconds: app.server.cpuSeconds });
+      const result = await runLoad(scenario.build(app.server.origin, seeded, tokens[which]), { ...load, serverCpuSeconds: app.server.cpuSeconds });
+      // A server that died shows as a row of connection errors; say so, with its last words.
+      if (!app.server.alive()) {
+        notes.push(`${scenario.id}: the ${app.info.name} server exited during the run`);
+        process.stderr.write(`server ${app.info.name} exited; last log lines:\n${app.server.logTail()}\n`);
+      }
+      return result;
     };
     for (const scenario of WARM_UP) {
       process.stderr.write(`  ${scenario.id}: ${scenario.title} (warm-up of both servers, not reported)\n`);
