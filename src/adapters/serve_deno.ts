@@ -23,7 +23,7 @@ interface DenoApi {
   removeSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP" | "SIGQUIT", handler: () => void): void;
   mkdir(path: string, options: { recursive: boolean }): Promise<void>;
   readTextFile(path: string | URL): Promise<string>;
-  lstat(path: string): Promise<unknown>;
+  stat(path: string): Promise<unknown>;
   writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
   chmod(path: string, mode: number): Promise<void>;
   open(path: string, options: { write: true; createNew: true; mode: number }): Promise<{ close(): void }>;
@@ -150,7 +150,8 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     },
     async fileExists(path) {
       try {
-        await Deno.lstat(path);
+        // stat, not lstat: a --db symlink whose target is missing names no database (SQLite would create one).
+        await Deno.stat(path);
         return true;
       } catch (error) {
         if (error instanceof Deno.errors.NotFound) return false;

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -222,4 +222,14 @@ test("serve on Deno that runs out of file descriptors says so in the log and exi
   }
   assert.match(server.stderr(), /"event":"server_failed","error":"[^"]*Too many open files/);
   assert.doesNotMatch(server.stderr(), /Uncaught/);
+});
+
+test("a read-only command on Deno refuses a --db symlink whose target is missing, like Node, and creates nothing", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-dangling-"));
+  const link = join(dir, "fg.db");
+  symlinkSync(join(dir, "missing", "target.db"), link);
+  const result = await denoCli(["users", "list", "--db", link]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /no database at/);
+  assert.equal(existsSync(join(dir, "missing")), false);
 });

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { existsSync } from "node:fs";
+import { existsSync, symlinkSync } from "node:fs";
 import { COMMANDS } from "../../src/cli/main.ts";
 import { openStore } from "../../src/store/store.ts";
 import { cliHarness, setupOrg, squares } from "./harness.ts";
@@ -167,4 +167,13 @@ test("the same commands run once the database exists (here created by users add)
   await setupOrg(h);
   assert.equal((await h.run(["users", "list"])).code, 0);
   assert.equal((await h.run(["fields", "import", "--org", "acme", h.file("f.geojson", squares(1))])).code, 0);
+});
+
+test("a --db symlink whose target is missing names no database either (exit 2, nothing created)", async () => {
+  const h = cliHarness();
+  const link = join(h.dir, "link.db");
+  symlinkSync(join(h.dir, "missing", "target.db"), link);
+  const result = await h.run(["users", "list", "--db", link]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.equal(existsSync(join(h.dir, "missing")), false);
 });
