@@ -125,7 +125,8 @@ export function denoShutdownSignal(): Promise<string> {
 
 function parentDir(path: string): string {
   const slash = path.lastIndexOf("/");
-  return slash <= 0 ? (slash === 0 ? "/" : ".") : path.slice(0, slash);
+  // Deno.mkdir(…, { recursive: true }) fails on a trailing "/." ("new/./fg.db"), which Node's mkdir accepts.
+  return slash <= 0 ? (slash === 0 ? "/" : ".") : path.slice(0, slash).replace(/(?<=.)(\/\.)+$/, "");
 }
 
 /** The CLI's runtime services on Deno. */

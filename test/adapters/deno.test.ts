@@ -233,3 +233,10 @@ test("a read-only command on Deno refuses a --db symlink whose target is missing
   assert.match(result.stderr, /no database at/);
   assert.equal(existsSync(join(dir, "missing")), false);
 });
+
+test("a --db path with a ./ segment in a new directory works on Deno as on Node", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-dot-"));
+  const result = await denoCli(["users", "add", "--username", "robot", "--integration", "--org", "acme", "--db", `${dir}/new/./fg.db`]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.ok(existsSync(join(dir, "new", "fg.db")));
+});
