@@ -22,7 +22,7 @@ export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: 
   return userEnabled(db, userId) ? undefined : "user_disabled";
 }
 
-export function userEnabled(db: Db, userId: number): boolean {
+function userEnabled(db: Db, userId: number): boolean {
   return db.prepare("SELECT 1 FROM users WHERE id = ? AND disabled = 0").get(userId) !== undefined;
 }
 
