@@ -296,6 +296,9 @@ test("browser: at 320 px a long application name reflows on the sign-in and cons
     assert.ok(await width() <= 320, `sign-in page is ${await width()} px wide`);
     await signInOn(narrow, w);
     await narrow.getByRole("button", { name: "Approve" }).waitFor();
+    // The button shows before the stylesheet has loaded; unstyled, the long name does not wrap (706 px in one
+    // clean-clone CI run under load).
+    await narrow.waitForLoadState("load");
     assert.ok(await width() <= 320, `consent page is ${await width()} px wide`);
   } finally {
     await narrow.close();
@@ -306,6 +309,7 @@ test("browser: the header link and every button on the consent page are at least
   await page.goto(longNameAuthorizeUrl("targets"));
   await signInOn(page, w);
   await page.getByRole("button", { name: "Approve" }).waitFor();
+  await page.waitForLoadState("load"); // sizes come from the stylesheet, which may still be loading
   const targets = [page.getByRole("link", { name: "fieldgate" }), ...(await page.getByRole("button").all())];
   assert.ok(targets.length >= 4);
   for (const target of targets) {
