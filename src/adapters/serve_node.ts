@@ -1,7 +1,7 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { access, chmod, mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
@@ -124,7 +124,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     readTextFile: readText,
     async fileExists(path) {
       try {
-        await access(path);
+        await stat(path); // follows a symlink: one to a missing file names no database
         return true;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
