@@ -16,14 +16,13 @@ export type Withdrawn = "client_changed" | "user_disabled";
 
 /** The client still has the secret it authenticated with and is enabled, and the user is enabled. */
 export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: number): Withdrawn | undefined {
-  const clientRow = db.prepare("SELECT 1 FROM clients WHERE id = ? AND secret_hash = ? AND disabled = 0")
-    .get(client.id, client.secretHash);
-  if (!clientRow) return "client_changed";
-  return userEnabled(db, userId) ? undefined : "user_disabled";
-}
-
-function userEnabled(db: Db, userId: number): boolean {
-  return db.prepare("SELECT 1 FROM users WHERE id = ? AND disabled = 0").get(userId) !== undefined;
+  // One statement for both: it runs inside every token write's transaction.
+  const row = db.prepare(`SELECT
+    EXISTS (SELECT 1 FROM clients WHERE id = ? AND secret_hash = ? AND disabled = 0) AS client_ok,
+    EXISTS (SELECT 1 FROM users WHERE id = ? AND disabled = 0) AS user_ok`)
+    .get(client.id, client.secretHash, userId) as { client_ok: number; user_ok: number };
+  if (row.client_ok !== 1) return "client_changed";
+  return row.user_ok === 1 ? undefined : "user_disabled";
 }
 
 /** What let the browser have a code, re-checked when the code is stored (CodeStore.issue). */

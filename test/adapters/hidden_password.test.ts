@@ -12,9 +12,16 @@ import { denoTaskArgs } from "../../scripts/lib/deno_tasks.ts";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RUNTIMES = [
   { name: "Node", command: "node_modules/.bin/node src/adapters/node.ts" },
-  // What `deno task cli` runs, with its permissions.
-  { name: "Deno", command: ["node_modules/.bin/deno", ...denoTaskArgs(new URL("../../", import.meta.url), "cli")].join(" ").replace(" run ", " run --quiet ") },
+  // What `deno task cli` runs, with its permissions; --quiet keeps Deno's own messages off the terminal.
+  { name: "Deno", command: denoCliCommand() },
 ];
+
+/** The command line `deno task cli` runs (deno.json), plus --quiet. */
+function denoCliCommand(): string {
+  const [run, ...rest] = denoTaskArgs(new URL("../../", import.meta.url), "cli");
+  return ["node_modules/.bin/deno", run, "--quiet", ...rest].join(" ");
+}
+
 const PROMPT = "Password (at least 10 characters, not shown; Enter to finish): ";
 
 /**

@@ -117,15 +117,22 @@ function storedCodes(t: TestApp): () => number {
   return () => stored;
 }
 
-/** A signed-in browser whose approval of the client is remembered, so GET /oauth/authorize mints a code at once. */
-async function rememberedApproval() {
+/** A browser signed in as a fresh user, and the authorization request of a fresh client. */
+async function signedIn() {
   const t = buildTestApp();
   const client = await t.seed.client();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   assert.equal((await signIn(browser, user)).status, 303);
-  await t.store.consents.grant(user.id, client.client.id, { scope: "fields:read", now: t.clock.nowSeconds() });
   const path = authorizePath(client.clientId);
+  const consentForm = async () => formFields(await (await browser.get(path)).text(), "/oauth/authorize");
+  return { t, client, user, browser, path, consentForm };
+}
+
+/** A signed-in browser whose approval of the client is remembered, so GET /oauth/authorize mints a code at once. */
+async function rememberedApproval() {
+  const { t, client, user, browser, path } = await signedIn();
+  await t.store.consents.grant(user.id, client.client.id, { scope: "fields:read", now: t.clock.nowSeconds() });
   const stored = storedCodes(t);
   assert.equal((await browser.get(path)).status, 302, "remembered: straight back with a code");
   assert.equal(stored(), 1);
@@ -154,12 +161,8 @@ test("authorize: access withdrawn at /account mid-request mints no code; the con
 });
 
 test("approve: a user disabled (session ended) mid-request mints no code and stores no consent; sign in again (403)", async () => {
-  const t = buildTestApp();
-  const client = await t.seed.client();
-  const user = await t.seed.user();
-  const browser = testBrowser(t.app);
-  await signIn(browser, user);
-  const form = formFields(await (await browser.get(authorizePath(client.clientId))).text(), "/oauth/authorize");
+  const { t, client, user, browser, consentForm } = await signedIn();
+  const form = await consentForm();
   const stored = storedCodes(t);
   before(t.store.codes, "issue", () => t.store.users.setDisabled(user.id, true));
   const res = await browser.post("/oauth/authorize", { ...form, decision: "approve" });
@@ -171,13 +174,8 @@ test("approve: a user disabled (session ended) mid-request mints no code and sto
 });
 
 test("approve stores the consent with the code: the next request is remembered", async () => {
-  const t = buildTestApp();
-  const client = await t.seed.client();
-  const user = await t.seed.user();
-  const browser = testBrowser(t.app);
-  await signIn(browser, user);
-  const path = authorizePath(client.clientId);
-  const form = formFields(await (await browser.get(path)).text(), "/oauth/authorize");
+  const { t, client, user, browser, path, consentForm } = await signedIn();
+  const form = await consentForm();
   assert.equal((await browser.post("/oauth/authorize", { ...form, decision: "approve" })).status, 303);
   assert.equal((await t.store.consents.find(user.id, client.client.id))?.scope, "fields:read");
   assert.equal((await browser.get(path)).status, 302);
