@@ -1,5 +1,5 @@
 // Resolvers: every data read goes through the acting user's organization ids; nothing else reaches the store.
-import type { Field, FieldFilter } from "../store/fields.ts";
+import type { Field, FieldFilter, FieldStore, PageOptions } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
 import type { GraphqlContext } from "./context.ts";
 import { decodeCursor, encodeCursor, parseGlobalId } from "./cursor.ts";
@@ -21,7 +21,7 @@ export interface FieldPage {
 
 /**
  * A connection whose parts load lazily: selecting only `total_count` runs one COUNT and never fetches a page,
- * and selecting nodes and edges together fetches the page once.
+ * selecting nodes and edges together fetches the page once, and selecting both reads them in one snapshot.
  */
 export interface FieldConnection {
   totalCount(): Promise<number>;
@@ -40,6 +40,34 @@ function pageSize(first: number | null | undefined, max: number): number {
   return Math.min(first, max);
 }
 
+interface Reads {
+  total?: number;
+  rows?: Field[];
+}
+
+/**
+ * Gathers the parts a connection's resolvers ask for into one store call. graphql-js calls the sibling resolvers
+ * (total_count, nodes, edges, page_info) in one synchronous pass, so every part asked for before the next microtask
+ * is read together: with both, `total_count` and `nodes` describe the same moment even while an import commits.
+ */
+function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptions) {
+  let pending: { wanted: { count: boolean; page: boolean }; reads: Promise<Reads> } | undefined;
+  return (part: "count" | "page"): Promise<Reads> => {
+    if (!pending) {
+      const wanted = { count: false, page: false };
+      const reads = Promise.resolve().then((): Promise<Reads> => {
+        pending = undefined;
+        if (wanted.count && wanted.page) return fields.countAndPage(filter, options);
+        if (wanted.count) return fields.count(filter).then((total) => ({ total }));
+        return fields.page(filter, options).then((rows) => ({ rows }));
+      });
+      pending = { wanted, reads };
+    }
+    pending.wanted[part] = true;
+    return pending.reads;
+  };
+}
+
 /** Builds a scoped connection; `organizationIds` must already be limited to the caller's memberships. */
 export function fieldConnection(ctx: GraphqlContext, organizationIds: readonly number[], args: FieldsArgs): FieldConnection {
   const limit = pageSize(args.first, ctx.deps.config.graphql.maxPageSize);
@@ -49,14 +77,13 @@ export function fieldConnection(ctx: GraphqlContext, organizationIds: readonly n
     ...(args.crop != null && { crop: args.crop }),
     ...(args.season != null && { season: args.season }),
   };
-  const fields = ctx.deps.store.fields;
+  // One row more than asked tells whether another page follows, without a second query (with first: 0 too).
+  const read = gatherReads(ctx.deps.store.fields, filter, { afterId, limit: limit + 1 });
   return {
-    totalCount: memo(() => fields.count(filter)),
+    totalCount: memo(async () => (await read("count")).total!),
     page: memo(async () => {
-      // One row more than asked tells whether another page follows, without a second query.
-      const rows = limit === 0 ? [] : await fields.page(filter, { afterId, limit: limit + 1 });
-      const more = limit === 0 ? (await fields.page(filter, { afterId, limit: 1 })).length > 0 : rows.length > limit;
-      return { nodes: rows.slice(0, limit), hasNextPage: more };
+      const rows = (await read("page")).rows!;
+      return { nodes: rows.slice(0, limit), hasNextPage: rows.length > limit };
     }),
   };
 }

@@ -18,6 +18,12 @@ export interface Field {
 /** A field to insert: the stored attributes without the ids and timestamps the store assigns. */
 export type NewField = Omit<Field, "id" | "organizationId" | "createdAt" | "updatedAt">;
 
+/** A page: the fields after `afterId` in id order, at most `limit` of them. */
+export interface PageOptions {
+  afterId: number;
+  limit: number;
+}
+
 /** Which fields a query may see: always restricted to `organizationIds` (the acting user's memberships). */
 export interface FieldFilter {
   organizationIds: readonly number[];
@@ -38,7 +44,9 @@ export interface FieldStore {
   /** One COUNT over the index. */
   count(filter: FieldFilter): Promise<number>;
   /** Fields with id > afterId in id order, at most `limit`. */
-  page(filter: FieldFilter, options: { afterId: number; limit: number }): Promise<Field[]>;
+  page(filter: FieldFilter, options: PageOptions): Promise<Field[]>;
+  /** `count` and `page` read in one snapshot, so the total and the rows describe the same moment. */
+  countAndPage(filter: FieldFilter, options: PageOptions): Promise<{ total: number; rows: Field[] }>;
   /** The field if it belongs to one of `organizationIds`. */
   findById(id: number, organizationIds: readonly number[]): Promise<Field | undefined>;
 }
@@ -102,6 +110,19 @@ function countScopeOf(filter: FieldFilter): { where: string; params: string[] } 
 }
 
 export function createFieldStore(db: Db): FieldStore {
+  const countNow = (filter: FieldFilter): number => {
+    // From the trigger-kept field_counts (migration "field counts"): cost follows the number of distinct
+    // crop/season pairs, not the number of fields.
+    const { where, params } = countScopeOf(filter);
+    const row = db.prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM field_counts WHERE ${where}`).get(...params) as Row;
+    return Number(row.n);
+  };
+  const pageNow = (filter: FieldFilter, { afterId, limit }: PageOptions): Field[] => {
+    const { where, params } = scopeOf(filter);
+    const rows = db.prepare(`SELECT * FROM fields WHERE ${where} AND id > ? ORDER BY id LIMIT ?`)
+      .all(...params, afterId, limit) as Row[];
+    return rows.map(toField);
+  };
   return {
     async insertMany(organizationId, fields, { now, replace = false }) {
       return db.transaction(() => {
@@ -117,17 +138,13 @@ export function createFieldStore(db: Db): FieldStore {
       });
     },
     async count(filter) {
-      // From the trigger-kept field_counts (migration "field counts"): cost follows the number of distinct
-      // crop/season pairs, not the number of fields.
-      const { where, params } = countScopeOf(filter);
-      const row = db.prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM field_counts WHERE ${where}`).get(...params) as Row;
-      return Number(row.n);
+      return countNow(filter);
     },
-    async page(filter, { afterId, limit }) {
-      const { where, params } = scopeOf(filter);
-      const rows = db.prepare(`SELECT * FROM fields WHERE ${where} AND id > ? ORDER BY id LIMIT ?`)
-        .all(...params, afterId, limit) as Row[];
-      return rows.map(toField);
+    async page(filter, options) {
+      return pageNow(filter, options);
+    },
+    async countAndPage(filter, options) {
+      return db.readTogether(() => ({ total: countNow(filter), rows: pageNow(filter, options) }));
     },
     async findById(id, organizationIds) {
       const row = db.prepare("SELECT * FROM fields WHERE id = ? AND organization_id IN (SELECT value FROM json_each(?))")

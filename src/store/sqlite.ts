@@ -76,6 +76,12 @@ export interface Db {
    * it from a timer (GroupCommit), not in SQLite's busy handler on the event loop.
    */
   transactionBatched<T>(fn: () => T): Promise<T>;
+  /**
+   * Runs the synchronous reads in `fn` in one read transaction, so they all see the same committed state. Each
+   * statement outside a transaction takes its own snapshot, and another process (the CLI's `fields import
+   * --replace`, a worker) may commit between two of them. Inside an open transaction `fn` shares its snapshot.
+   */
+  readTogether<T>(fn: () => T): T;
   exec(sql: string): void;
   /**
    * Names the state of the database as this connection sees it. Two calls return the same stamp only if no other
@@ -288,6 +294,20 @@ function wrap(db: DatabaseSync, path: string, afterBatch: (() => void) | undefin
       }
     },
     transactionBatched: batch.run,
+    readTogether(fn) {
+      if (db.isTransaction) return fn();
+      // A deferred BEGIN takes no lock; the first read fixes the snapshot the others share, and writers in other
+      // connections go on meanwhile (WAL).
+      db.exec("BEGIN");
+      try {
+        const result = fn();
+        db.exec("COMMIT");
+        return result;
+      } catch (error) {
+        rollbackIfOpen(db);
+        throw error;
+      }
+    },
     exec(sql) {
       db.exec(sql);
     },

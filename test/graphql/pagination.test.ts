@@ -72,17 +72,29 @@ for (const row of badArgs) {
   });
 }
 
-test("selecting only total_count runs one COUNT and fetches no page", async () => {
+test("a connection reads only what is selected, and the count with the page in one store call", async () => {
   const { t, acmeToken } = await buildWorld();
   const calls: string[] = [];
   const fields = t.store.fields;
   const count = fields.count.bind(fields);
   const page = fields.page.bind(fields);
+  const countAndPage = fields.countAndPage.bind(fields);
   fields.count = (filter) => (calls.push("count"), count(filter));
   fields.page = (filter, options) => (calls.push("page"), page(filter, options));
-  await gql(t, acmeToken, "{ fields { total_count } }");
-  assert.deepEqual(calls, ["count"]);
-  calls.length = 0;
-  await gql(t, acmeToken, "{ fields { nodes { id } edges { cursor } page_info { has_next_page } } }");
-  assert.deepEqual(calls, ["page"]);
+  fields.countAndPage = (filter, options) => (calls.push("countAndPage"), countAndPage(filter, options));
+  const run = async (query: string) => {
+    calls.length = 0;
+    const res = await gql(t, acmeToken, query);
+    assert.equal(res.body.errors, undefined);
+    return { calls: [...calls], data: res.body.data };
+  };
+  assert.deepEqual((await run("{ fields { total_count } }")).calls, ["count"]);
+  assert.deepEqual((await run("{ fields { nodes { id } edges { cursor } page_info { has_next_page } } }")).calls, ["page"]);
+  const both = await run("{ fields(first: 2) { page_info { has_next_page } total_count nodes { id } edges { cursor } } }");
+  assert.deepEqual(both.calls, ["countAndPage"], "one snapshot for the total and the page");
+  const connection = (both.data as { fields: { total_count: number; nodes: unknown[]; page_info: { has_next_page: boolean } } }).fields;
+  assert.equal(connection.nodes.length, 2);
+  assert.equal(connection.page_info.has_next_page, connection.total_count > 2);
+  // Two connections in one query are two reads, each with its own parts.
+  assert.deepEqual((await run("{ a: fields { total_count } b: fields { total_count nodes { id } } }")).calls, ["count", "countAndPage"]);
 });

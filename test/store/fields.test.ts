@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { openDatabase } from "../../src/store/sqlite.ts";
+import { openDatabase, type Db, type Statement } from "../../src/store/sqlite.ts";
+import { tempDb } from "../helpers/temp_db.ts";
 import { createFieldStore, scopeOf, type FieldFilter, type NewField } from "../../src/store/fields.ts";
 import { createOrganizationStore } from "../../src/store/organizations.ts";
 
@@ -126,4 +127,70 @@ test("ids are never reused: fields inserted after a replace get ids above every 
   const [next] = await fields.page({ organizationIds: [a] }, { afterId: top, limit: 10 });
   assert.equal(next?.name, "A9");
   assert.ok(next!.id > Math.max(...fresh.map((f) => f.id)));
+});
+
+/**
+ * A connection whose page query lets another connection commit `commit` just before it runs: the moment between
+ * the count and the page where a `fields import --replace` from the CLI can land.
+ */
+function commitBeforePage(db: Db, commit: () => Promise<unknown>): { db: Db; landed: () => Promise<unknown> } {
+  let landed: Promise<unknown> = Promise.resolve();
+  const hook = (statement: Statement): Statement =>
+    new Proxy(statement, {
+      get(target, key) {
+        if (key === "all") {
+          return (...args: Parameters<Statement["all"]>) => {
+            landed = commit();
+            return target.all(...args);
+          };
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  return {
+    db: { ...db, prepare: (sql) => (sql.startsWith("SELECT * FROM fields WHERE") ? hook(db.prepare(sql)) : db.prepare(sql)) },
+    landed: () => landed,
+  };
+}
+
+test("countAndPage reads the total and the rows in one snapshot while a replace commits between them", async () => {
+  const { path, cleanup } = tempDb("fieldgate-fields-");
+  const db = openDatabase(path);
+  const importer = openDatabase(path);
+  try {
+    const org = (await createOrganizationStore(db).ensure("a", { now: 1 })).id;
+    await createFieldStore(db).insertMany(org, [field("A1"), field("A2"), field("A3")], { now: 1 });
+    // Each replace leaves two fields more than the one before. Its insert is synchronous inside insertMany, so it
+    // has committed before the hooked page query runs.
+    let size = 3;
+    const replace = () => {
+      size += 2;
+      const replacement = Array.from({ length: size }, (_, i) => field(`R${size}-${i}`));
+      return createFieldStore(importer).insertMany(org, replacement, { now: 2, replace: true });
+    };
+    const hooked = commitBeforePage(db, replace);
+    const fields = createFieldStore(hooked.db);
+    const filter = { organizationIds: [org] };
+    const everything = { afterId: 0, limit: 100 };
+
+    const together = await fields.countAndPage(filter, everything);
+    await hooked.landed();
+    assert.equal(together.total, 3);
+    assert.deepEqual(together.rows.map((f) => f.name), ["A1", "A2", "A3"], "the rows of the same moment as the total");
+
+    // Read apart, the same interleaving gives a total of one moment and rows of the next.
+    const total = await fields.count(filter);
+    const rows = await fields.page(filter, everything);
+    await hooked.landed();
+    assert.deepEqual([total, rows.length], [5, 7]);
+
+    const again = await fields.countAndPage(filter, everything);
+    await hooked.landed();
+    assert.deepEqual([again.total, again.rows.length], [7, 7]);
+  } finally {
+    importer.close();
+    db.close();
+    cleanup();
+  }
 });

@@ -269,3 +269,46 @@ test("a batched write that fills the database fails its whole batch with the ful
   assert.equal((db.prepare("SELECT COUNT(*) AS n FROM audit_events").get() as { n: number }).n, 0);
   db.close();
 });
+
+test("readTogether: reads in one call see one snapshot while another connection commits between them", () => {
+  const { path, cleanup } = tempDb("fieldgate-sqlite-");
+  const db = openDatabase(path);
+  const other = new DatabaseSync(path);
+  const count = () => Number(db.prepare("SELECT COUNT(*) AS n FROM organizations").get()?.n);
+  const commitElsewhere = (slug: string) =>
+    other.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, 'x', 1)").run(slug);
+  try {
+    const [before, after] = db.readTogether(() => {
+      const first = count();
+      commitElsewhere("during");
+      return [first, count()];
+    });
+    assert.equal(after, before, "the second read still sees the first one's snapshot");
+    assert.equal(db.inTransaction(), false, "the read transaction is closed");
+    assert.equal(count(), before + 1, "afterwards the other connection's commit is visible");
+    // Without it, each statement takes its own snapshot: what readTogether is for.
+    const first = count();
+    commitElsewhere("between");
+    assert.equal(count(), first + 1);
+  } finally {
+    other.close();
+    db.close();
+    cleanup();
+  }
+});
+
+test("readTogether closes its transaction when a read throws, and inside a transaction joins it", () => {
+  const db = openDatabase(":memory:");
+  try {
+    assert.throws(() => db.readTogether(() => db.prepare("SELECT * FROM no_such_table").all()), /no such table/);
+    assert.equal(db.inTransaction(), false);
+    const seen = db.transaction(() => {
+      db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES ('inside', 'x', 1)").run();
+      return db.readTogether(() => db.prepare("SELECT slug FROM organizations WHERE slug = 'inside'").get()?.slug);
+    });
+    assert.equal(seen, "inside", "the read sees the enclosing transaction's own write");
+    assert.equal(db.prepare("SELECT COUNT(*) AS n FROM organizations WHERE slug = 'inside'").get()?.n, 1, "and did not end it early");
+  } finally {
+    db.close();
+  }
+});
