@@ -34,6 +34,16 @@ export interface Throttle {
   forgive(keys: readonly ThrottleKey[]): void;
   /** Forgets the failures of these keys (after a success). */
   reset(keys: readonly ThrottleKey[]): void;
+  /**
+   * Starts an attempt whose outcome comes only after an await (an asynchronous digest): resolves to seconds to wait
+   * when a key is locked out, else to 0 with the attempt counted as pending on its keys until `settle`. While the
+   * failures and pending attempts of a key could already reach its limit, a new attempt waits for one of them to
+   * settle and looks again. So parallel guesses cannot all pass the check before the first failure is counted,
+   * and honest parallel requests are delayed by one attempt at most, never refused.
+   */
+  admit(keys: readonly ThrottleKey[], now: number): Promise<number>;
+  /** Ends an attempt `admit` let through, after its failure (if any) was recorded; wakes the attempts waiting. */
+  settle(keys: readonly ThrottleKey[]): void;
   /** How many keys are tracked; for tests and metrics. */
   size(): number;
 }
@@ -51,6 +61,9 @@ interface Entry {
  */
 export function createThrottle(options: { maxFailures: number; windowSeconds: number; maxKeys?: number }): Throttle {
   const entries = new Map<string, Entry>();
+  // Attempts admitted and not yet settled, per key id; an id leaves the map when its last one settles.
+  const pending = new Map<string, number>();
+  let waiting: (() => void)[] = [];
   const maxKeys = options.maxKeys ?? 100_000;
 
   function sweep(now: number): void {
@@ -74,7 +87,16 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     return entry;
   }
 
-  return {
+  /** Failures of `key` inside its current window. */
+  function failuresOf(key: ThrottleKey, now: number): number {
+    const entry = entryAt(key.id, now);
+    return entry && now - entry.windowStart < options.windowSeconds ? entry.failures : 0;
+  }
+
+  const mayStart = (key: ThrottleKey, now: number) =>
+    !counted(key) || failuresOf(key, now) + (pending.get(key.id) ?? 0) < limitOf(key);
+
+  const throttle: Throttle = {
     retryAfter(keys, now) {
       let wait = 0;
       for (const key of keys) {
@@ -111,8 +133,33 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     reset(keys) {
       for (const { id } of keys) entries.delete(id);
     },
+    async admit(keys, now) {
+      for (;;) {
+        const wait = throttle.retryAfter(keys, now);
+        if (wait > 0) return wait;
+        if (keys.every((key) => mayStart(key, now))) break;
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+      for (const key of keys) {
+        if (counted(key)) pending.set(key.id, (pending.get(key.id) ?? 0) + 1);
+      }
+      return 0;
+    },
+    settle(keys) {
+      for (const key of keys) {
+        if (!counted(key)) continue;
+        const left = (pending.get(key.id) ?? 0) - 1;
+        if (left > 0) pending.set(key.id, left);
+        else pending.delete(key.id);
+      }
+      // Every waiter looks again; those still over a limit wait for the next settle.
+      const woken = waiting;
+      waiting = [];
+      for (const wake of woken) wake();
+    },
     size: () => entries.size,
   };
+  return throttle;
 }
 
 /** The longest textual IP address we accept (an IPv6 address with an embedded IPv4 tail is at most 45). */

@@ -188,16 +188,22 @@ export async function authenticateClient(
     throw await refuse(address, presented.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id");
   }
   const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
-  const wait = deps.throttle.retryAfter(keys, now);
+  // Pending until settled: the outcome is known only after the awaits below (an embedder's digest may be truly
+  // asynchronous), and parallel guesses must not all pass this check before the first failure counts.
+  const wait = await deps.throttle.admit(keys, now);
   if (wait > 0) throw tooManyRequests(wait);
-  const client = await deps.store.clients.findForTokenRequest(presented.clientId);
-  const recorded = recordedClientId(presented.clientId, client);
-  if (presented.secret === undefined) throw await refuse(keys, "missing_secret", recorded);
-  const digest = await deps.digest(presented.secret);
-  const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
-  if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", recorded);
-  // Checked after the secret so a disabled client answers exactly like a wrong secret.
-  if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
-  deps.throttle.reset([keys[0]]);
-  return client;
+  try {
+    const client = await deps.store.clients.findForTokenRequest(presented.clientId);
+    const recorded = recordedClientId(presented.clientId, client);
+    if (presented.secret === undefined) throw await refuse(keys, "missing_secret", recorded);
+    const digest = await deps.digest(presented.secret);
+    const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
+    if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", recorded);
+    // Checked after the secret so a disabled client answers exactly like a wrong secret.
+    if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
+    deps.throttle.reset([keys[0]]);
+    return client;
+  } finally {
+    deps.throttle.settle(keys);
+  }
 }

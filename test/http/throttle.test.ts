@@ -152,3 +152,48 @@ test("keys built from the unknown address are never counted; a key without an ad
   t.fail(user, 1_000);
   assert.ok(t.retryAfter(user, 1_000) > 0);
 });
+
+/** Whether `promise` has settled once the microtasks queued so far have run. */
+async function settledNow(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => (done = true));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  return done;
+}
+
+test("admit lets attempts through while failures and pending ones stay under the limit, then makes the next wait", async () => {
+  const t = createThrottle({ maxFailures: 3, windowSeconds: 60 });
+  assert.deepEqual([await t.admit([key], 0), await t.admit([key], 0)], [0, 0]);
+  t.fail([key], 0);
+  const third = t.admit([key], 0);
+  assert.equal(await settledNow(third), false, "one failure and two pending could already reach the limit");
+  t.settle([key]); // the failed attempt ends: one failure, one pending
+  assert.equal(await third, 0);
+  const fourth = t.admit([key], 0);
+  assert.equal(await settledNow(fourth), false);
+  t.reset([key]); // a success forgets the failure...
+  t.settle([key]); // ...and ends: two pending left, under the limit
+  assert.equal(await fourth, 0);
+});
+
+test("admit answers a waiting attempt with the lockout its predecessors' failures started", async () => {
+  const t = createThrottle({ maxFailures: 2, windowSeconds: 60 });
+  await t.admit([key], 100);
+  await t.admit([key], 100);
+  const waiting = t.admit([key], 100);
+  t.fail([key], 100);
+  t.fail([key], 100);
+  t.settle([key]);
+  assert.equal(await waiting, 60);
+  assert.equal(await t.admit([key], 160), 0, "the window has ended");
+});
+
+test("admit counts a shared key's pending attempts against its larger limit, and ignores uncounted keys", async () => {
+  const t = createThrottle({ maxFailures: 1, windowSeconds: 60 });
+  for (let i = 0; i < SHARED_KEY_FACTOR; i++) assert.equal(await t.admit([shared], 0), 0);
+  assert.equal(await settledNow(t.admit([shared], 0)), false);
+  const unknown = { id: `ip:${addressBucket(UNKNOWN_ADDRESS)}` };
+  for (let i = 0; i < 5; i++) assert.equal(await t.admit([unknown], 0), 0, "a key every caller would share is not held");
+  t.settle([unknown]);
+  assert.equal(t.size(), 0, "pending attempts are not failures");
+});

@@ -244,3 +244,40 @@ test("with the caller's address the same failures still lock the client out from
   assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 429);
   assert.equal(t.log.filter((l) => l.event === "client_address_unknown").length, 0);
 });
+
+test("client auth throttle holds for wrong secrets sent in parallel, though the digest awaits", { timeout: 20_000 }, async () => {
+  // The test app hashes with crypto.subtle, the default an embedder gets, which yields to the event loop. Checked
+  // only before the awaits, all twenty passed the limit and were checked (a concurrency review, 2026-11-22).
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "203.0.113.9" };
+  const statuses = await Promise.all(Array.from({ length: 20 }, () => t.app.fetch(cc(client.clientId, "wrong"), ip).then((r) => r.status)));
+  assert.deepEqual([statuses.filter((s) => s === 401).length, statuses.filter((s) => s === 429).length], [MAX, 20 - MAX]);
+  const events = await t.store.audit.list({});
+  assert.equal(events.filter((e) => e.event === "client_auth_failed").length, MAX);
+  assert.equal(events.filter((e) => e.event === "throttled").length, 1);
+});
+
+test("client auth: honest requests in parallel, many more than the limit, are all answered, none refused", { timeout: 20_000 }, async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "203.0.113.10" };
+  const honest = Array.from({ length: 10 * MAX }, () => t.app.fetch(cc(client.clientId, client.clientSecret), ip));
+  // Failures one short of the limit in the same burst: the successes wait for them instead of being refused.
+  const wrong = Array.from({ length: MAX - 1 }, () => t.app.fetch(cc(client.clientId, "wrong"), ip));
+  const statuses = await Promise.all([...wrong, ...honest].map((p) => p.then((r) => r.status)));
+  assert.deepEqual(statuses.slice(0, MAX - 1), Array(MAX - 1).fill(401));
+  assert.deepEqual(statuses.slice(MAX - 1), Array(10 * MAX).fill(200));
+});
+
+test("client auth: an attempt that fails in the store settles, so later ones neither wait nor count it", { timeout: 20_000 }, async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "203.0.113.11" };
+  const find = t.store.clients.findForTokenRequest.bind(t.store.clients);
+  t.store.clients.findForTokenRequest = () => Promise.reject(new Error("database is locked"));
+  const failed = await Promise.all(Array.from({ length: 2 * MAX }, () => t.app.fetch(cc(client.clientId, "wrong"), ip).then((r) => r.status)));
+  assert.deepEqual(failed, Array(2 * MAX).fill(503), "no guess was checked, so none is counted");
+  t.store.clients.findForTokenRequest = find;
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 200);
+});
