@@ -21,7 +21,7 @@ interface DenoApi {
   ): DenoServer;
   addSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP" | "SIGQUIT", handler: () => void): void;
   removeSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP" | "SIGQUIT", handler: () => void): void;
-  mkdir(path: string, options: { recursive: boolean }): Promise<void>;
+  mkdir(path: string, options: { recursive: boolean; mode?: number }): Promise<void>;
   readTextFile(path: string | URL): Promise<string>;
   stat(path: string): Promise<unknown>;
   writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
@@ -129,6 +129,23 @@ function parentDir(path: string): string {
   return slash <= 0 ? (slash === 0 ? "/" : ".") : path.slice(0, slash).replace(/(?<=.)(\/\.)+$/, "");
 }
 
+/** A missing database file created private, as on Node (serve_node.ts createDatabaseFile says why). */
+async function createDatabaseFile(path: string): Promise<void> {
+  await Deno.mkdir(parentDir(path), { recursive: true, mode: 0o700 });
+  await createPrivateFile(path);
+}
+
+/** Creates `path` empty with mode 0600; false when something already exists there (never overwritten). */
+async function createPrivateFile(path: string): Promise<boolean> {
+  try {
+    (await Deno.open(path, { write: true, createNew: true, mode: 0o600 })).close();
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.AlreadyExists) return false;
+    throw error;
+  }
+}
+
 /** The CLI's runtime services on Deno. */
 export function createDenoDeps(env: Record<string, string | undefined>, overrides: Partial<CliDeps> = {}): CliDeps {
   return {
@@ -138,7 +155,7 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     log: overrides.log ?? denoStderrLog(),
     digest: syncSha256Hex,
     async openStore(path, options) {
-      if (path !== ":memory:") await Deno.mkdir(parentDir(path), { recursive: true });
+      if (path !== ":memory:") await createDatabaseFile(path);
       return openStore(path, options);
     },
     async readTextFile(path) {
@@ -170,15 +187,7 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
         throw error;
       }
     },
-    async createPrivateFile(path) {
-      try {
-        (await Deno.open(path, { write: true, createNew: true, mode: 0o600 })).close();
-        return true;
-      } catch (error) {
-        if (error instanceof Deno.errors.AlreadyExists) return false;
-        throw error;
-      }
-    },
+    createPrivateFile,
     removeFile: removeIfPresent,
     listen: listenDeno,
     shutdownSignal: denoShutdownSignal,

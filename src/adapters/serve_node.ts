@@ -108,6 +108,28 @@ async function readText(path: string | URL): Promise<string | undefined> {
   }
 }
 
+/**
+ * Creates a missing database file readable by its owner only, in a directory (made if missing) only its owner may
+ * enter: the file holds password hashes, e-mail addresses and the farms' boundaries, and SQLite gives the -wal and
+ * -shm files the main file's mode. Left to the umask, all three came out world-readable (a privacy review). An
+ * existing file keeps its mode: the operator chose it.
+ */
+async function createDatabaseFile(path: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await createPrivateFile(path);
+}
+
+/** Creates `path` empty with mode 0600; false when something already exists there (never overwritten). */
+async function createPrivateFile(path: string): Promise<boolean> {
+  try {
+    await (await open(path, "wx", 0o600)).close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+}
+
 /** The CLI's runtime services on Node; `overrides` lets tests swap e.g. the shutdown signal or the log. */
 export function createNodeDeps(env: Record<string, string | undefined>, overrides: Partial<CliDeps> = {}): CliDeps {
   return {
@@ -117,7 +139,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     log: overrides.log ?? nodeStderrLog(),
     digest: syncSha256Hex,
     async openStore(path, options) {
-      if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
+      if (path !== ":memory:") await createDatabaseFile(path);
       // The listener's answers to a group commit's callers leave in the commit's turn (OpenOptions.afterBatch).
       return openStore(path, { afterBatch: processWriteQueue.flush, ...options });
     },
@@ -143,15 +165,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
         throw error;
       }
     },
-    async createPrivateFile(path) {
-      try {
-        await (await open(path, "wx", 0o600)).close();
-        return true;
-      } catch (error) {
-        if ((error as { code?: string }).code === "EEXIST") return false;
-        throw error;
-      }
-    },
+    createPrivateFile,
     async removeFile(path) {
       await rm(path, { force: true });
     },

@@ -13,17 +13,21 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 test("serve on Deno seeds, answers /healthz and exits 0 on SIGTERM", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-"));
-  const server = await serveOnDeno(join(dir, "fg.db"));
+  const db = join(dir, "new", "fg.db");
+  const server = await serveOnDeno(db);
   try {
     const res = await fetch(`${server.url}/healthz`);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { status: "ok" });
+    // The database it created is private: its directory, the file, and the -wal and -shm SQLite derives from it.
+    assert.equal(statSync(join(dir, "new")).mode & 0o777, 0o700);
+    for (const file of [db, `${db}-wal`, `${db}-shm`]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
   } finally {
     assert.equal(await server.stop(), "exit=0");
   }
   assert.match(server.stderr(), /"event":"stopped"/);
   assert.match(server.stdout(), /fieldgate demo data created/);
-  const credentials = join(dir, "fg.db.demo-credentials.json");
+  const credentials = join(dir, "new", "fg.db.demo-credentials.json");
   assert.ok(existsSync(credentials));
   assert.equal(statSync(credentials).mode & 0o777, 0o600);
 });
@@ -97,7 +101,8 @@ async function serveOnDeno(
   dbPath: string,
   options: { env?: Record<string, string>; maxOpenFiles?: number } = {},
 ): Promise<DenoServe> {
-  const limit = options.maxOpenFiles === undefined ? "" : `ulimit -n ${options.maxOpenFiles}; `;
+  // The usual umask, so what the server creates shows the modes it asks for.
+  const limit = `umask 022; ${options.maxOpenFiles === undefined ? "" : `ulimit -n ${options.maxOpenFiles}; `}`;
   // What `deno task start` runs (its permission and V8 flags), with type checking left to `npm run typecheck`.
   const [run, ...rest] = denoTaskArgs(new URL("../../", import.meta.url), "start");
   const command = ["node_modules/.bin/deno", run, "--no-check", ...rest].join(" ");

@@ -5,6 +5,8 @@ import { spawnSync } from "node:child_process";
 import { Agent, get as httpGet } from "node:http";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
+import { chmodSync, statSync } from "node:fs";
+import { join } from "node:path";
 import type { App } from "../../src/app.ts";
 import { runCli } from "../../src/cli/main.ts";
 import { listenNode } from "../../src/adapters/serve_node.ts";
@@ -50,6 +52,29 @@ test("serve on Node with port 0 and no base URL names the bound port in the bann
     stop("SIGTERM");
     assert.equal(await running, 0);
   }
+});
+
+test("a database serve creates is private: its directory, the file and its -wal and -shm, whatever the umask", async () => {
+  const h = cliHarness();
+  const dbPath = join(h.dir, "new", "fg.db");
+  const previous = process.umask(0o022); // the usual default, under which everything came out world-readable
+  let stop!: (signal: string) => void;
+  const deps = h.deps({ shutdownSignal: () => new Promise((resolve) => (stop = resolve)) });
+  const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };
+  const running = runCli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", dbPath], io, deps);
+  try {
+    while (!h.log.some((l) => l.event === "listening")) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(statSync(join(h.dir, "new")).mode & 0o777, 0o700);
+    for (const file of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
+  } finally {
+    stop("SIGTERM");
+    assert.equal(await running, 0);
+    process.umask(previous);
+  }
+  // An existing file keeps the mode its operator gave it.
+  chmodSync(dbPath, 0o640);
+  assert.equal((await h.run(["users", "list", "--db", dbPath])).code, 0);
+  assert.equal(statSync(dbPath).mode & 0o777, 0o640);
 });
 
 test("the node listener holds requests that arrive while the app is built, then answers them", async () => {
