@@ -15,6 +15,7 @@ import { purge } from "./commands/purge.ts";
 import { rotateSecret } from "./commands/rotate_secret.ts";
 import { serve } from "./commands/serve.ts";
 import { setPassword } from "./commands/set_password.ts";
+import { deleteUser } from "./commands/delete_user.ts";
 import { setRedirectUri } from "./commands/set_redirect_uri.ts";
 import { disableUser, enableUser } from "./commands/user_state.ts";
 import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "./types.ts";
@@ -23,7 +24,7 @@ import { messageOf } from "./text.ts";
 
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
-  serve, addUser, listUsers, disableUser, enableUser, setPassword, addClient, listClients, showClient, disableClient,
+  serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, addClient, listClients, showClient, disableClient,
   enableClient, rotateSecret, setRedirectUri, importFields, purge, listAudit, backup,
 ];
 

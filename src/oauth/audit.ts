@@ -21,6 +21,7 @@ export type AuditEventName =
   | "client_enabled"
   | "user_disabled"
   | "user_enabled"
+  | "user_deleted"
   | "password_changed"
   | "redirect_uri_changed"
   | "throttled";

@@ -248,4 +248,11 @@ ALTER TABLE fields_autoincrement RENAME TO fields;
 ${FIELD_INDEXES}
 ${FIELD_COUNT_TRIGGERS}`,
   },
+  {
+    // `users delete` erases a person but keeps their row as an anonymous tombstone: its id is never handed to the
+    // next user (audit rows and the `sub` clients saw keep meaning "that deleted person", not someone new), and
+    // nothing that references users needs a rebuild. deleted_at marks the tombstone.
+    name: "user tombstones",
+    sql: "ALTER TABLE users ADD COLUMN deleted_at INTEGER;",
+  },
 ];

@@ -29,6 +29,12 @@ export interface AccessEnded {
   tokensRevoked: number;
 }
 
+/** What erasing a user removed; or why nothing was: gone already, or the integration user of a client. */
+export type EraseOutcome =
+  | { status: "erased"; sessionsEnded: number; tokensRevoked: number; memberships: number; consents: number; auditEventsAnonymized: number }
+  | { status: "missing" }
+  | { status: "client_integration_user"; clientId: string };
+
 export interface NewUser {
   username: string;
   name?: string | null;
@@ -65,6 +71,14 @@ export interface UserStore {
    * `revokeTokensAt` revoked them (and their grant families) in the same transaction.
    */
   setDisabled(id: number, disabled: boolean, options?: RevokeOptions): Promise<AccessEnded>;
+  /**
+   * Erases a user in one transaction: their tokens, codes, grant families, remembered approvals, sessions and
+   * memberships are deleted, their audit events lose the client address, and the row becomes an anonymous, disabled
+   * tombstone without username, name or password, so its id is never reused. `findByUsername` and `list` no longer
+   * see it and the username is free again. An integration user that a client acts as is refused: it goes with its
+   * client, and erasing it would leave the client acting as nobody.
+   */
+  erase(id: number, now: number): Promise<EraseOutcome>;
 }
 
 function toUser(row: Row): User {
@@ -78,6 +92,12 @@ function toUser(row: Row): User {
     createdAt: Number(row.created_at),
   };
 }
+
+/**
+ * A tombstone's username: it has spaces, which no username may have (registration.ts validateUsername), so it
+ * never collides with a real one, and it says what the row is to whoever reads the table.
+ */
+const tombstoneName = (id: number) => `(deleted user ${id})`;
 
 export function createUserStore(db: Db): UserStore {
   function insertUser({ username, name = null, kind, passwordHash = null, now }: NewUser): User {
@@ -117,11 +137,11 @@ export function createUserStore(db: Db): UserStore {
       return row && toUser(row);
     },
     async findByUsername(username) {
-      const row = db.prepare("SELECT * FROM users WHERE username = ?").get(username) as Row | undefined;
+      const row = db.prepare("SELECT * FROM users WHERE username = ? AND deleted_at IS NULL").get(username) as Row | undefined;
       return row && toUser(row);
     },
     async list() {
-      return (db.prepare("SELECT * FROM users ORDER BY id").all() as Row[]).map(toUser);
+      return (db.prepare("SELECT * FROM users WHERE deleted_at IS NULL ORDER BY id").all() as Row[]).map(toUser);
     },
     async updatePasswordHash(id, passwordHash, { replacing }) {
       return db.transactionBatched(() =>
@@ -139,6 +159,31 @@ export function createUserStore(db: Db): UserStore {
       return db.transaction(() => {
         db.prepare("UPDATE users SET disabled = ? WHERE id = ?").run(disabled ? 1 : 0, id);
         return { sessionsEnded: disabled ? endSessions(id) : 0, tokensRevoked: revokeTokens(id, "user_disabled", options) };
+      });
+    },
+    async erase(id, now) {
+      return db.transaction((): EraseOutcome => {
+        const client = db.prepare("SELECT client_id FROM clients WHERE integration_user_id = ? LIMIT 1").get(id) as Row | undefined;
+        if (client) return { status: "client_integration_user", clientId: String(client.client_id) };
+        const erased = db.prepare(`UPDATE users SET username = ?, name = NULL, password_hash = NULL, disabled = 1,
+          deleted_at = ? WHERE id = ? AND deleted_at IS NULL`).run(tombstoneName(id), now, id).changes;
+        if (Number(erased) === 0) return { status: "missing" };
+        const removed = (table: string) => Number(db.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(id).changes);
+        const tokensRevoked = Number(db.prepare("SELECT COUNT(*) AS n FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?")
+          .get(id, now)!.n);
+        // Tokens, then codes, then the families both belong to: each delete finds nothing left to cascade to.
+        removed("tokens");
+        removed("authorization_codes");
+        removed("grant_families");
+        return {
+          status: "erased",
+          tokensRevoked,
+          consents: removed("consents"),
+          sessionsEnded: removed("sessions"),
+          memberships: removed("memberships"),
+          auditEventsAnonymized: Number(db.prepare("UPDATE audit_events SET ip = NULL WHERE user_id = ? AND ip IS NOT NULL")
+            .run(id).changes),
+        };
       });
     },
   };

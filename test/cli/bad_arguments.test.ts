@@ -24,9 +24,9 @@ const invalidGeometry = JSON.stringify({
 const ROWS: Row[] = [
   { name: "no command at all", args: [] },
   { name: "an unknown command", args: ["frobnicate"], message: /unknown command/ },
-  { name: "an unknown subcommand", args: ["users", "delete"], message: /unknown command/ },
+  { name: "an unknown subcommand", args: ["users", "rename"], message: /unknown command/ },
   { name: "an unknown command followed by options", args: ["bogus", "--db", "x.db"], message: /unknown command "bogus"\n/ },
-  { name: "an unknown subcommand followed by options", args: ["users", "delete", "--db", "x.db"], message: /unknown command "users delete"\n/ },
+  { name: "an unknown subcommand followed by options", args: ["users", "rename", "--db", "x.db"], message: /unknown command "users rename"\n/ },
   { name: "options without a command", args: ["--db", "x.db"], message: /unknown command "--db"\n/ },
   { name: "users add without --username", args: ["users", "add", "--integration", "--org", "acme"], message: /--username/ },
   { name: "users add without --org", args: ["users", "add", "--username", "u", "--integration"], message: /--org/ },

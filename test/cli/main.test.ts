@@ -53,18 +53,22 @@ test("a database path in a missing directory is created", async () => {
   assert.ok(existsSync(nested));
 });
 
-test("purge reports what it deleted past the retention window", async () => {
+test("purge reports what it deleted past the retention window; audit events are kept 90 days by default", async () => {
   const h = cliHarness();
   const store = openStore(h.dbPath);
   const now = h.clock.nowSeconds();
-  await store.audit.insert({ at: now - 30 * 86_400, event: "old", clientId: null, userId: null, ip: null, detail: null });
+  await store.audit.insert({ at: now - 91 * 86_400, event: "old", clientId: null, userId: null, ip: null, detail: null });
+  // Past FIELDGATE_RETENTION (7 days), within FIELDGATE_AUDIT_RETENTION (90 days).
+  await store.audit.insert({ at: now - 30 * 86_400, event: "month_old", clientId: null, userId: null, ip: null, detail: null });
   await store.audit.insert({ at: now, event: "fresh", clientId: null, userId: null, ip: null, detail: null });
   await store.close();
   const out = await h.json(["purge"]);
   assert.deepEqual(Object.keys(out).sort(), ["auditEvents", "codes", "demoStates", "families", "sessions", "tokens"]);
   assert.equal(out.auditEvents, 1);
-  assert.deepEqual(h.query("SELECT event FROM audit_events").map((r) => r.event), ["fresh"]);
-  assert.match((await h.run(["purge"])).stdout, /auditEvents\s+0/);
+  assert.deepEqual(h.query("SELECT event FROM audit_events ORDER BY at").map((r) => r.event), ["month_old", "fresh"]);
+  const text = (await h.run(["purge"], { env: { FIELDGATE_AUDIT_RETENTION: String(7 * 86_400) } })).stdout;
+  assert.match(text, /retention 604800 s, audit retention 604800 s/);
+  assert.match(text, /auditEvents\s+1/);
 });
 
 test("audit lists events and filters with --since as ISO date or epoch seconds", async () => {
@@ -130,6 +134,7 @@ const ON_EXISTING_DATABASE: Record<string, (h: ReturnType<typeof cliHarness>) =>
   "users disable": () => ({ args: ["users", "disable", "alice@example.com"] }),
   "users enable": () => ({ args: ["users", "enable", "alice@example.com"] }),
   "users set-password": () => ({ args: ["users", "set-password", "alice@example.com", "--password-stdin"], stdin: "correct horse battery\n" }),
+  "users delete": () => ({ args: ["users", "delete", "alice@example.com"] }),
   "clients list": () => ({ args: ["clients", "list"] }),
   "clients show": () => ({ args: ["clients", "show", "abc"] }),
   "clients disable": () => ({ args: ["clients", "disable", "abc"] }),

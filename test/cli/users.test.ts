@@ -190,3 +190,55 @@ test("users add --org-name names the organization it creates; an existing one ke
   const blank = await h.run(["users", "add", "--username", "dan", "--integration", "--org", "initech", "--org-name", "  "]);
   assert.equal(blank.code, 2);
 });
+
+test("users delete erases a person: access ends, identifying data goes, the id stays taken and the name is free", async () => {
+  const h = cliHarness();
+  const { check } = await aliceSignedIn(h);
+  const [alice] = h.query("SELECT id FROM users WHERE username = 'alice@example.com'");
+  const aliceId = Number(alice!.id);
+  const [client] = h.query("SELECT id FROM clients WHERE grant_type = 'authorization_code'");
+  const store = openStore(h.dbPath);
+  const now = h.clock.nowSeconds();
+  await store.consents.grant(aliceId, Number(client!.id), { scope: "fields:read", now });
+  await store.audit.insert({ at: now, event: "sign_in_succeeded", clientId: null, userId: aliceId, ip: "203.0.113.5", detail: null });
+  await store.audit.insert({ at: now, event: "sign_in_failed", clientId: null, userId: null, ip: "198.51.100.7", detail: null });
+  await store.close();
+
+  const out = await h.json(["users", "delete", "alice@example.com"]);
+  assert.deepEqual(out, {
+    username: "alice@example.com", deleted: true, sessions_ended: 1, tokens_revoked: 1, consents_removed: 1,
+    memberships_removed: 1, audit_events_anonymized: 1,
+  });
+  assert.deepEqual(await check(), { session: false, token: false });
+  for (const table of ["sessions", "tokens", "consents", "memberships", "grant_families", "authorization_codes"]) {
+    assert.equal(h.query(`SELECT COUNT(*) AS n FROM ${table} WHERE user_id = ?`, aliceId)[0]!.n, 0, table);
+  }
+  const [tombstone] = h.query("SELECT username, name, password_hash, disabled, deleted_at FROM users WHERE id = ?", aliceId);
+  assert.deepEqual({ ...tombstone }, { username: `(deleted user ${aliceId})`, name: null, password_hash: null, disabled: 1, deleted_at: now });
+  assert.deepEqual(h.query("SELECT ip FROM audit_events WHERE event LIKE 'sign_in%' ORDER BY id").map((r) => r.ip), [null, "198.51.100.7"]);
+  const [deleted] = h.query("SELECT user_id, detail FROM audit_events WHERE event = 'user_deleted'");
+  assert.equal(deleted!.user_id, aliceId);
+  assert.doesNotMatch(JSON.stringify(h.query("SELECT * FROM audit_events")), /alice/, "the audit trail does not keep the name");
+
+  assert.doesNotMatch((await h.run(["users", "list"])).stdout, /alice|deleted/);
+  const again = await h.run(["users", "delete", "alice@example.com"]);
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /no user "alice@example.com"/);
+  // The name is free again; the new account gets a new id, so the old audit rows never point at it.
+  const newcomer = await h.json(["users", "add", "--username", "alice@example.com", "--password-stdin", "--org", "acme"], { stdin: "another good passphrase" });
+  assert.ok(Number(newcomer.id) > aliceId);
+});
+
+test("users delete refuses the integration user a client acts as (exit 1) and changes nothing", async () => {
+  const h = cliHarness();
+  await h.json(["users", "add", "--username", "robot@example.com", "--integration", "--org", "acme"]);
+  const client = await h.json(["clients", "add", "--name", "Job", "--grant", "client_credentials", "--integration-user", "robot@example.com", "--scope", "fields:read"]);
+  const before = h.snapshot();
+  const result = await h.run(["users", "delete", "robot@example.com"]);
+  assert.equal(result.code, 1);
+  assert.equal(result.stderr, `fieldgate users delete: robot@example.com is the integration user of client ${client.client_id}: disable the client instead\n`);
+  assert.equal(h.snapshot(), before);
+  // One no client acts as can go.
+  await h.json(["users", "add", "--username", "spare@example.com", "--integration", "--org", "acme"]);
+  assert.equal((await h.json(["users", "delete", "spare@example.com"])).deleted, true);
+});

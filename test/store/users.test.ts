@@ -2,6 +2,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../src/store/store.ts";
 import { StoreConflictError } from "../../src/store/errors.ts";
+import { buildTestApp } from "../helpers/test_app.ts";
+import { postJson } from "../helpers/requests.ts";
+import { authCodeTokens, codeBody, issueCode, refreshBody } from "../helpers/codes.ts";
+import { gql } from "../helpers/graphql.ts";
 
 test("users insert, find by id and by case-insensitive username", async () => {
   const store = openStore(":memory:");
@@ -62,4 +66,20 @@ test("insertMember with a taken username leaves nothing behind: no organization,
     StoreConflictError,
   );
   assert.deepEqual((await store.organizations.list()).map((o) => o.slug), ["acme"]);
+});
+
+test("erase ends a real grant: the access token is refused, the refresh token and an unused code are dead", async () => {
+  const t = buildTestApp();
+  const { client, issued, tokens } = await authCodeTokens(t);
+  const pending = await issueCode(t, client, { userId: issued.userId });
+  assert.equal((await gql(t, tokens.access_token, "{ fields { total_count } }")).status, 200);
+  const outcome = await t.store.users.erase(issued.userId, t.clock.nowSeconds());
+  assert.equal(outcome.status, "erased");
+  assert.equal((await gql(t, tokens.access_token, "{ fields { total_count } }")).status, 401);
+  const refreshed = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
+  assert.equal((await refreshed.json()).error, "invalid_grant");
+  const exchanged = await t.app.fetch(postJson("/oauth/token", codeBody(client, pending)));
+  assert.equal((await exchanged.json()).error, "invalid_grant");
+  assert.equal(await t.store.users.findByUsername(`(deleted user ${issued.userId})`), undefined, "a tombstone is nobody's sign-in name");
+  assert.deepEqual(await t.store.users.erase(issued.userId, t.clock.nowSeconds()), { status: "missing" });
 });
