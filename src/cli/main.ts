@@ -75,7 +75,7 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
   }
   checkPositionals(command, args);
   const stdin = command.readsStdin?.(args) ? await io.readStdin({ hidden: command.stdinPrompt }) : undefined;
-  command.validate?.(args, stdin);
+  command.validate?.(args, stdin, deps);
   const env = effectiveEnv(args, deps.env);
   const config = loadValidConfig(env);
   if (!command.createsDatabase && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {

@@ -140,8 +140,11 @@ export interface Command {
   readsStdin?(args: ParsedArgs): boolean;
   /** The prompt for stdin when it is a terminal: the text is then read as a secret, without echo. */
   stdinPrompt?: string;
-  /** Checks arguments (and stdin) without a database; throws UsageError. Runs before the store is opened. */
-  validate?(args: ParsedArgs, stdin: string | undefined): void;
+  /**
+   * Checks arguments (and stdin, and what the runtime offers) without a database; throws UsageError. Runs before
+   * the store is opened, so a refused command has not created or migrated anything.
+   */
+  validate?(args: ParsedArgs, stdin: string | undefined, deps: CliDeps): void;
   /** Options for opening the store (serve turns automatic checkpoints off). */
   storeOptions?: OpenOptions;
   /**

@@ -245,3 +245,12 @@ test("a --db path with a ./ segment in a new directory works on Deno as on Node"
   assert.equal(result.code, 0, result.stderr);
   assert.ok(existsSync(join(dir, "new", "fg.db")));
 });
+
+test("serve --workers 2 on Deno is refused as a bad argument before any database is made", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-workers-"));
+  const db = join(dir, "fg.db");
+  const result = await denoCli(["serve", "--workers", "2", "--port", "0", "--db", db]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /--workers is not supported on this runtime/);
+  assert.equal(existsSync(db), false);
+});

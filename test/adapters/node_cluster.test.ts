@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -107,13 +107,15 @@ test("a heap setting given in NODE_OPTIONS is left alone; only the missing one i
   }
 });
 
-test("serve --workers 2 on a runtime without a worker pool fails with exit 1 and serves nothing", async () => {
+test("serve --workers 2 on a runtime without a worker pool is refused as a bad argument: exit 2, no database made", async () => {
   const h = cliHarness();
   let listened = false;
   const deps = h.deps({ workers: undefined, listen: async () => ((listened = true), { url: "http://x", close: async () => {} }) });
   let stderr = "";
   const io = { stdout: () => {}, stderr: (text: string) => void (stderr += text), readStdin: async () => "", isTTY: false };
-  assert.equal(await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, deps), 1);
+  assert.equal(await runCli(["serve", "--workers", "2", "--port", "0", "--db", h.dbPath], io, deps), 2);
   assert.match(stderr, /--workers is not supported/);
   assert.equal(listened, false);
+  // Refused before the store opens: no file created or migrated (on Deno it was, then refused with exit 1).
+  assert.equal(existsSync(h.dbPath), false);
 });

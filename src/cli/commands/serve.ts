@@ -27,12 +27,13 @@ function plainHttpBeyondLoopback(baseUrl: string): boolean {
   return url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname);
 }
 
-/** --workers as a count; 1 when absent. */
-function workerCount(args: ParsedArgs): number {
+/** --workers as a count; 1 when absent. More than 1 only where the runtime can fork workers (Node). */
+function workerCount(args: ParsedArgs, deps: CliDeps): number {
   const value = args.flags.workers;
   if (value === undefined) return 1;
   const n = typeof value === "string" && /^[0-9]{1,3}$/.test(value) ? Number(value) : Number.NaN;
   if (!(n >= 1 && n <= MAX_WORKERS)) throw new UsageError(`--workers must be a whole number from 1 to ${MAX_WORKERS}`);
+  if (n > 1 && !deps.workers) throw new UsageError("--workers is not supported on this runtime; run one process per port");
   return n;
 }
 
@@ -136,16 +137,15 @@ export const serve: Command = {
       description: "processes sharing the port and the database (default 1; Node only, one per core at most)",
     },
   },
-  validate: (args) => void workerCount(args),
+  validate: (args, _stdin, deps) => void workerCount(args, deps),
   // Checkpoints run on a timer (maintenance.ts) instead of inside request commits.
   storeOptions: { autoCheckpointPages: 0 },
   createsDatabase: true,
   async run(ctx) {
     const { args, config: initial, io, deps, store } = ctx;
-    const workers = workerCount(args);
+    const workers = workerCount(args, deps);
     const worker = deps.workers?.index;
-    if (workers > 1 && worker === undefined) {
-      if (!deps.workers) throw new CommandError("--workers is not supported on this runtime; run one process per port");
+    if (workers > 1 && deps.workers && worker === undefined) {
       // The primary seeds once, before forking, so workers never race to. It binds no socket itself: the banner
       // waits for the first worker to listen, so with port 0 it names the port the workers actually share.
       const seed = await seedIfEmpty(ctx, initial);
