@@ -166,6 +166,10 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     // lose the last transactions. FULL would cost about 3x token throughput for that last guarantee.
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA foreign_keys = ON");
+    // Deleted and overwritten rows are zeroed, not left in free space: a purged audit row's address, an erased
+    // user's name or a replaced field's boundary would otherwise stay readable in the file (a privacy review found
+    // them). The request paths insert and update in place, so only deletes (purge, sign-out, erasure) pay.
+    db.exec("PRAGMA secure_delete = ON");
     db.exec(`PRAGMA wal_autocheckpoint = ${Math.max(0, Math.floor(options.autoCheckpointPages ?? 1000))}`);
     migrate(db, options.now ?? Date.now());
   } catch (error) {

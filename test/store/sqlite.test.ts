@@ -1,7 +1,7 @@
 // openDatabase: pragmas for a file database and the background (worker-thread) WAL checkpoint.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -310,5 +310,31 @@ test("readTogether closes its transaction when a read throws, and inside a trans
     assert.equal(db.prepare("SELECT COUNT(*) AS n FROM organizations WHERE slug = 'inside'").get()?.n, 1, "and did not end it early");
   } finally {
     db.close();
+  }
+});
+
+test("deleted and overwritten rows leave no readable trace in the file once checkpointed (secure_delete)", () => {
+  const { path, cleanup } = tempDb("fieldgate-sqlite-");
+  const db = openDatabase(path, { autoCheckpointPages: 0 });
+  try {
+    db.transaction(() => {
+      const insert = db.prepare("INSERT INTO organizations (slug, name, created_at) VALUES (?, ?, 1)");
+      insert.run("kept", "kept-organization-name");
+      insert.run("gone", "deleted-organization-marker");
+      insert.run("renamed", "overwritten-name-marker");
+    });
+    db.checkpoint("TRUNCATE");
+    db.transaction(() => {
+      db.prepare("DELETE FROM organizations WHERE slug = 'gone'").run();
+      db.prepare("UPDATE organizations SET name = 'x' WHERE slug = 'renamed'").run();
+    });
+    db.checkpoint("TRUNCATE");
+    const file = readFileSync(path).toString("latin1");
+    assert.ok(file.includes("kept-organization-name"), "the scan reads the file's text");
+    assert.ok(!file.includes("deleted-organization-marker"));
+    assert.ok(!file.includes("overwritten-name-marker"));
+  } finally {
+    db.close();
+    cleanup();
   }
 });
