@@ -138,6 +138,7 @@ async function main(): Promise<void> {
   const env = {
     FIELDGATE_PBKDF2_ITERATIONS: "1000",
     FIELDGATE_RETENTION: String(RETENTION),
+    FIELDGATE_AUDIT_RETENTION: String(RETENTION),
     FIELDGATE_CLEANUP_INTERVAL: "5",
     // Long enough that a code never expires between redirect and exchange on a busy machine.
     FIELDGATE_CODE_TTL: "10",

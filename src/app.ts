@@ -223,7 +223,10 @@ export function createApp(options: AppOptions): App {
     }
     // node:http and Deno.serve drop a HEAD response's body themselves; an embedder forwarding it by hand would not.
     const response = request.method === "HEAD" && dispatched.response.body ? withoutBody(dispatched.response) : dispatched.response;
-    return finish(request, response, { requestId, started, routeLabel: dispatched.routeLabel, path: url.pathname });
+    // Logged under its route, as the metrics count it: a path that matched none is "unmatched", because clients put
+    // tokens and e-mail addresses in mistaken paths (/oauth/token/<token>, /users/<e-mail>). Routes are exact
+    // paths without parameters, so a route's path holds nothing the client chose.
+    return finish(request, response, { requestId, started, routeLabel: dispatched.routeLabel, path: dispatched.routeLabel });
   }
 
   /** A request whose URL cannot be trusted or parsed (http/host.ts): 400, logged without a path. */

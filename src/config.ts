@@ -10,9 +10,14 @@ export const ACCESS_TOKEN_TTL_SECONDS = {
 /** Longest authorization-code lifetime allowed: RFC 6749 §4.1.2 recommends at most 10 minutes. */
 export const MAX_CODE_TTL_SECONDS = 600;
 
-/** Scopes the service knows; clients may only be registered for these. */
+/**
+ * Scopes the service knows, with what the consent and account pages tell the user each one gives. A description
+ * names everything the scope lets the application read: `fields:read` also opens GraphQL's `viewer` (username,
+ * often an e-mail address, and name) and `organizations`.
+ */
 export const KNOWN_SCOPES = {
-  "fields:read": "Read your organizations' fields: names, crops, areas and boundaries",
+  "fields:read": "Read your organizations' fields (names, crops, areas and boundaries), your username, your name " +
+    "and your organizations' names",
 } as const;
 
 export type Scope = keyof typeof KNOWN_SCOPES;
@@ -60,8 +65,13 @@ export interface Config {
   demoSetting: "on" | "off" | "auto";
   /** Bearer secret protecting /metrics; undefined turns /metrics off. */
   metricsToken: string | undefined;
-  /** How long expired codes, tokens, sessions and audit rows are kept before purge. */
+  /** How long expired codes, tokens, sessions and demo states are kept before purge. */
   retentionSeconds: number;
+  /**
+   * How long audit events are kept before purge; apart from retentionSeconds, and longer by default: operators
+   * review the trail weeks later, and after restoring a backup they replay what `audit --since <backup time>` lists.
+   */
+  auditRetentionSeconds: number;
   cleanupIntervalSeconds: number;
   /** How long `serve` waits for in-flight requests at shutdown before cutting the connections still open. */
   shutdownGraceSeconds: number;
@@ -160,6 +170,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     demoSetting,
     metricsToken,
     retentionSeconds: integer(env, "FIELDGATE_RETENTION", 7 * 86_400, 0, 3_650 * 86_400),
+    auditRetentionSeconds: integer(env, "FIELDGATE_AUDIT_RETENTION", 90 * 86_400, 0, 3_650 * 86_400),
     cleanupIntervalSeconds: integer(env, "FIELDGATE_CLEANUP_INTERVAL", 300, 0, 86_400),
     shutdownGraceSeconds: integer(env, "FIELDGATE_SHUTDOWN_GRACE", 10, 1, 600),
     trustProxy: flag(env, "FIELDGATE_TRUST_PROXY", false),

@@ -84,6 +84,23 @@ test("every request is logged once with method, path, status and request id, nev
   assert.ok(!JSON.stringify(log).includes("secret-looking"));
 });
 
+test("the request log names the route: a path that matches none is logged as unmatched, never with a token or e-mail in it", async () => {
+  const { app, log } = buildTestApp();
+  const token = "fgat_01a2037a9c4e8b7d6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c";
+  for (const path of [`/oauth/token/${token}`, "/users/alice@example.com", "/users/alice%40example.com"]) {
+    assert.equal((await app.fetch(get(path))).status, 404, path);
+  }
+  // Matched routes, and a known path asked with the wrong method, keep their path.
+  await app.fetch(get("/oauth/authorize"));
+  await app.fetch(postJson("/healthz", {}));
+  const lines = log.filter((l) => l.event === "request");
+  assert.deepEqual(lines.map((l) => [l.fields.path, l.fields.status]), [
+    ["unmatched", 404], ["unmatched", 404], ["unmatched", 404], ["/oauth/authorize", 400], ["/healthz", 405],
+  ]);
+  const text = JSON.stringify(log);
+  for (const secret of [token, "alice", "example.com"]) assert.ok(!text.includes(secret), secret);
+});
+
 test("a sane incoming x-request-id is kept and echoed, a hostile one replaced", async () => {
   const { app } = buildTestApp();
   const kept = await app.fetch(get("/healthz", { "x-request-id": "abc-123" }));

@@ -44,6 +44,15 @@ test("settings are read from the environment record", () => {
   assert.equal(config.metricsToken, "0123456789abcdef");
 });
 
+test("audit events have their own retention, 90 days by default, set apart from the 7 days of expired credentials", () => {
+  const defaults = loadConfig({});
+  assert.equal(defaults.retentionSeconds, 7 * 86_400);
+  assert.equal(defaults.auditRetentionSeconds, 90 * 86_400);
+  const set = loadConfig({ FIELDGATE_RETENTION: "60", FIELDGATE_AUDIT_RETENTION: String(400 * 86_400) });
+  assert.deepEqual([set.retentionSeconds, set.auditRetentionSeconds], [60, 400 * 86_400]);
+  assert.equal(loadConfig({ FIELDGATE_AUDIT_RETENTION: "0" }).auditRetentionSeconds, 0);
+});
+
 test("a base URL with an empty path or only \"/\" is accepted, without the trailing slash", () => {
   assert.equal(loadConfig({ FIELDGATE_BASE_URL: "https://auth.example.com" }).baseUrl, "https://auth.example.com");
   assert.equal(loadConfig({ FIELDGATE_BASE_URL: "https://auth.example.com:8443/" }).baseUrl, "https://auth.example.com:8443");
@@ -73,6 +82,8 @@ const bad: { env: Record<string, string>; error: typeof TypeError | typeof Range
   { env: { FIELDGATE_METRICS_TOKEN: "short" }, error: RangeError, names: "FIELDGATE_METRICS_TOKEN" },
   { env: { FIELDGATE_MAX_BODY_BYTES: "10" }, error: RangeError, names: "FIELDGATE_MAX_BODY_BYTES" },
   { env: { FIELDGATE_SHUTDOWN_GRACE: "0" }, error: RangeError, names: "FIELDGATE_SHUTDOWN_GRACE" },
+  { env: { FIELDGATE_AUDIT_RETENTION: "90d" }, error: TypeError, names: "FIELDGATE_AUDIT_RETENTION" },
+  { env: { FIELDGATE_AUDIT_RETENTION: String(3_651 * 86_400) }, error: RangeError, names: "FIELDGATE_AUDIT_RETENTION" },
 ];
 
 for (const row of bad) {

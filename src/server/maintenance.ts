@@ -97,7 +97,7 @@ export function startMaintenance(
         });
         return;
       }
-      const counts = await store.purge(nowSeconds(clock), config.retentionSeconds);
+      const counts = await store.purge(nowSeconds(clock), config);
       log("purged", { ...counts });
     }), config.cleanupIntervalSeconds * 1000));
   }

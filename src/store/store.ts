@@ -20,6 +20,14 @@ export interface PurgeCounts {
   demoStates: number;
 }
 
+/** How long purge keeps rows past their time; Config has both fields, so a caller may pass its config. */
+export interface Retention {
+  /** Seconds expired codes, tokens, sessions, grant families and demo states are kept. */
+  retentionSeconds: number;
+  /** Seconds audit events are kept: a trail needs far longer than expired credentials do. */
+  auditRetentionSeconds: number;
+}
+
 export interface Store {
   organizations: OrganizationStore;
   users: UserStore;
@@ -34,10 +42,10 @@ export interface Store {
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   /**
-   * Deletes codes, tokens, sessions, demo states and audit rows that expired more than `retentionSeconds` before
-   * `now`.
+   * Deletes codes, tokens, sessions and demo states that expired more than `retentionSeconds` before `now`, and
+   * audit events older than `auditRetentionSeconds`.
    */
-  purge(now: number, retentionSeconds: number): Promise<PurgeCounts>;
+  purge(now: number, retention: Retention): Promise<PurgeCounts>;
   /** Runs PRAGMA integrity_check; ["ok"] when the file is sound, otherwise SQLite's list of problems. */
   integrityCheck(): Promise<string[]>;
   /**
@@ -84,8 +92,11 @@ function createStore(db: Db): Store {
         return false;
       }
     },
-    async purge(now, retentionSeconds) {
+    async purge(now, { retentionSeconds, auditRetentionSeconds }) {
       const cutoff = now - retentionSeconds;
+      // The audit trail outlives the credentials it describes: it is reviewed weeks later, and replayed after a
+      // restore (`audit --since <backup time>`).
+      const auditCutoff = now - auditRetentionSeconds;
       return db.transactionBatched(() => ({
         // A used code stays while its family has a live token: a later replay must still find it and revoke the
         // family (RFC 6749 §4.1.2) instead of reporting it missing.
@@ -103,7 +114,7 @@ function createStore(db: Db): Store {
             AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.family_id = grant_families.id)`).run(cutoff)
             .changes,
         ),
-        auditEvents: Number(db.prepare("DELETE FROM audit_events WHERE at < ?").run(cutoff).changes),
+        auditEvents: Number(db.prepare("DELETE FROM audit_events WHERE at < ?").run(auditCutoff).changes),
         demoStates: Number(db.prepare("DELETE FROM demo_states WHERE expires_at < ?").run(cutoff).changes),
       }));
     },

@@ -192,7 +192,7 @@ test("authorize shows the consent page with the application and each scope in pl
   assert.match(res.headers.get("content-security-policy") ?? "", /form-action 'self' https:\/\/client\.example/);
   const body = await res.text();
   assert.match(body, /Field notes app/);
-  assert.match(body, /Read your organizations&#39; fields/);
+  assert.match(body, /Read your organizations&#39; fields \(names, crops, areas and boundaries\), your username, your name/);
   assert.match(body, /value="approve"/);
   assert.match(body, /value="deny"/);
 });

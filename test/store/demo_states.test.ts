@@ -28,7 +28,7 @@ test("purge deletes demo states that expired before the retention cutoff", async
   const { store } = buildTestApp();
   await store.demoStates.save(row("gone", 100), { keep: 10 });
   await store.demoStates.save(row("recent", 900), { keep: 10 });
-  const counts = await store.purge(1_000, 500);
+  const counts = await store.purge(1_000, { retentionSeconds: 500, auditRetentionSeconds: 500 });
   assert.equal(counts.demoStates, 1);
-  assert.equal((await store.purge(2_000, 0)).demoStates, 1);
+  assert.equal((await store.purge(2_000, { retentionSeconds: 0, auditRetentionSeconds: 0 })).demoStates, 1);
 });

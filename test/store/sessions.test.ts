@@ -65,5 +65,5 @@ test("sessions: delete ends a session and expired sessions are purged", async ()
   await t.store.sessions.delete("x".repeat(64));
   assert.equal(await t.store.sessions.findActive("x".repeat(64), now), undefined);
   await t.store.sessions.insert(session(user.id, now, "y".repeat(64)));
-  assert.equal((await t.store.purge(now + 1000, 0)).sessions, 1);
+  assert.equal((await t.store.purge(now + 1000, { retentionSeconds: 0, auditRetentionSeconds: 0 })).sessions, 1);
 });

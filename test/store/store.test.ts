@@ -10,12 +10,14 @@ import { buildTestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import { authCodeTokens, codeBody, issueCode, refreshBody, tokenInfo } from "../helpers/codes.ts";
 
+const NO_RETENTION = { retentionSeconds: 0, auditRetentionSeconds: 0 };
+
 test("purge keeps a used code while its family has a live token, so a replay after purge still revokes the family", async () => {
   const t = buildTestApp();
   const { client, issued, tokens } = await authCodeTokens(t);
   t.clock.advance(t.config.codeTtlSeconds + 60);
   // Retention 0: the code expired before the cutoff, only its family's live tokens keep it.
-  const counts = await t.store.purge(t.clock.nowSeconds(), 0);
+  const counts = await t.store.purge(t.clock.nowSeconds(), NO_RETENTION);
   assert.equal(counts.codes, 0);
   const replay = await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)));
   assert.equal(replay.status, 400);
@@ -32,9 +34,25 @@ test("purge deletes an expired code once no token of its family is live, and an 
   const { client } = await authCodeTokens(t);
   await issueCode(t, client);
   t.clock.advance(t.config.codeTtlSeconds + 60);
-  assert.equal((await t.store.purge(t.clock.nowSeconds(), 0)).codes, 1, "only the unused code goes");
+  assert.equal((await t.store.purge(t.clock.nowSeconds(), NO_RETENTION)).codes, 1, "only the unused code goes");
   t.clock.advance(t.config.refreshTokenTtlSeconds);
-  assert.equal((await t.store.purge(t.clock.nowSeconds(), 0)).codes, 1, "the used code goes with its last token");
+  assert.equal((await t.store.purge(t.clock.nowSeconds(), NO_RETENTION)).codes, 1, "the used code goes with its last token");
+});
+
+test("purge with the default settings keeps audit events past FIELDGATE_RETENTION until FIELDGATE_AUDIT_RETENTION", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const now = t.clock.nowSeconds();
+  const day = 86_400;
+  const audit = (at: number, event: string) =>
+    t.store.audit.insert({ at, event, clientId: null, userId: null, ip: null, detail: null });
+  await audit(now - 30 * day, "month_old");
+  await audit(now - 91 * day, "quarter_old");
+  // A session that expired 8 days ago: past the 7 days expired credentials are kept.
+  await t.store.sessions.insert({ sessionHash: "s".repeat(64), userId: user.id, createdAt: now - 9 * day, expiresAt: now - 8 * day });
+  const counts = await t.store.purge(now, t.config);
+  assert.deepEqual([counts.auditEvents, counts.sessions], [1, 1]);
+  assert.deepEqual((await t.store.audit.list({})).map((e) => e.event), ["month_old"]);
 });
 
 test("ping reads the file: a database overwritten with garbage is not reported healthy", async () => {

@@ -41,6 +41,7 @@ test("/account lists the applications the user has authorized", async () => {
   assert.equal(res.headers.get("x-frame-options"), "DENY");
   const body = await res.text();
   assert.match(body, /Field notes app/);
+  assert.match(body, /your username, your name and your organizations&#39; names/, "what the approved scope gives");
   assert.match(body, /Revoke access/);
 });
 

@@ -48,6 +48,11 @@ for (const uri of ["http://127.0.0.1/cb", "http://localhost:8765/cb", "http://[:
   });
 }
 
+test("consent page: fields:read says the application also learns the username, the name and the organizations", () => {
+  // GraphQL's viewer and organizations answer with a fields:read token; the username is often an e-mail address.
+  assert.match(renderConsent(view()), /your username, your name and your organizations&#39; names/);
+});
+
 test("consent page: shows the username beside a display name", () => {
   assert.match(renderConsent(view({ account: "demo" })), /Signed in as <strong>Demo Farmer<\/strong> \(username <strong>demo<\/strong>\)/);
   assert.match(renderConsent(view({ username: "demo", account: "demo" })), /Signed in as <strong>demo<\/strong>\./);

@@ -1,14 +1,16 @@
-// `purge`: deletes codes, tokens, sessions and audit rows expired longer ago than FIELDGATE_RETENTION.
+// `purge`: deletes codes, tokens and sessions expired longer ago than FIELDGATE_RETENTION, and audit events older
+// than FIELDGATE_AUDIT_RETENTION.
 import type { Command } from "../types.ts";
 
 export const purge: Command = {
   name: "purge",
-  summary: "delete expired codes, tokens, sessions and old audit events past the retention window",
+  summary: "delete expired credentials past FIELDGATE_RETENTION, audit events past FIELDGATE_AUDIT_RETENTION",
   positionals: [],
   flags: {},
   async run({ config, store, now }) {
-    const counts = await store.purge(now, config.retentionSeconds);
+    const counts = await store.purge(now, config);
     const text = Object.entries(counts).map(([kind, n]) => `  ${kind.padEnd(12)}${n}`).join("\n");
-    return { json: { ...counts }, text: `Purged (retention ${config.retentionSeconds} s):\n${text}\n` };
+    const retention = `retention ${config.retentionSeconds} s, audit retention ${config.auditRetentionSeconds} s`;
+    return { json: { ...counts }, text: `Purged (${retention}):\n${text}\n` };
   },
 };
