@@ -22,6 +22,9 @@ export type AuditEventName =
   | "user_disabled"
   | "user_enabled"
   | "user_deleted"
+  | "user_created"
+  | "client_created"
+  | "fields_imported"
   | "password_changed"
   | "redirect_uri_changed"
   | "throttled";

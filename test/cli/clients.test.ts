@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { openStore } from "../../src/store/store.ts";
-import { cliHarness, setupOrg, type CliHarness } from "./harness.ts";
+import { cliHarness, setupOrg, squares, type CliHarness } from "./harness.ts";
 
 async function addWebClient(h: CliHarness, redirectUri = "https://app.example/cb") {
   return h.json(["clients", "add", "--name", "Web", "--grant", "authorization_code", "--redirect-uri", redirectUri, "--scope", "fields:read"]);
@@ -210,4 +210,26 @@ test("client ids never start with '-', so they can be passed as command-line arg
   } finally {
     await store.close();
   }
+});
+
+test("creating users and clients and importing fields leaves an audit trail, with no secret in it", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const client = await addJobClient(h);
+  await h.json(["fields", "import", "--org", "acme", h.file("a.geojson", squares(2))]);
+  await h.json(["fields", "import", "--org", "acme", "--replace", h.file("b.geojson", squares(1))]);
+  const rows = h.query("SELECT event, client_id, user_id, detail FROM audit_events ORDER BY id")
+    .filter((r) => ["user_created", "client_created", "fields_imported"].includes(String(r.event)));
+  const [robot] = h.query("SELECT id FROM users WHERE username = 'robot@example.com'");
+  const created = rows.filter((r) => r.event === "user_created");
+  assert.ok(created.some((r) => r.user_id === robot!.id && JSON.parse(String(r.detail)).kind === "integration"));
+  const registered = rows.find((r) => r.event === "client_created")!;
+  assert.equal(registered.client_id, client.client_id);
+  assert.equal(registered.user_id, robot!.id);
+  assert.deepEqual(JSON.parse(String(registered.detail)), { grant_type: "client_credentials", scope: "fields:read" });
+  assert.deepEqual(rows.filter((r) => r.event === "fields_imported").map((r) => JSON.parse(String(r.detail))), [
+    { organization: "acme", imported: 2, replaced: 0 },
+    { organization: "acme", imported: 1, replaced: 2 },
+  ]);
+  assert.ok(!JSON.stringify(h.query("SELECT * FROM audit_events")).includes(String(client.client_secret)));
 });

@@ -110,7 +110,7 @@ test("users disable ends the user's sessions and refuses their tokens; users ena
   const enabled = await h.run(["users", "enable", "alice@example.com"]);
   assert.equal(enabled.stdout, "Enabled user alice@example.com.\n");
   assert.deepEqual(await check(), { session: false, token: true });
-  const events = h.query("SELECT event, user_id FROM audit_events WHERE event LIKE 'user_%' ORDER BY id");
+  const events = h.query("SELECT event, user_id FROM audit_events WHERE event LIKE 'user_%abled' ORDER BY id");
   assert.deepEqual(events.map((e) => e.event), ["user_disabled", "user_enabled"]);
 });
 

@@ -1,4 +1,5 @@
 // `clients add`: registers an authorization_code or client_credentials client; the secret is printed this once.
+import { audit } from "../../oauth/audit.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
 import { createClient, describeClient, validateRedirectUri, validateScope } from "../registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
@@ -54,6 +55,11 @@ export const addClient: Command = {
       scope: validateScope(requireFlag(args, "scope")),
       integrationUserId,
     }, { random: deps.random, now });
+    await audit({ store, clock: deps.clock, log: deps.log }, "client_created", {
+      clientId: client.clientId,
+      userId: integrationUserId,
+      detail: { grant_type: client.grantType, scope: client.scope },
+    });
     return {
       json: { ...describeClient(client, username), client_secret: clientSecret },
       text: `Registered client "${client.name}" (${client.grantType}).\n` +

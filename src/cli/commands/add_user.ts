@@ -1,4 +1,5 @@
 // `users add`: a platform user (password from stdin only) or an integration user, member of --org.
+import { audit } from "../../oauth/audit.ts";
 import { hashPassword } from "../../crypto/hash.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
 import { createUser, PASSWORD_PROMPT, passwordFromStdin, validateOrgSlug, validateUsername } from "../registration.ts";
@@ -52,6 +53,11 @@ export const addUser: Command = {
       orgName,
       passwordHash,
       now,
+    });
+    // Who can sign in or be acted as is an accountability question: new accounts leave a trail like disabled ones.
+    await audit({ store, clock: deps.clock, log: deps.log }, "user_created", {
+      userId: user.id,
+      detail: { kind: user.kind, organization: requireFlag(args, "org") },
     });
     return {
       json: { id: user.id, username: user.username, kind: user.kind },
