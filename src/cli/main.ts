@@ -16,6 +16,7 @@ import { rotateSecret } from "./commands/rotate_secret.ts";
 import { serve } from "./commands/serve.ts";
 import { setPassword } from "./commands/set_password.ts";
 import { deleteUser } from "./commands/delete_user.ts";
+import { joinOrganization, leaveOrganization } from "./commands/membership.ts";
 import { setRedirectUri } from "./commands/set_redirect_uri.ts";
 import { disableUser, enableUser } from "./commands/user_state.ts";
 import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "./types.ts";
@@ -24,7 +25,7 @@ import { messageOf } from "./text.ts";
 
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
-  serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, addClient, listClients, showClient, disableClient,
+  serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, joinOrganization, leaveOrganization, addClient, listClients, showClient, disableClient,
   enableClient, rotateSecret, setRedirectUri, importFields, purge, listAudit, backup,
 ];
 

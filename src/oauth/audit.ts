@@ -25,6 +25,8 @@ export type AuditEventName =
   | "user_created"
   | "client_created"
   | "fields_imported"
+  | "membership_added"
+  | "membership_removed"
   | "password_changed"
   | "redirect_uri_changed"
   | "throttled";

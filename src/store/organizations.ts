@@ -20,6 +20,16 @@ export interface OrganizationStore {
   idsForUser(userId: number): Promise<number[]>;
   /** Adds (or keeps) the user's membership in the organization. */
   addMember(organizationId: number, userId: number, options: { role?: string; now: number }): Promise<void>;
+  /**
+   * Makes the user a member of `slug`, creating the organization (named the slug) when missing, in one transaction.
+   * `joined` is false when they already were a member.
+   */
+  join(userId: number, slug: string, now: number): Promise<{ organization: Organization; joined: boolean; created: boolean }>;
+  /**
+   * Ends the user's membership; false when there was none. Every bearer check reads memberships afresh, so their
+   * tokens stop reading the organization's data at once.
+   */
+  removeMember(organizationId: number, userId: number): Promise<boolean>;
 }
 
 function toOrganization(row: Row): Organization {
@@ -74,6 +84,20 @@ export function createOrganizationStore(db: Db): OrganizationStore {
     },
     async addMember(organizationId, userId, { role = "member", now }) {
       addMembershipRow(db, { organizationId, userId, role, now });
+    },
+    async join(userId, slug, now) {
+      return db.transaction(() => {
+        const created = bySlug(slug) === undefined;
+        const organizationId = ensureOrganizationRow(db, { slug, name: slug, now });
+        const joined = Number(db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at)
+          VALUES (?, ?, 'member', ?) ON CONFLICT(user_id, organization_id) DO NOTHING`).run(userId, organizationId, now).changes) === 1;
+        return { organization: toOrganization(byId(organizationId)!), joined, created };
+      });
+    },
+    async removeMember(organizationId, userId) {
+      return db.transaction(() =>
+        Number(db.prepare("DELETE FROM memberships WHERE organization_id = ? AND user_id = ?").run(organizationId, userId).changes) === 1
+      );
     },
   };
 }

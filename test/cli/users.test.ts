@@ -242,3 +242,32 @@ test("users delete refuses the integration user a client acts as (exit 1) and ch
   await h.json(["users", "add", "--username", "spare@example.com", "--integration", "--org", "acme"]);
   assert.equal((await h.json(["users", "delete", "spare@example.com"])).deleted, true);
 });
+
+test("users join and users leave change a user's organizations, idempotently, and leave an audit trail", async () => {
+  const h = cliHarness();
+  await h.json(["users", "add", "--username", "alice@example.com", "--password-stdin", "--org", "acme"], { stdin: "correct horse battery" });
+  await h.json(["users", "add", "--username", "bob@example.com", "--password-stdin", "--org", "globex"], { stdin: "correct horse battery" });
+  const orgsOf = async () => ((await h.json(["users", "list"])).users as { username: string; organizations: string[] }[])
+    .find((u) => u.username === "alice@example.com")!.organizations;
+  assert.deepEqual(await h.json(["users", "join", "alice@example.com", "--org", "globex"]),
+    { username: "alice@example.com", organization: "globex", joined: true, organization_created: false });
+  assert.deepEqual(await orgsOf(), ["acme", "globex"]);
+  assert.equal((await h.run(["users", "join", "alice@example.com", "--org", "globex"])).stdout, "alice@example.com already was a member of globex.\n");
+  assert.equal((await h.run(["users", "join", "alice@example.com", "--org", "initech"])).stdout,
+    "alice@example.com is now a member of initech (a new organization).\n");
+  assert.deepEqual(await h.json(["users", "leave", "alice@example.com", "--org", "acme"]), { username: "alice@example.com", organization: "acme", left: true });
+  assert.deepEqual(await orgsOf(), ["globex", "initech"]);
+  assert.equal((await h.run(["users", "leave", "alice@example.com", "--org", "acme"])).stdout, "alice@example.com was not a member of acme.\n");
+  const events = h.query("SELECT event, detail FROM audit_events WHERE event LIKE 'membership_%' ORDER BY id");
+  assert.deepEqual(events.map((e) => [e.event, JSON.parse(String(e.detail)).organization]),
+    [["membership_added", "globex"], ["membership_added", "initech"], ["membership_removed", "acme"]]);
+  // Bad arguments change nothing: exit 2.
+  const before = h.snapshot();
+  for (const args of [
+    ["users", "leave", "alice@example.com", "--org", "nowhere"],
+    ["users", "join", "alice@example.com", "--org", "Not A Slug"],
+    ["users", "join", "nobody@example.com", "--org", "acme"],
+    ["users", "join", "alice@example.com"],
+  ]) assert.equal((await h.run(args)).code, 2, args.join(" "));
+  assert.equal(h.snapshot(), before);
+});

@@ -109,3 +109,18 @@ test("a user in both organizations sees both", async () => {
   const res = await gql(t, token, "{ fields { total_count } organizations { slug } }");
   assert.deepEqual(res.body.data, { fields: { total_count: 11 }, organizations: [{ slug: "acme" }, { slug: "globex" }] });
 });
+
+test("a membership joined or ended is what the same token reads on its next request", async () => {
+  const { t, globexToken, acmeFieldCount, globexFieldCount } = await buildWorld();
+  const count = async () => at((await gql(t, globexToken, "{ fields { total_count } }")).body, "data", "fields", "total_count");
+  assert.equal(await count(), globexFieldCount);
+  const viewer = (await t.store.users.list()).find((u) => u.kind === "person")!;
+  const joined = await t.store.organizations.join(viewer.id, "acme", t.clock.nowSeconds());
+  assert.deepEqual([joined.joined, joined.created], [true, false]);
+  assert.equal(await count(), globexFieldCount + acmeFieldCount);
+  const globex = (await t.store.organizations.findBySlug("globex"))!;
+  assert.equal(await t.store.organizations.removeMember(globex.id, viewer.id), true);
+  assert.equal(await count(), acmeFieldCount);
+  assert.equal(await t.store.organizations.removeMember(globex.id, viewer.id), false, "nothing left to end");
+  assert.equal((await t.store.organizations.join(viewer.id, "acme", t.clock.nowSeconds())).joined, false);
+});
