@@ -16,6 +16,7 @@ import { rotateSecret } from "./commands/rotate_secret.ts";
 import { serve } from "./commands/serve.ts";
 import { setPassword } from "./commands/set_password.ts";
 import { deleteUser } from "./commands/delete_user.ts";
+import { deleteClient } from "./commands/delete_client.ts";
 import { joinOrganization, leaveOrganization } from "./commands/membership.ts";
 import { setRedirectUri } from "./commands/set_redirect_uri.ts";
 import { disableUser, enableUser } from "./commands/user_state.ts";
@@ -26,7 +27,7 @@ import { messageOf } from "./text.ts";
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
   serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, joinOrganization, leaveOrganization, addClient, listClients, showClient, disableClient,
-  enableClient, rotateSecret, setRedirectUri, importFields, purge, listAudit, backup,
+  enableClient, deleteClient, rotateSecret, setRedirectUri, importFields, purge, listAudit, backup,
 ];
 
 /** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */

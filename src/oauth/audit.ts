@@ -19,6 +19,7 @@ export type AuditEventName =
   | "secret_rotated"
   | "client_disabled"
   | "client_enabled"
+  | "client_deleted"
   | "user_disabled"
   | "user_enabled"
   | "user_deleted"

@@ -61,6 +61,12 @@ export interface ClientStore {
   replaceRedirectUri(clientId: string, redirectUri: string): Promise<string | undefined>;
   /** Disables (or re-enables) a client; a disabled client's tokens stop being accepted. */
   setDisabled(clientId: string, disabled: boolean): Promise<Client | undefined>;
+  /**
+   * Deletes the client and, through the schema's cascades, its tokens, codes, grant families and the approvals users
+   * gave it, in one transaction; undefined when there is no such client. Its integration user stays (a user of its
+   * own, which `users delete` can then erase). Counts what was still live.
+   */
+  remove(clientId: string, now: number): Promise<{ client: Client; tokensRevoked: number; consentsRemoved: number } | undefined>;
 }
 
 function toClient(row: Row): Client {
@@ -159,6 +165,18 @@ export function createClientStore(db: Db): ClientStore {
           db.prepare("UPDATE clients SET redirect_uri = ? WHERE client_id = ?").run(redirectUri, clientId);
         }
         return String(row.redirect_uri);
+      });
+    },
+    async remove(clientId, now) {
+      return db.transaction(() => {
+        const row = db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
+        if (!row) return undefined;
+        const id = Number(row.id);
+        const tokensRevoked = Number(db.prepare("SELECT COUNT(*) AS n FROM tokens WHERE client_id = ? AND revoked_at IS NULL AND expires_at > ?")
+          .get(id, now)!.n);
+        const consentsRemoved = Number(db.prepare("SELECT COUNT(*) AS n FROM consents WHERE client_id = ?").get(id)!.n);
+        db.prepare("DELETE FROM clients WHERE id = ?").run(id);
+        return { client: toClient(row), tokensRevoked, consentsRemoved };
       });
     },
     async setDisabled(clientId, disabled) {

@@ -233,3 +233,37 @@ test("creating users and clients and importing fields leaves an audit trail, wit
   ]);
   assert.ok(!JSON.stringify(h.query("SELECT * FROM audit_events")).includes(String(client.client_secret)));
 });
+
+test("clients delete removes the client with its tokens and users' approvals; its integration user stays", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const web = await addWebClient(h);
+  const job = await addJobClient(h);
+  const store = openStore(h.dbPath);
+  const alice = (await store.users.findByUsername("alice@example.com"))!;
+  const jobRow = (await store.clients.findByClientId(String(job.client_id)))!;
+  const webRow = (await store.clients.findByClientId(String(web.client_id)))!;
+  const now = h.clock.nowSeconds();
+  const token = (name: string, expiresAt: number) =>
+    ({ tokenHash: name.padEnd(64, "0"), kind: "access" as const, grantType: "client_credentials" as const, scope: "fields:read", issuedAt: now, expiresAt });
+  await store.tokens.issue({ clientId: jobRow.id, userId: jobRow.integrationUserId!, familyId: null, tokens: [token("a", now + 1800), token("b", now - 1)] });
+  await store.consents.grant(alice.id, webRow.id, { scope: "fields:read", now });
+  await store.close();
+
+  const out = await h.json(["clients", "delete", String(job.client_id)]);
+  assert.deepEqual(out, { client_id: job.client_id, deleted: true, tokens_revoked: 1, consents_removed: 0, integration_user: "robot@example.com" });
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM tokens")[0]!.n, 0, "live and expired tokens go with it");
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM clients WHERE client_id = ?", String(job.client_id))[0]!.n, 0);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM users WHERE username = 'robot@example.com'")[0]!.n, 1);
+  // Now no client acts as the integration user, users delete can erase it.
+  assert.equal((await h.json(["users", "delete", "robot@example.com"])).deleted, true);
+
+  const text = await h.run(["clients", "delete", String(web.client_id)]);
+  assert.equal(text.stdout, `Deleted client ${web.client_id} ("Web"): 0 live tokens revoked, 1 approval removed.\n`);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM consents")[0]!.n, 0);
+  const events = h.query("SELECT client_id, detail FROM audit_events WHERE event = 'client_deleted' ORDER BY id");
+  assert.deepEqual(events.map((e) => e.client_id), [job.client_id, web.client_id]);
+  const again = await h.run(["clients", "delete", String(web.client_id)]);
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /no client with client_id/);
+});

@@ -141,6 +141,7 @@ const ON_EXISTING_DATABASE: Record<string, (h: ReturnType<typeof cliHarness>) =>
   "clients show": () => ({ args: ["clients", "show", "abc"] }),
   "clients disable": () => ({ args: ["clients", "disable", "abc"] }),
   "clients enable": () => ({ args: ["clients", "enable", "abc"] }),
+  "clients delete": () => ({ args: ["clients", "delete", "abc"] }),
   "clients rotate-secret": () => ({ args: ["clients", "rotate-secret", "abc"] }),
   "clients set-redirect-uri": () => ({ args: ["clients", "set-redirect-uri", "abc", "https://a.example/cb"] }),
   "fields import": (h) => ({ args: ["fields", "import", "--org", "acme", h.file("f.geojson", squares(1))] }),
