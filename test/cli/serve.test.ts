@@ -68,6 +68,25 @@ test("serve seeds an empty database once and prints the demo credentials to stdo
   assert.equal(h.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 2);
 });
 
+test("serve with a public base URL leaves an empty database empty unless FIELDGATE_DEMO=true asks for the demo", async () => {
+  const h = cliHarness();
+  const served = await serveOnce(h, {}, ["--port", "0", "--base-url", "https://auth.example.com"]);
+  assert.equal(served.code, 0);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 0, "no demo account on a public server");
+  assert.equal(existsSync(join(h.dir, "demo-credentials.json")), false);
+  assert.match(served.stdout, /^Empty database, no demo data: https:\/\/auth\.example\.com is not this machine\. .*FIELDGATE_DEMO=true/);
+  assert.ok(h.log.some((l) => l.event === "demo_not_seeded"));
+  // Asked for explicitly, it is seeded all the same; [::1] and 127.0.0.1 count as this machine.
+  const asked = await serveOnce(h, { FIELDGATE_DEMO: "true" }, ["--port", "0", "--base-url", "https://auth.example.com"]);
+  assert.equal(asked.code, 0);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 2);
+  for (const base of ["http://[::1]:8080", "http://127.0.0.1:8080"]) {
+    const local = cliHarness();
+    await serveOnce(local, {}, ["--port", "0", "--base-url", base]);
+    assert.equal(local.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 2, base);
+  }
+});
+
 test("serve ends with exit 1 and a server_failed line when its listener stops serving on its own", async () => {
   const h = cliHarness();
   let closed = false;

@@ -46,6 +46,15 @@ async function seedIfEmpty(ctx: CommandContext, config: Readonly<Config>): Promi
   const { store, deps, now } = ctx;
   if (config.demoSetting === "off") return undefined;
   if ((await store.organizations.list()).length > 0) return undefined;
+  // Unset, the demo is for someone trying fieldgate on their own machine. A server with a public base URL would
+  // otherwise start life with a demo person account and print its password and client secrets to stdout, which
+  // systemd and docker keep with the logs.
+  if (config.demoSetting === "auto" && !LOOPBACK_HOSTS.has(new URL(config.baseUrl).hostname)) {
+    ctx.io.stdout(`Empty database, no demo data: ${config.baseUrl} is not this machine. Create users and clients with ` +
+      "the CLI (users add, clients add), or set FIELDGATE_DEMO=true to seed the demo anyway.\n");
+    deps.log("demo_not_seeded", { reason: "base_url_not_loopback" });
+    return undefined;
+  }
   const text = await deps.readTextFile(DEMO_FIELDS_URL);
   if (text === undefined) throw new CommandError(`demo data missing: ${DEMO_FIELDS_URL.href}`);
   const seed = await seedDemo(store, {
