@@ -18,9 +18,10 @@ export interface AuditStore {
   insert(event: NewAuditEvent): Promise<void>;
   /**
    * At most `limit` events, oldest first: the first ones at or after `since` (epoch seconds), or without `since`
-   * the latest ones, as `tail` shows the end of a log.
+   * the latest ones, as `tail` shows the end of a log. `userId` and `clientId` keep one user's or one client's
+   * events only (what someone asking what happened to their account needs).
    */
-  list(options: { since?: number; limit?: number }): Promise<AuditEvent[]>;
+  list(options: { since?: number; limit?: number; userId?: number; clientId?: string }): Promise<AuditEvent[]>;
 }
 
 function toEvent(row: Row): AuditEvent {
@@ -48,10 +49,14 @@ export function createAuditStore(db: Db): AuditStore {
     async insert(e) {
       await db.transactionBatched(() => insertAuditRow(db, e));
     },
-    async list({ since, limit = 1000 }) {
+    async list({ since, limit = 1000, userId, clientId }) {
+      // One fixed text per ordering; an absent filter is a NULL parameter that matches every row.
+      const who = "(?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR client_id = ?2)";
+      const filters = [userId ?? null, clientId ?? null];
       const rows = since === undefined
-        ? db.prepare("SELECT * FROM (SELECT * FROM audit_events ORDER BY id DESC LIMIT ?) ORDER BY id").all(limit)
-        : db.prepare("SELECT * FROM audit_events WHERE at >= ? ORDER BY id LIMIT ?").all(since, limit);
+        ? db.prepare(`SELECT * FROM (SELECT * FROM audit_events WHERE ${who} ORDER BY id DESC LIMIT ?3) ORDER BY id`)
+          .all(...filters, limit)
+        : db.prepare(`SELECT * FROM audit_events WHERE ${who} AND at >= ?4 ORDER BY id LIMIT ?3`).all(...filters, limit, since);
       return (rows as Row[]).map(toEvent);
     },
   };

@@ -88,6 +88,32 @@ test("audit lists events and filters with --since as ISO date or epoch seconds",
   assert.match(text.stdout, /token_issued\s+client=c1\s+user=1\s+ip=127\.0\.0\.1/);
 });
 
+test("audit --user and --client keep one user's or one client's events, with --since and --limit too", async () => {
+  const h = cliHarness();
+  const store = openStore(h.dbPath);
+  const now = h.clock.nowSeconds();
+  const alice = (await store.users.insert({ username: "alice@example.com", kind: "person", now })).id;
+  const bob = (await store.users.insert({ username: "bob@example.com", kind: "person", now })).id;
+  const event = (at: number, name: string, clientId: string | null, userId: number | null) =>
+    store.audit.insert({ at, event: name, clientId, userId, ip: null, detail: null });
+  await event(now - 50, "a_old", "c1", alice);
+  await event(now - 40, "b_other", "c1", bob);
+  await event(now - 30, "a_c2", "c2", alice);
+  await event(now - 20, "anon_c2", "c2", null);
+  await event(now - 10, "a_new", "c1", alice);
+  await store.close();
+  const names = async (args: string[]) =>
+    ((await h.json(["audit", ...args])).events as { event: string }[]).map((e) => e.event);
+  assert.deepEqual(await names(["--user", "alice@example.com"]), ["a_old", "a_c2", "a_new"]);
+  assert.deepEqual(await names(["--client", "c2"]), ["a_c2", "anon_c2"]);
+  assert.deepEqual(await names(["--user", "alice@example.com", "--client", "c1"]), ["a_old", "a_new"]);
+  assert.deepEqual(await names(["--user", "alice@example.com", "--since", String(now - 35), "--limit", "1"]), ["a_c2"]);
+  assert.deepEqual(await names(["--user", "alice@example.com", "--limit", "1"]), ["a_new"]);
+  const unknown = await h.run(["audit", "--user", "nobody@example.com"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /no user "nobody@example.com"/);
+});
+
 test("audit --limit shows the latest events without --since and the first ones from T with it, oldest first", async () => {
   const h = cliHarness();
   const store = openStore(h.dbPath);

@@ -1,7 +1,8 @@
-// `audit [--since T] [--limit N]`: security events (token issued, reuse detected, sign-in failed…), oldest first:
+// `audit [--since T] [--limit N] [--user USERNAME] [--client CLIENT_ID]`: security events (token issued, reuse detected, sign-in failed…), oldest first:
 // the latest N, or the first N from T.
 import { optionalFlag } from "../args.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
+import { namedUser } from "./user_state.ts";
 
 /** --since as epoch seconds; accepts epoch seconds or an ISO 8601 date/time. */
 function parseSince(args: ParsedArgs): number | undefined {
@@ -21,6 +22,8 @@ export const listAudit: Command = {
   flags: {
     since: { type: "string", value: "T", description: "only events at or after T (ISO date or epoch seconds)" },
     limit: { type: "string", value: "N", description: "at most N events (default 1000): the latest, or with --since the first from T" },
+    user: { type: "string", value: "USERNAME", description: "only this user's events" },
+    client: { type: "string", value: "CLIENT_ID", description: "only events naming this client" },
   },
   validate(args) {
     parseSince(args);
@@ -29,7 +32,10 @@ export const listAudit: Command = {
   },
   async run({ args, store }) {
     const limit = Number(optionalFlag(args, "limit") ?? 1000);
-    const events = (await store.audit.list({ since: parseSince(args), limit })).map((e) => ({
+    const username = optionalFlag(args, "user");
+    const userId = username === undefined ? undefined : (await namedUser(store, username)).id;
+    const clientId = optionalFlag(args, "client");
+    const events = (await store.audit.list({ since: parseSince(args), limit, userId, clientId })).map((e) => ({
       id: e.id,
       at: new Date(e.at * 1000).toISOString(),
       event: e.event,
