@@ -47,3 +47,15 @@ test("flush writes buffered lines at once and an empty buffer writes nothing", (
   h.runTurn();
   assert.equal(h.writes.length, 1);
 });
+
+test("each line carries the time it was logged, not the first line's", (t) => {
+  t.mock.timers.enable({ apis: ["Date"], now: Date.UTC(2026, 0, 1) });
+  const writes: string[] = [];
+  const buffered = createBufferedLog((text) => writes.push(text), () => {});
+  buffered.log("a");
+  t.mock.timers.tick(1500);
+  buffered.log("b");
+  buffered.flush();
+  const times = writes.join("").trim().split("\n").map((line) => JSON.parse(line).time);
+  assert.deepEqual(times, ["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.500Z"]);
+});

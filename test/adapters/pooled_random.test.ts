@@ -53,3 +53,14 @@ test("the default fill draws from crypto.getRandomValues", () => {
   assert.equal(a.length, 32);
   assert.notDeepEqual(a, b);
 });
+
+test("the pool keeps no copy of the bytes it handed out", () => {
+  let pool: Uint8Array | undefined;
+  const random = pooledRandom((bytes) => {
+    pool = bytes;
+    return bytes.fill(7);
+  });
+  assert.deepEqual(Array.from(random(16)), new Array(16).fill(7));
+  assert.deepEqual(Array.from(pool!.subarray(0, 16)), new Array(16).fill(0), "spent bytes are zeroed");
+  assert.equal(pool![16], 7, "the rest is still unspent");
+});

@@ -176,6 +176,13 @@ const ON_EXISTING_DATABASE: Record<string, (h: ReturnType<typeof cliHarness>) =>
   backup: (h) => ({ args: ["backup", join(h.dir, "copy.db")] }),
 };
 
+test("a command that needs a database runs on --db :memory:, an empty one, instead of refusing it", async () => {
+  const h = cliHarness();
+  const result = await h.run(["users", "list", "--db", ":memory:", "--json"]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout), { users: [] });
+});
+
 test("every command that is not serve, users add or clients add is listed here with its arguments", () => {
   const needExisting = COMMANDS.filter((c) => !c.createsDatabase).map((c) => c.name).sort();
   assert.deepEqual(needExisting, Object.keys(ON_EXISTING_DATABASE).sort());

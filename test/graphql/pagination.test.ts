@@ -98,3 +98,10 @@ test("a connection reads only what is selected, and the count with the page in o
   // Two connections in one query are two reads, each with its own parts.
   assert.deepEqual((await run("{ a: fields { total_count } b: fields { total_count nodes { id } } }")).calls, ["count", "countAndPage"]);
 });
+
+test("a last page exactly `first` long says no page follows", async () => {
+  const { t, acmeToken, acmeFieldCount } = await buildWorld();
+  const res = await gql(t, acmeToken, `{ fields(first: ${acmeFieldCount}) { total_count page_info { has_next_page } } }`);
+  assert.equal(at(res.body.data, "fields", "total_count"), acmeFieldCount);
+  assert.equal(at(res.body.data, "fields", "page_info", "has_next_page"), false);
+});

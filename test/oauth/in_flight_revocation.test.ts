@@ -180,3 +180,66 @@ test("approve stores the consent with the code: the next request is remembered",
   assert.equal((await t.store.consents.find(user.id, client.client.id))?.scope, "fields:read");
   assert.equal((await browser.get(path)).status, 302);
 });
+
+test("authorize: this browser signed out mid-request mints no code, though another session of the user lives", async () => {
+  const { t, user, browser, path, stored } = await rememberedApproval();
+  const other = testBrowser(t.app);
+  assert.equal((await signIn(other, user)).status, 303);
+  before(t.store.codes, "issue", async () => {
+    for (const cookie of browser.cookies.values()) await t.store.sessions.delete(await t.app.deps.digest(cookie));
+  });
+  const res = await browser.get(path);
+  assert.equal(res.headers.get("location"), null);
+  assert.equal(stored(), 1, "no second code");
+});
+
+test("authorize: a client disabled mid-request gets no code", async () => {
+  const { t, client, browser, path, stored } = await rememberedApproval();
+  before(t.store.codes, "issue", () => t.store.clients.setDisabled(client.clientId, true));
+  assert.equal((await browser.get(path)).headers.get("location"), null);
+  assert.equal(stored(), 1, "no second code");
+});
+
+test("authorize: a remembered approval replaced by another scope mid-request mints no code for the old one", async () => {
+  const { t, client, user, browser, path, stored } = await rememberedApproval();
+  before(t.store.codes, "issue", () => t.store.consents.grant(user.id, client.client.id, { scope: "other:scope", now: t.clock.nowSeconds() }));
+  assert.equal((await browser.get(path)).headers.get("location"), null);
+  assert.equal(stored(), 1, "no second code");
+});
+
+test("authorize: a session that expires just before the code is written mints no code (the same bound as sign-in)", async () => {
+  const { t, browser, path, stored } = await rememberedApproval();
+  t.clock.advance(t.config.sessionTtlSeconds - 1);
+  before(t.store.consents, "find", async () => t.clock.advance(1));
+  assert.equal((await browser.get(path)).headers.get("location"), null);
+  assert.equal(stored(), 1, "no second code");
+});
+
+test("approve stores the consent at the decision's time; a remembered authorization leaves that time alone", async () => {
+  const { t, client, user, browser, path, consentForm } = await signedIn();
+  const form = await consentForm();
+  const decided = t.clock.nowSeconds();
+  assert.equal((await browser.post("/oauth/authorize", { ...form, decision: "approve" })).status, 303);
+  assert.equal((await t.store.consents.find(user.id, client.client.id))?.grantedAt, decided);
+  t.clock.advance(100);
+  assert.equal((await browser.get(path)).status, 302);
+  assert.equal((await t.store.consents.find(user.id, client.client.id))?.grantedAt, decided, "/account shows when it was granted");
+});
+
+test("refresh: a replayed token revokes its family even while the user is disabled mid-request", async () => {
+  const t = buildTestApp();
+  const { client, tokens, issued } = await authCodeTokens(t);
+  const first = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
+  assert.equal(first.status, 200);
+  const child = (await first.json()).refresh_token as string;
+  let once = true;
+  before(t.store.tokens, "rotateRefresh", async () => {
+    if (once) await t.store.users.setDisabled(issued.userId, true);
+    once = false;
+  });
+  assert.equal((await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))).status, 400);
+  await t.store.users.setDisabled(issued.userId, false);
+  // Re-enabling the user must not bring the stolen family back.
+  assert.notEqual((await t.store.tokens.findByHash(await tokenKey(t.app.deps, child)))?.revokedAt, null);
+  assert.equal((await t.app.fetch(postJson("/oauth/token", refreshBody(client, child)))).status, 400);
+});
