@@ -26,8 +26,9 @@ import { messageOf } from "./text.ts";
 
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
-  serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, joinOrganization, leaveOrganization, addClient, listClients, showClient, disableClient,
-  enableClient, deleteClient, rotateSecret, setRedirectUri, importFields, purge, listAudit, backup,
+  serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, joinOrganization, leaveOrganization,
+  addClient, listClients, showClient, disableClient, enableClient, deleteClient, rotateSecret, setRedirectUri,
+  importFields, purge, listAudit, backup,
 ];
 
 /** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */

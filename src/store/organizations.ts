@@ -44,14 +44,14 @@ export function ensureOrganizationRow(db: Db, organization: { slug: string; name
   return Number(db.prepare("SELECT id FROM organizations WHERE slug = ?").get(slug)!.id);
 }
 
-/** Adds the membership unless it exists, inside the caller's transaction. */
+/** Adds the membership unless it exists, inside the caller's transaction; false when it already existed. */
 export function addMembershipRow(
   db: Db,
   membership: { organizationId: number; userId: number; role: string; now: number },
-): void {
+): boolean {
   const { organizationId, userId, role, now } = membership;
-  db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at) VALUES (?, ?, ?, ?)
-    ON CONFLICT(user_id, organization_id) DO NOTHING`).run(userId, organizationId, role, now);
+  return Number(db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT(user_id, organization_id) DO NOTHING`).run(userId, organizationId, role, now).changes) === 1;
 }
 
 export function createOrganizationStore(db: Db): OrganizationStore {
@@ -89,8 +89,7 @@ export function createOrganizationStore(db: Db): OrganizationStore {
       return db.transaction(() => {
         const created = bySlug(slug) === undefined;
         const organizationId = ensureOrganizationRow(db, { slug, name: slug, now });
-        const joined = Number(db.prepare(`INSERT INTO memberships (user_id, organization_id, role, created_at)
-          VALUES (?, ?, 'member', ?) ON CONFLICT(user_id, organization_id) DO NOTHING`).run(userId, organizationId, now).changes) === 1;
+        const joined = addMembershipRow(db, { organizationId, userId, role: "member", now });
         return { organization: toOrganization(byId(organizationId)!), joined, created };
       });
     },

@@ -192,8 +192,7 @@ function migrate(db: DatabaseSync, nowMs: number): void {
   const seen = version();
   if (seen > MIGRATIONS.length) throw new SchemaTooNewError(seen, MIGRATIONS.length);
   if (seen === MIGRATIONS.length) return;
-  db.exec("BEGIN IMMEDIATE");
-  try {
+  within(db, "BEGIN IMMEDIATE", () => {
     // Read again under the write lock: another process may have migrated between the look above and now.
     const current = version();
     if (current > MIGRATIONS.length) throw new SchemaTooNewError(current, MIGRATIONS.length);
@@ -203,7 +202,16 @@ function migrate(db: DatabaseSync, nowMs: number): void {
       db.exec(step.sql);
       record.run(version, step.name, Math.floor(nowMs / 1000));
     }
+  });
+}
+
+/** Runs `fn` between `begin` (BEGIN or BEGIN IMMEDIATE) and COMMIT; rolls back when `fn` or the COMMIT throws. */
+function within<T>(db: DatabaseSync, begin: string, fn: () => T): T {
+  db.exec(begin);
+  try {
+    const result = fn();
     db.exec("COMMIT");
+    return result;
   } catch (error) {
     rollbackIfOpen(db);
     throw error;
@@ -284,15 +292,9 @@ function wrap(db: DatabaseSync, path: string, afterBatch: (() => void) | undefin
     transaction(fn) {
       // Nested calls join the outer transaction: store operations compose without knowing who called them.
       if (depth > 0) return fn();
-      db.exec("BEGIN IMMEDIATE");
       depth++;
       try {
-        const result = fn();
-        db.exec("COMMIT");
-        return result;
-      } catch (error) {
-        rollbackIfOpen(db);
-        throw error;
+        return within(db, "BEGIN IMMEDIATE", fn);
       } finally {
         depth--;
       }
@@ -302,15 +304,7 @@ function wrap(db: DatabaseSync, path: string, afterBatch: (() => void) | undefin
       if (db.isTransaction) return fn();
       // A deferred BEGIN takes no lock; the first read fixes the snapshot the others share, and writers in other
       // connections go on meanwhile (WAL).
-      db.exec("BEGIN");
-      try {
-        const result = fn();
-        db.exec("COMMIT");
-        return result;
-      } catch (error) {
-        rollbackIfOpen(db);
-        throw error;
-      }
+      return within(db, "BEGIN", fn);
     },
     exec(sql) {
       db.exec(sql);

@@ -4,17 +4,18 @@
 import { audit } from "../../oauth/audit.ts";
 import { requireFlag } from "../args.ts";
 import { validateOrgSlug } from "../registration.ts";
-import { UsageError, type Command } from "../types.ts";
+import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 import { namedUser } from "./user_state.ts";
 
 const ORG_FLAG = { org: { type: "string", value: "ORG", description: "organization slug" } } as const;
+const validateOrg = (args: ParsedArgs) => void validateOrgSlug(requireFlag(args, "org"));
 
 export const joinOrganization: Command = {
   name: "users join",
   summary: "make a user a member of an organization (created if missing)",
   positionals: ["USERNAME"],
   flags: ORG_FLAG,
-  validate: (args) => void validateOrgSlug(requireFlag(args, "org")),
+  validate: validateOrg,
   async run({ args, deps, store, now }) {
     const user = await namedUser(store, args.positionals[0]!);
     const { organization, joined, created } = await store.organizations.join(user.id, requireFlag(args, "org"), now);
@@ -36,7 +37,7 @@ export const leaveOrganization: Command = {
   summary: "end a user's membership of an organization; their tokens stop reading its data at once",
   positionals: ["USERNAME"],
   flags: ORG_FLAG,
-  validate: (args) => void validateOrgSlug(requireFlag(args, "org")),
+  validate: validateOrg,
   async run({ args, deps, store }) {
     const user = await namedUser(store, args.positionals[0]!);
     const slug = requireFlag(args, "org");
