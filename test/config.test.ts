@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "./helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { ACCESS_TOKEN_TTL_SECONDS, loadConfig } from "../src/config.ts";
 

@@ -1,6 +1,6 @@
 // What an embedder meets calling app.fetch directly: no adapter in front, possibly no address, their own log and
 // their own shutdown.
-import { test } from "node:test";
+import { test } from "./helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { buildTestApp } from "./helpers/test_app.ts";
 import { postJson } from "./helpers/requests.ts";

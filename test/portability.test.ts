@@ -1,5 +1,5 @@
 // Keeps the core runtime-agnostic: outside the adapters and the SQLite module, src/ may use Web APIs only.
-import { test } from "node:test";
+import { test } from "./helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";

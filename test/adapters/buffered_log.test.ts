@@ -1,5 +1,5 @@
 // The adapters' batched log: same line format as jsonLog, one write per turn, nothing lost on flush.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createBufferedLog } from "../../src/adapters/buffered_log.ts";
 

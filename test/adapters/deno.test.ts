@@ -1,5 +1,5 @@
 // Deno adapter smoke test: spawns what `deno task start` runs, waits for /healthz, then SIGTERM.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, statSync, symlinkSync } from "node:fs";

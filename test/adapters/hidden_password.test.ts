@@ -1,6 +1,6 @@
 // `users add --password-stdin` at a terminal: a prompt, no echo, Backspace works, Ctrl-C cancels (Node and Deno).
 // A real pseudo-terminal comes from util-linux `script`, which also prints what the terminal would show.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";

@@ -1,5 +1,5 @@
 // Node adapter smoke test: the real node:http listener on 127.0.0.1 port 0, in process, with graceful shutdown.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { Agent, get as httpGet } from "node:http";

@@ -1,6 +1,6 @@
 // `serve --workers 2` as a real process tree: two workers share one port and the database, SIGTERM stops all with 0.
 // It also shows the serve process running with the small young generation node.ts adds.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";

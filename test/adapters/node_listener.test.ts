@@ -1,5 +1,5 @@
 // toNodeListener on a real socket (127.0.0.1, port 0): what the app receives and what the client gets back.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createServer, request as httpRequest } from "node:http";
 import { type AddressInfo, connect } from "node:net";

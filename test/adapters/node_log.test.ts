@@ -1,5 +1,5 @@
 // The Node adapter's stderr writes: one string write, and a short or failed write loses no byte.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { writeStderr } from "../../src/adapters/node_log.ts";
 

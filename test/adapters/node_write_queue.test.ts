@@ -1,5 +1,5 @@
 // The write queue holds each response until the end of the event-loop turn and then writes them all, in order.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createWriteQueue, MAX_HELD_BYTES } from "../../src/adapters/node_write_queue.ts";
 

@@ -1,5 +1,5 @@
 // pooledRandom: fresh, non-overlapping bytes per call, served from a pool refilled only when spent.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { pooledRandom } from "../../src/adapters/pooled_random.ts";
 

@@ -1,5 +1,5 @@
 // syncSha256Hex must agree with the portable crypto.subtle digest, byte for byte, on every input.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { syncSha256Hex } from "../../src/adapters/sync_digest.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";

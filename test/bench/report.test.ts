@@ -1,5 +1,5 @@
 // The big-database comparison: paired runs (A B B A) when present, else the base row of the table.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { relativeChange, type ScenarioResult } from "../../bench/report.ts";
 

@@ -1,5 +1,5 @@
 // Tests for the benchmark's statistics helpers (the benchmark itself never runs in the test suite).
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createRecorder, percentile, ratio, summarise } from "../../bench/stats.ts";
 

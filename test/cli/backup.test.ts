@@ -1,5 +1,5 @@
 // `backup FILE`: a consistent copy, taken while another connection (a running server) has commits in its WAL.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 // Every bad-argument case of the fixed CLI contract: exit 2, a message on stderr, nothing on stdout, nothing written.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { cliHarness, setupOrg, squares, type CliHarness } from "./harness.ts";
 

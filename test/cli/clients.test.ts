@@ -1,5 +1,5 @@
 // clients add / list / show / disable / rotate-secret through runCli.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { openStore } from "../../src/store/store.ts";

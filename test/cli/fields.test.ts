@@ -1,5 +1,5 @@
 // fields import through runCli: validation before writing, computed areas, progress on a terminal.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { cliHarness, setupOrg, squares } from "./harness.ts";

@@ -1,5 +1,5 @@
 // Raw-mode line editing for secrets typed at a terminal.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createHiddenLine } from "../../src/cli/hidden_line.ts";
 

@@ -1,5 +1,5 @@
 // runCli itself: help, --json shape, config from env and flags, purge and audit.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { existsSync, symlinkSync } from "node:fs";

@@ -1,5 +1,5 @@
 // The serve command with a fake listener and signal: demo seeding, credential handling, demo mode, shutdown.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { readFileSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 // users add / users list through runCli.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { verifyPassword } from "../../src/crypto/hash.ts";
 import { cliHarness } from "./harness.ts";

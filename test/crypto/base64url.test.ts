@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { decodeBase64Url, encodeBase64Url } from "../../src/crypto/base64url.ts";
 

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { hashPassword, passwordIterations, sha256Base64Url, sha256Hex, verifyPassword } from "../../src/crypto/hash.ts";
 import { cryptoRandom } from "../../src/deps.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { randomId, randomToken, TOKEN_PREFIX } from "../../src/crypto/random.ts";
 import { cryptoRandom } from "../../src/deps.ts";

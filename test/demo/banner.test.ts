@@ -1,5 +1,5 @@
 // The one-time demo credentials block.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { formatDemoBanner } from "../../src/demo/banner.ts";
 import type { DemoSeed } from "../../src/demo/seed.ts";

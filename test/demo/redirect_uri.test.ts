@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { demoRedirectUri, syncDemoRedirectUri } from "../../src/demo/redirect_uri.ts";
 import { buildTestApp } from "../helpers/test_app.ts";

@@ -1,5 +1,5 @@
 // Demo seed: the organization, fields, users and clients a fresh server starts with.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { sha256Hex, verifyPassword } from "../../src/crypto/hash.ts";

@@ -1,6 +1,7 @@
 // End-to-end in a real headless Chromium (playwright-core + Debian's /usr/bin/chromium) against a real socket,
 // served by the runtime's own listener: node:http under Node, Deno.serve under Deno.
-import { after, before, beforeEach, test } from "node:test";
+import { after, before, beforeEach } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";

@@ -1,5 +1,5 @@
 // Area on the WGS84 ellipsoid against closed forms and against geographiclib.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { geometryAreaHa, polygonAreaM2, ringAreaM2, type Geometry } from "../../src/geo/area.ts";
 

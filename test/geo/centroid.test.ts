@@ -1,5 +1,5 @@
 // Area-weighted centroids: exact for small fields far from (0, 0), and across the antimeridian.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { geometryCentroid } from "../../src/geo/centroid.ts";
 

@@ -1,5 +1,5 @@
 // The stored area: computed or declared, in range after rounding, and when a declared one is worth a note.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import type { Geometry } from "../../src/geo/area.ts";
 import { GeoJsonError } from "../../src/geo/errors.ts";

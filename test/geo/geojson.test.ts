@@ -1,5 +1,5 @@
 // FeatureCollection validation: valid features parse, invalid ones are named by index (and name), several per run.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { GeoJsonError } from "../../src/geo/errors.ts";
 import { parseFieldCollection } from "../../src/geo/geojson.ts";

@@ -1,5 +1,5 @@
 // Rings are stored in RFC 7946 order: exterior counterclockwise, holes clockwise, positions otherwise untouched.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { rewindGeometry } from "../../src/geo/orientation.ts";
 

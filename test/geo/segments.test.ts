@@ -1,5 +1,5 @@
 // How two segments meet: every kind of contact, from either segment's point of view.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { contactOf, onSegment, turn, type Point } from "../../src/geo/segments.ts";
 

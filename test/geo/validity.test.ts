@@ -1,6 +1,6 @@
 // Polygon validity: every way a ring or part can be wrong is refused with its place, valid shapes pass.
 // Each invalid row goes through checkValidity, then checkPartsApart, as an import would.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import type { Geometry } from "../../src/geo/area.ts";
 import { GeoJsonError } from "../../src/geo/errors.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { serverAudits } from "graphql-http";
 import { buildWorld } from "../helpers/graphql.ts";

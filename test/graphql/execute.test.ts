@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
 import { createExecutor } from "../../src/graphql/execute.ts";

@@ -1,5 +1,5 @@
 // RawJson text is spliced verbatim into results; everything else serialises exactly as JSON.stringify would.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { RawJson, stringifyResult } from "../../src/graphql/raw_json.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { isInputObjectType, isInterfaceType, isObjectType, printSchema } from "graphql";

@@ -2,7 +2,7 @@
 import { randomId, randomToken } from "../../src/crypto/random.ts";
 import { sha256Base64Url, sha256Hex } from "../../src/crypto/hash.ts";
 import { cryptoRandom } from "../../src/deps.ts";
-import { test } from "node:test";
+import { test } from "./bounded.ts";
 import assert from "node:assert/strict";
 import { buildTestApp, type SeededClient, type TestApp } from "./test_app.ts";
 import { postJson } from "./requests.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { readBearer } from "../../src/http/bearer.ts";
 import { isOAuthError } from "../../src/oauth/errors.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { memberNames, mediaType, readParams, readText } from "../../src/http/body.ts";

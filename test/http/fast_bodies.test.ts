@@ -1,5 +1,5 @@
 // DeferredResponse behaves like a standard body for every reader (ParsedRequest: parsed_request.test.ts).
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { DeferredResponse, deferResponseBodies, deferredText, textResponse } from "../../src/http/fast_bodies.ts";
 import { json } from "../../src/http/respond.ts";

@@ -1,5 +1,5 @@
 // MapHeaders behaves as the platform's Headers for every operation sequence: values, iteration, Set-Cookie, errors.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { MapHeaders } from "../../src/http/map_headers.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createMetrics, LATENCY_BUCKETS } from "../../src/http/metrics.ts";
 import { buildTestApp } from "../helpers/test_app.ts";

@@ -1,5 +1,5 @@
 // ParsedRequest answers like the standard Request built from the same parts: headers, body readers, clone, once-only bodies.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ParsedRequest } from "../../src/http/parsed_request.ts";

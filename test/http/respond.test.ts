@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { html, json, jsonNoStore, redirect } from "../../src/http/respond.ts";
 

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { acceptQuality, createRouter, isPageNavigation, type Route } from "../../src/http/router.ts";
 import { OAuthError } from "../../src/oauth/errors.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { addressBucket, createThrottle, isIpAddress, SHARED_KEY_FACTOR, UNKNOWN_ADDRESS } from "../../src/http/throttle.ts";
 

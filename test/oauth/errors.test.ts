@@ -1,5 +1,5 @@
 // OAuthError: the status each code implies, and no stack captured (protocol errors are answers, not faults).
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { invalidClient, invalidToken, OAuthError, tooManyRequests } from "../../src/oauth/errors.ts";
 

@@ -2,7 +2,7 @@
 // request writes: the admin commands and /account/revoke only reach rows that exist when they commit. Each test
 // runs the revocation exactly there, by wrapping the store call the request writes through, as the admin CLI (another
 // process) or another request would from outside (store/still_authorized.ts).
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { buildTestApp, type TestApp } from "../helpers/test_app.ts";

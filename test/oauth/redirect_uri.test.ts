@@ -1,5 +1,5 @@
 // Redirect URI matching: exact, except the port of an http loopback URI (RFC 8252 §7.3, RFC 9700 §2.1).
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { redirectUriMatches } from "../../src/oauth/redirect_uri.ts";
 import { buildTestApp } from "../helpers/test_app.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { formatScope, narrowScope, parseScope } from "../../src/oauth/scope.ts";
 import { isOAuthError } from "../../src/oauth/errors.ts";

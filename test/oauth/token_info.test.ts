@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { get } from "../helpers/requests.ts";

@@ -1,5 +1,5 @@
 // Timed access/refresh tokens and their stored keys; tokens issued in the earlier format keep working everywhere.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { randomToken } from "../../src/crypto/random.ts";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { buildTestApp, type TestApp } from "../helpers/test_app.ts";

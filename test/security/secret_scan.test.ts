@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { buildFileApp } from "./file_app.ts";
 import { METRICS_TOKEN, fullFlow } from "./full_flow.ts";

@@ -1,5 +1,5 @@
 // Background checkpoints and purges run on their timers and stop when told.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
 import {

@@ -1,7 +1,7 @@
 // The bearer check keeps its answer between writes (read_cache.ts): every change that matters must still be seen by
 // the next request, whichever connection made it. A second store on the same file stands for the admin CLI or
 // another `serve --workers` process.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

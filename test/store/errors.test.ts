@@ -1,5 +1,5 @@
 // The store's error kinds: conflicts, and a database another connection keeps locked.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { openDatabase, type Db, type Statement } from "../../src/store/sqlite.ts";
 import { tempDb } from "../helpers/temp_db.ts";

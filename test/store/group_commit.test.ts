@@ -1,5 +1,5 @@
 // The group commit's hold: queued writes wait, without blocking the event loop, while a checkpoint holds the lock.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { assertLoopKeepsTurning } from "../helpers/event_loop.ts";
 import { DatabaseSync } from "node:sqlite";

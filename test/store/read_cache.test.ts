@@ -1,5 +1,5 @@
 // createReadCache and Db.changeStamp: a kept read is returned only while the database provably did not change.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createReadCache } from "../../src/store/read_cache.ts";
 import { openDatabase, type Db } from "../../src/store/sqlite.ts";

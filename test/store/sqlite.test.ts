@@ -1,5 +1,5 @@
 // openDatabase: pragmas for a file database and the background (worker-thread) WAL checkpoint.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { assertLoopKeepsTurning } from "../helpers/event_loop.ts";
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { cookieName, readCookies, setCookie } from "../../src/ui/cookies.ts";
 

@@ -1,6 +1,6 @@
 // Demo state across processes: two apps on one database file stand in for `serve --workers 2`, whose kernel
 // hands each connection of one browser to whichever worker accepts it.
-import { test } from "node:test";
+import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { mkdtempSync } from "node:fs";
