@@ -13,6 +13,7 @@ export type AuditEventName =
   | "sign_in_failed"
   | "sign_in_succeeded"
   | "signed_out"
+  | "other_sessions_ended"
   | "consent_granted"
   | "consent_denied"
   | "access_revoked_by_user"

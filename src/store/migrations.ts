@@ -255,4 +255,10 @@ ${FIELD_COUNT_TRIGGERS}`,
     name: "user tombstones",
     sql: "ALTER TABLE users ADD COLUMN deleted_at INTEGER;",
   },
+  {
+    // /account counts and ends a person's other sign-in sessions, and disabling a user or setting a password ends
+    // all of them: each looks sessions up by user, which without this index reads the whole table.
+    name: "sessions by user",
+    sql: "CREATE INDEX sessions_by_user ON sessions(user_id);",
+  },
 ];

@@ -26,6 +26,10 @@ export interface SessionStore {
   /** The session if unexpired and its user is enabled. */
   findActive(sessionHash: string, now: number): Promise<Session | undefined>;
   delete(sessionHash: string): Promise<void>;
+  /** How many unexpired sessions the user has besides the one hashed `sessionHash`. */
+  countOthers(userId: number, sessionHash: string, now: number): Promise<number>;
+  /** Ends every session of the user but the one hashed `sessionHash`; returns how many (expired ones included). */
+  endOthers(userId: number, sessionHash: string): Promise<number>;
 }
 
 function toSession(row: Row): Session {
@@ -62,6 +66,16 @@ export function createSessionStore(db: Db): SessionStore {
     },
     async delete(sessionHash) {
       await db.transactionBatched(() => db.prepare("DELETE FROM sessions WHERE session_hash = ?").run(sessionHash));
+    },
+    async countOthers(userId, sessionHash, now) {
+      const row = db.prepare("SELECT COUNT(*) AS n FROM sessions WHERE user_id = ? AND session_hash <> ? AND expires_at > ?")
+        .get(userId, sessionHash, now) as Row;
+      return Number(row.n);
+    },
+    async endOthers(userId, sessionHash) {
+      return db.transactionBatched(() =>
+        Number(db.prepare("DELETE FROM sessions WHERE user_id = ? AND session_hash <> ?").run(userId, sessionHash).changes)
+      );
     },
   };
 }

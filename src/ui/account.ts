@@ -18,6 +18,11 @@ export interface AccountView {
   signOutCsrf: string;
   /** Name of an application whose access was just revoked, for the confirmation line. */
   revoked?: string;
+  /** Unexpired sign-in sessions of this user in other browsers. */
+  otherSessions: number;
+  signOutOthersCsrf: string;
+  /** This session just signed the others out, for the confirmation line. */
+  othersEnded: boolean;
 }
 
 function appItem(app: AuthorizedApp) {
@@ -35,9 +40,22 @@ function appItem(app: AuthorizedApp) {
 </li>`;
 }
 
+function otherBrowsers(view: AccountView) {
+  if (view.otherSessions === 0) return html`<p class="muted">You are not signed in anywhere else.</p>`;
+  const count = view.otherSessions === 1 ? "1 other browser" : `${view.otherSessions} other browsers`;
+  return html`<p>You are also signed in on ${count}.</p>
+<form method="post" action="/account/signout-others">
+<input type="hidden" name="csrf" value="${view.signOutOthersCsrf}">
+<button type="submit" class="danger">Sign out everywhere else</button>
+</form>`;
+}
+
 /** Renders the account page; every value is escaped. */
 export function renderAccount(view: AccountView): string {
-  const notice = view.revoked ? html`<p class="notice" role="status">Access for ${view.revoked} was revoked.</p>` : "";
+  const notices = [
+    view.revoked ? html`<p class="notice" role="status">Access for ${view.revoked} was revoked.</p>` : "",
+    view.othersEnded ? html`<p class="notice" role="status">You were signed out everywhere else.</p>` : "",
+  ];
   const list = view.apps.length > 0
     ? html`<ul class="apps">${view.apps.map(appItem)}</ul>`
     : html`<p class="muted">You have not authorized any applications.</p>`;
@@ -45,9 +63,11 @@ export function renderAccount(view: AccountView): string {
     "Your account",
     html`<h1>Your account</h1>
 <p>Signed in as <strong>${view.username}</strong>.</p>
-${notice}
+${notices}
 <h2>Authorized applications</h2>
 ${list}
+<h2>Other browsers</h2>
+${otherBrowsers(view)}
 <form method="post" action="/signout" class="inline">
 <input type="hidden" name="csrf" value="${view.signOutCsrf}">
 <button type="submit">Sign out</button>

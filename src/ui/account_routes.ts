@@ -1,4 +1,5 @@
-// GET /account and POST /account/revoke: list authorized applications and revoke one's tokens and consent.
+// GET /account, POST /account/revoke and POST /account/signout-others: list authorized applications and revoke one's
+// tokens and consent; see how many other browsers are signed in and sign them out.
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext, Route } from "../http/router.ts";
@@ -16,6 +17,9 @@ import { SESSION_ENDED } from "./auth_routes.ts";
 const REVOKE = "revoke";
 /** Signs the "access revoked" notice of the redirect after a revocation, for the session that made it. */
 const REVOKED_NOTICE = "revoked-notice";
+const SIGN_OUT_OTHERS = "signout-others";
+/** Signs the "signed out everywhere else" notice, for the session that asked for it. */
+const OTHERS_ENDED_NOTICE = "others-ended-notice";
 
 async function accountEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const signedIn = await readSession(deps, request);
@@ -34,12 +38,32 @@ async function accountEndpoint(deps: Deps, request: Request, ctx: RequestContext
   const genuine = revokedId !== undefined &&
     await verifyCsrf(signedIn.cookieValue, ctx.url.searchParams.get("notice") ?? undefined, { purpose: REVOKED_NOTICE, binding: revokedId });
   const revoked = genuine ? (await deps.store.clients.findByClientId(revokedId))?.name : undefined;
+  const othersEnded = await verifyCsrf(signedIn.cookieValue, ctx.url.searchParams.get("ended") ?? undefined, {
+    purpose: OTHERS_ENDED_NOTICE,
+  });
   return page(renderAccount({
     username: signedIn.user.name ?? signedIn.user.username,
     apps,
     signOutCsrf: await signOutCsrf(signedIn.cookieValue),
     revoked,
+    otherSessions: await deps.store.sessions.countOthers(signedIn.user.id, signedIn.sessionHash, nowSeconds(deps.clock)),
+    signOutOthersCsrf: await csrfToken(signedIn.cookieValue, SIGN_OUT_OTHERS),
+    othersEnded,
   }));
+}
+
+/** Ends the user's sessions in every other browser (a shared computer left signed in, a lost phone). */
+async function signOutOthersEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+  const form = await readParams(request, deps.config.maxBodyBytes);
+  const signedIn = await readSession(deps, request);
+  if (!signedIn) return redirect(`/signin?${new URLSearchParams({ next: "/account", session: SESSION_ENDED })}`, 303);
+  if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: SIGN_OUT_OTHERS }))) {
+    throw invalidRequest("The form has expired; reload the page and try again", { status: 403 });
+  }
+  const sessions = await deps.store.sessions.endOthers(signedIn.user.id, signedIn.sessionHash);
+  await audit(deps, "other_sessions_ended", { userId: signedIn.user.id, ip: ctx.clientIp, detail: { sessions } });
+  const ended = await csrfToken(signedIn.cookieValue, OTHERS_ENDED_NOTICE);
+  return redirect(`/account?${new URLSearchParams({ ended })}`, 303);
 }
 
 async function revokeAccessEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
@@ -69,5 +93,11 @@ export function accountRoutes(deps: Deps): Route[] {
   return [
     { method: "GET", path: "/account", surface: "html", handler: (req, ctx) => accountEndpoint(deps, req, ctx) },
     { method: "POST", path: "/account/revoke", surface: "html", handler: (req, ctx) => revokeAccessEndpoint(deps, req, ctx) },
+    {
+      method: "POST",
+      path: "/account/signout-others",
+      surface: "html",
+      handler: (req, ctx) => signOutOthersEndpoint(deps, req, ctx),
+    },
   ];
 }

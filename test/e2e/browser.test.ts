@@ -232,7 +232,7 @@ test("browser: Sign out on the consent page leads to that application's sign-in 
   await page.goto(longNameAuthorizeUrl("switch-account"));
   await signInOn(page, w);
   await page.getByRole("button", { name: "Approve" }).waitFor();
-  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await page.getByRole("heading", { name: "Sign in" }).waitFor();
   const url = new URL(page.url());
   assert.equal(url.pathname, "/oauth/authorize");
@@ -243,7 +243,7 @@ test("browser: Sign out on the consent page leads to that application's sign-in 
 test("browser: signing out from the account page lands on the home page saying so", async () => {
   await page.goto(`${w.origin}/account`);
   await signInOn(page, w);
-  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await page.getByRole("status").waitFor();
   assert.equal(await page.getByRole("status").textContent(), "You have signed out.");
 });

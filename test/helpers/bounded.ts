@@ -5,6 +5,7 @@
  * settled, a lock never released) stalls the whole suite, and CI, without naming the test. Deno has no
  * `--test-timeout`, but both runtimes honour the `timeout` option, so every test file imports `test` from here.
  * The slowest test takes about 2 s alone; the bound leaves room for a loaded machine and coverage.
+ * Both runners now give this file as a failing test's location; the error's stack still names the test file's line.
  */
 import { test as nodeTest, type TestFn, type TestOptions } from "node:test";
 

@@ -115,3 +115,86 @@ test("revoking after the session ended revokes nothing and leads to sign-in, the
   assert.match(body, /Your session had ended, so nothing was changed/);
   assert.equal(formFields(body, "/signin").next, "/account");
 });
+
+/** One user signed in on `browsers` browsers, and another user signed in on one. */
+async function signedInTwice(browsers = 2) {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const all: TestBrowser[] = [];
+  for (let i = 0; i < browsers; i++) {
+    const browser = testBrowser(t.app);
+    assert.equal((await signIn(browser, user)).status, 303);
+    all.push(browser);
+  }
+  const stranger = testBrowser(t.app);
+  await signIn(stranger, await t.seed.user());
+  return { t, user, browsers: all, stranger };
+}
+
+const isSignedIn = async (browser: TestBrowser) => (await browser.get("/account")).status === 200;
+
+test("/account counts the user's other browsers, and signing them out ends those sessions but not this one or anyone else's", async () => {
+  const { t, user, browsers: [here, phone, laptop], stranger } = await signedInTwice(3);
+  const page = await (await here!.get("/account")).text();
+  assert.match(page, /You are also signed in on 2 other browsers\./);
+  const res = await here!.post("/account/signout-others", formFields(page, "/account/signout-others"));
+  assert.equal(res.status, 303);
+  assert.match(res.headers.get("location") ?? "", /^\/account\?ended=/);
+  assert.equal(await isSignedIn(phone!), false);
+  assert.equal(await isSignedIn(laptop!), false);
+  assert.equal(await isSignedIn(stranger), true, "another user's session is untouched");
+  const after = await (await here!.get(res.headers.get("location")!)).text();
+  assert.match(after, /You were signed out everywhere else\./);
+  assert.match(after, /You are not signed in anywhere else\./);
+  assert.doesNotMatch(after, /action="\/account\/signout-others"/);
+  const events = (await t.store.audit.list({ userId: user.id })).filter((e) => e.event === "other_sessions_ended");
+  assert.equal(events.length, 1);
+  assert.equal(events[0]!.userId, user.id);
+  assert.deepEqual(events[0]!.detail, { sessions: 2 });
+});
+
+test("/account does not count the user's expired sessions in other browsers", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const old = testBrowser(t.app);
+  await signIn(old, user);
+  t.clock.advance(t.config.sessionTtlSeconds - 10);
+  const here = testBrowser(t.app);
+  await signIn(here, user);
+  assert.match(await (await here.get("/account")).text(), /You are also signed in on 1 other browser\./);
+  t.clock.advance(11);
+  assert.match(await (await here.get("/account")).text(), /You are not signed in anywhere else\./);
+});
+
+test("a crafted /account?ended= link announces nothing, nor does one signed for another session", async () => {
+  const { user, browsers: [here, other] } = await signedInTwice();
+  for (const query of ["ended=1", `ended=${"A".repeat(43)}`]) {
+    assert.doesNotMatch(await (await here!.get(`/account?${query}`)).text(), /signed out everywhere/, query);
+  }
+  const page = await (await other!.get("/account")).text();
+  const res = await other!.post("/account/signout-others", formFields(page, "/account/signout-others"));
+  const ended = new URL(res.headers.get("location")!, "http://x").searchParams.get("ended")!;
+  await signIn(here!, user);
+  assert.doesNotMatch(await (await here!.get(`/account?${new URLSearchParams({ ended })}`)).text(), /signed out everywhere/);
+});
+
+test("signing out other browsers with a forged CSRF token is refused and they stay signed in", async () => {
+  const { browsers: [here, other] } = await signedInTwice();
+  const fields = formFields(await (await here!.get("/account")).text(), "/account/signout-others");
+  for (const csrf of [undefined, "A".repeat(43), await other!.get("/account").then((r) => r.text()).then((p) => formFields(p, "/account/signout-others").csrf)]) {
+    const res = await here!.post("/account/signout-others", csrf === undefined ? {} : { ...fields, csrf });
+    assert.equal(res.status, 403, String(csrf));
+  }
+  assert.equal(await isSignedIn(other!), true);
+});
+
+test("signing out other browsers after this session ended ends nothing and leads to sign-in", async () => {
+  const { t, browsers: [here, other] } = await signedInTwice();
+  const fields = formFields(await (await here!.get("/account")).text(), "/account/signout-others");
+  await here!.post("/signout", formFields(await (await here!.get("/account")).text(), "/signout"));
+  const res = await here!.post("/account/signout-others", fields);
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/signin?next=%2Faccount&session=ended");
+  assert.equal(await isSignedIn(other!), true);
+  assert.ok(!t.log.some((l) => l.event === "audit.other_sessions_ended"));
+});
