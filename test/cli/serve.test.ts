@@ -87,6 +87,27 @@ test("serve with a public base URL leaves an empty database empty unless FIELDGA
   }
 });
 
+test("serve listening beyond loopback (HOST=0.0.0.0, as in a container) seeds no demo even with a localhost base URL", async () => {
+  for (const host of ["0.0.0.0", "::", "192.168.1.20"]) {
+    const h = cliHarness();
+    const served = await serveOnce(h, {}, ["--port", "0", "--host", host]);
+    assert.equal(served.code, 0);
+    assert.equal(h.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 0, host);
+    assert.equal(existsSync(join(h.dir, "demo-credentials.json")), false);
+    assert.match(served.stdout, new RegExp(`^Empty database, no demo data: the server listens on ${host.replace(/\./g, "\\.")}, beyond`));
+    assert.doesNotMatch(served.stdout, /password|client_secret/i);
+    assert.ok(h.log.some((l) => l.event === "demo_not_seeded" && l.fields.reason === "host_not_loopback"), host);
+  }
+  for (const host of ["127.0.0.1", "127.0.0.2", "localhost", "::1"]) {
+    const local = cliHarness();
+    await serveOnce(local, {}, ["--port", "0", "--host", host]);
+    assert.equal(local.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 2, host);
+  }
+  const asked = cliHarness();
+  await serveOnce(asked, { FIELDGATE_DEMO: "true" }, ["--port", "0", "--host", "0.0.0.0"]);
+  assert.equal(asked.query("SELECT COUNT(*) AS n FROM users")[0]!.n, 2, "FIELDGATE_DEMO=true seeds anywhere");
+});
+
 test("serve ends with exit 1 and a server_failed line when its listener stops serving on its own", async () => {
   const h = cliHarness();
   let closed = false;

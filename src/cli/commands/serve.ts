@@ -27,6 +27,26 @@ function plainHttpBeyondLoopback(baseUrl: string): boolean {
   return url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname);
 }
 
+/** A listen address only this machine can reach: 127.0.0.0/8, ::1 or localhost (not 0.0.0.0 or ::, every interface). */
+function loopbackBindAddress(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Why a server is reachable from beyond this machine, if it is: a base URL naming another host, or a listener on
+ * more than loopback. The listener counts as much as the URL: HOST=0.0.0.0 (a container) with the default
+ * localhost base URL is reachable from the network all the same.
+ */
+function reachableBeyondThisMachine(config: Readonly<Config>): { what: string; reason: string } | undefined {
+  if (!LOOPBACK_HOSTS.has(new URL(config.baseUrl).hostname)) {
+    return { what: `${config.baseUrl} is not this machine`, reason: "base_url_not_loopback" };
+  }
+  if (!loopbackBindAddress(config.host)) {
+    return { what: `the server listens on ${config.host}, beyond this machine`, reason: "host_not_loopback" };
+  }
+  return undefined;
+}
+
 /** --workers as a count; 1 when absent. More than 1 only where the runtime can fork workers (Node). */
 function workerCount(args: ParsedArgs, deps: CliDeps): number {
   const value = args.flags.workers;
@@ -49,10 +69,11 @@ async function seedIfEmpty(ctx: CommandContext, config: Readonly<Config>): Promi
   // Unset, the demo is for someone trying fieldgate on their own machine. A server with a public base URL would
   // otherwise start life with a demo person account and print its password and client secrets to stdout, which
   // systemd and docker keep with the logs.
-  if (config.demoSetting === "auto" && !LOOPBACK_HOSTS.has(new URL(config.baseUrl).hostname)) {
-    ctx.io.stdout(`Empty database, no demo data: ${config.baseUrl} is not this machine. Create users and clients with ` +
+  const beyond = config.demoSetting === "auto" ? reachableBeyondThisMachine(config) : undefined;
+  if (beyond) {
+    ctx.io.stdout(`Empty database, no demo data: ${beyond.what}. Create users and clients with ` +
       "the CLI (users add, clients add), or set FIELDGATE_DEMO=true to seed the demo anyway.\n");
-    deps.log("demo_not_seeded", { reason: "base_url_not_loopback" });
+    deps.log("demo_not_seeded", { reason: beyond.reason });
     return undefined;
   }
   const text = await deps.readTextFile(DEMO_FIELDS_URL);
