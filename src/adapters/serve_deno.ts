@@ -26,7 +26,10 @@ interface DenoApi {
   stat(path: string): Promise<unknown>;
   writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
   chmod(path: string, mode: number): Promise<void>;
-  open(path: string, options: { write: true; createNew: true; mode: number }): Promise<{ close(): void }>;
+  open(
+    path: string,
+    options: { write: true; createNew: true; mode: number } | { append: true; create: true; mode: number },
+  ): Promise<{ close(): void }>;
   rename(from: string, to: string): Promise<void>;
   remove(path: string): Promise<void>;
   pid: number;
@@ -132,7 +135,8 @@ function parentDir(path: string): string {
 /** A missing database file created private, as on Node (serve_node.ts createDatabaseFile says why). */
 async function createDatabaseFile(path: string): Promise<void> {
   await Deno.mkdir(parentDir(path), { recursive: true, mode: 0o700 });
-  await createPrivateFile(path);
+  // Not createNew: through a symlink to a missing file it creates the target (see serve_node.ts).
+  (await Deno.open(path, { append: true, create: true, mode: 0o600 })).close();
 }
 
 /** Creates `path` empty with mode 0600; false when something already exists there (never overwritten). */

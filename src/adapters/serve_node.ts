@@ -116,7 +116,10 @@ async function readText(path: string | URL): Promise<string | undefined> {
  */
 async function createDatabaseFile(path: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  await createPrivateFile(path);
+  // O_CREAT without O_EXCL: a --db that is a symlink to a missing file creates its target, 0600 too, where "wx"
+  // failed with EEXIST on the link and left SQLite to create the target under the umask. The mode applies only
+  // when the file is created, and append mode never truncates one that exists.
+  await (await open(path, "a", 0o600)).close();
 }
 
 /** Creates `path` empty with mode 0600; false when something already exists there (never overwritten). */

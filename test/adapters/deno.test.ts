@@ -55,7 +55,8 @@ test("deno task cli runs the CLI through deno.json", async () => {
 async function denoCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   // What `deno task cli` runs (its permissions), with type checking left to `npm run typecheck`.
   const [run, ...rest] = denoTaskArgs(new URL("../../", import.meta.url), "cli");
-  const child = spawn("node_modules/.bin/deno", [run, "--no-check", ...rest, ...args], {
+  // Under the usual umask, so the files it creates show the modes it asks for.
+  const child = spawn("/bin/sh", ["-c", 'umask 022; exec "$@"', "sh", "node_modules/.bin/deno", run, "--no-check", ...rest, ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: "1", FIELDGATE_PBKDF2_ITERATIONS: "1000" },
   });
@@ -237,6 +238,15 @@ test("a read-only command on Deno refuses a --db symlink whose target is missing
   assert.equal(result.code, 2, result.stderr);
   assert.match(result.stderr, /no database at/);
   assert.equal(existsSync(join(dir, "missing")), false);
+});
+
+test("a command on Deno that creates the database through a --db symlink to a missing file makes the target private", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-link-"));
+  const link = join(dir, "fg.db");
+  symlinkSync(join(dir, "target.db"), link);
+  const result = await denoCli(["users", "add", "--username", "robot", "--integration", "--org", "acme", "--db", link]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(statSync(join(dir, "target.db")).mode & 0o777, 0o600);
 });
 
 test("a --db path with a ./ segment in a new directory works on Deno as on Node", async () => {

@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { Agent, get as httpGet } from "node:http";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
-import { chmodSync, statSync } from "node:fs";
+import { chmodSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { App } from "../../src/app.ts";
 import { runCli } from "../../src/cli/main.ts";
@@ -75,6 +75,20 @@ test("a database serve creates is private: its directory, the file and its -wal 
   chmodSync(dbPath, 0o640);
   assert.equal((await h.run(["users", "list", "--db", dbPath])).code, 0);
   assert.equal(statSync(dbPath).mode & 0o777, 0o640);
+});
+
+test("a database created through a --db symlink to a missing file is private too", async () => {
+  const h = cliHarness();
+  const link = join(h.dir, "fg.db");
+  symlinkSync(join(h.dir, "target.db"), link);
+  const previous = process.umask(0o022);
+  try {
+    const result = await h.run(["users", "add", "--username", "robot", "--integration", "--org", "acme", "--db", link]);
+    assert.equal(result.code, 0, result.stderr);
+  } finally {
+    process.umask(previous);
+  }
+  assert.equal(statSync(join(h.dir, "target.db")).mode & 0o777, 0o600);
 });
 
 test("the node listener holds requests that arrive while the app is built, then answers them", async () => {
