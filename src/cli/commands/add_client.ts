@@ -1,5 +1,5 @@
 // `clients add`: registers an authorization_code or client_credentials client; the secret is printed this once.
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
 import { createClient, describeClient, validateRedirectUri, validateScope } from "../registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
@@ -37,7 +37,7 @@ export const addClient: Command = {
     "integration-user": { type: "string", value: "U", description: "integration user the client acts as (client_credentials)" },
   },
   validate: checkArgs,
-  async run({ args, deps, store, now }) {
+  async run({ args, deps, io, store, now }) {
     const grantType = requireFlag(args, "grant") === "client_credentials" ? "client_credentials" : "authorization_code";
     let integrationUserId: number | null = null;
     const username = optionalFlag(args, "integration-user");
@@ -55,7 +55,7 @@ export const addClient: Command = {
       scope: validateScope(requireFlag(args, "scope")),
       integrationUserId,
     }, { random: deps.random, now });
-    await audit({ store, clock: deps.clock, log: deps.log }, "client_created", {
+    await auditChange({ store, deps, io }, "client_created", {
       clientId: client.clientId,
       userId: integrationUserId,
       detail: { grant_type: client.grantType, scope: client.scope },

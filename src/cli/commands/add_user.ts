@@ -1,5 +1,5 @@
 // `users add`: a platform user (password from stdin only) or an integration user, member of --org.
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { hashPassword } from "../../crypto/hash.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
 import { createUser, PASSWORD_PROMPT, passwordFromStdin, validateOrgSlug, validateUsername } from "../registration.ts";
@@ -55,7 +55,7 @@ export const addUser: Command = {
       now,
     });
     // Who can sign in or be acted as is an accountability question: new accounts leave a trail like disabled ones.
-    await audit({ store, clock: deps.clock, log: deps.log }, "user_created", {
+    await auditChange({ store, deps, io }, "user_created", {
       userId: user.id,
       detail: { kind: user.kind, organization: requireFlag(args, "org") },
     });

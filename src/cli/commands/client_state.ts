@@ -1,6 +1,6 @@
 // `clients disable ID` and `clients enable ID`: a disabled client cannot authenticate and its tokens are refused;
 // enabled again, its unexpired tokens work again.
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { UsageError, type Command } from "../types.ts";
 
 function clientStateCommand(disabled: boolean): Command {
@@ -10,10 +10,10 @@ function clientStateCommand(disabled: boolean): Command {
     summary: disabled ? "disable a client; its tokens stop working" : "enable a disabled client again",
     positionals: ["CLIENT_ID"],
     flags: {},
-    async run({ args, deps, store }) {
+    async run({ args, deps, io, store }) {
       const client = await store.clients.setDisabled(args.positionals[0]!, disabled);
       if (!client) throw new UsageError(`no client with client_id "${args.positionals[0]}"`);
-      await audit({ store, clock: deps.clock, log: deps.log }, disabled ? "client_disabled" : "client_enabled", {
+      await auditChange({ store, deps, io }, disabled ? "client_disabled" : "client_enabled", {
         clientId: client.clientId,
       });
       return {

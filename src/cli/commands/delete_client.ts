@@ -1,6 +1,6 @@
 // `clients delete CLIENT_ID`: an application retired for good. Unlike `clients disable`, nothing comes back: its
 // tokens, grants and the approvals users gave it are gone, and it no longer shows on anyone's /account page.
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { plural } from "../text.ts";
 import { UsageError, type Command } from "../types.ts";
 
@@ -9,12 +9,12 @@ export const deleteClient: Command = {
   summary: "delete a client for good, with its tokens, grants and users' approvals",
   positionals: ["CLIENT_ID"],
   flags: {},
-  async run({ args, deps, store, now }) {
+  async run({ args, deps, io, store, now }) {
     const removed = await store.clients.remove(args.positionals[0]!, now);
     if (!removed) throw new UsageError(`no client with client_id "${args.positionals[0]}"`);
     const { client, tokensRevoked, consentsRemoved } = removed;
     const integrationUser = client.integrationUserId === null ? undefined : await store.users.findById(client.integrationUserId);
-    await audit({ store, clock: deps.clock, log: deps.log }, "client_deleted", {
+    await auditChange({ store, deps, io }, "client_deleted", {
       clientId: client.clientId,
       detail: { tokens_revoked: tokensRevoked, consents_removed: consentsRemoved },
     });

@@ -1,6 +1,6 @@
 // `users delete USERNAME`: erasure of a person who asks for it or has left for good. Unlike `users disable` it
 // cannot be undone: what identifies the person goes, and only an anonymous row keeps their id from being reused.
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { plural } from "../text.ts";
 import { CommandError, type Command } from "../types.ts";
 import { namedUser } from "./user_state.ts";
@@ -10,7 +10,7 @@ export const deleteUser: Command = {
   summary: "erase a user for good: tokens, sessions, approvals, memberships, name and password",
   positionals: ["USERNAME"],
   flags: {},
-  async run({ args, deps, store, now }) {
+  async run({ args, deps, io, store, now }) {
     const user = await namedUser(store, args.positionals[0]!);
     const outcome = await store.users.erase(user.id, now);
     if (outcome.status === "client_integration_user") {
@@ -26,7 +26,7 @@ export const deleteUser: Command = {
       audit_events_anonymized: outcome.auditEventsAnonymized,
     };
     // The event names the tombstone's id only: the username is what was just erased.
-    await audit({ store, clock: deps.clock, log: deps.log }, "user_deleted", { userId: user.id, detail: counts });
+    await auditChange({ store, deps, io }, "user_deleted", { userId: user.id, detail: counts });
     return {
       json: { username: user.username, deleted: true, ...counts },
       text: `Deleted user ${user.username}: ${plural(outcome.tokensRevoked, "live token")} revoked, ` +

@@ -1,6 +1,6 @@
 // `fields import --org ORG [--replace [--allow-empty]] FILE.geojson`: validates every feature first, then inserts
 // all in one transaction (with --replace, after deleting the organization's fields in the same one).
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { GeoJsonError } from "../../geo/errors.ts";
 import { AREA_MISMATCH, isAreaMismatch } from "../../geo/field_area.ts";
 import { parseFieldCollection, type ParsedField } from "../../geo/geojson.ts";
@@ -45,7 +45,7 @@ export const importFields: Command = {
     }
     const { inserted, removed } = await store.fields.insertMany(organization.id, fields, { now, replace });
     // A --replace deletes an organization's fields: the trail says when, and how many.
-    await audit({ store, clock: deps.clock, log: deps.log }, "fields_imported", {
+    await auditChange({ store, deps, io }, "fields_imported", {
       detail: { organization: organization.slug, imported: inserted, replaced: removed },
     });
     const hectares = fields.reduce((sum, f) => sum + f.areaHa, 0);

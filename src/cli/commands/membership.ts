@@ -1,7 +1,7 @@
 // `users join USERNAME --org ORG` and `users leave USERNAME --org ORG`: someone who starts working for a second farm,
 // or stops working for one while staying with another. What a user's tokens read follows at once: every bearer
 // check reads the memberships afresh.
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { requireFlag } from "../args.ts";
 import { validateOrgSlug } from "../registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
@@ -16,11 +16,11 @@ export const joinOrganization: Command = {
   positionals: ["USERNAME"],
   flags: ORG_FLAG,
   validate: validateOrg,
-  async run({ args, deps, store, now }) {
+  async run({ args, deps, io, store, now }) {
     const user = await namedUser(store, args.positionals[0]!);
     const { organization, joined, created } = await store.organizations.join(user.id, requireFlag(args, "org"), now);
     if (joined) {
-      await audit({ store, clock: deps.clock, log: deps.log }, "membership_added", {
+      await auditChange({ store, deps, io }, "membership_added", {
         userId: user.id,
         detail: { organization: organization.slug, organization_created: created },
       });
@@ -38,14 +38,14 @@ export const leaveOrganization: Command = {
   positionals: ["USERNAME"],
   flags: ORG_FLAG,
   validate: validateOrg,
-  async run({ args, deps, store }) {
+  async run({ args, deps, io, store }) {
     const user = await namedUser(store, args.positionals[0]!);
     const slug = requireFlag(args, "org");
     const organization = await store.organizations.findBySlug(slug);
     if (!organization) throw new UsageError(`no organization "${slug}"`);
     const left = await store.organizations.removeMember(organization.id, user.id);
     if (left) {
-      await audit({ store, clock: deps.clock, log: deps.log }, "membership_removed", {
+      await auditChange({ store, deps, io }, "membership_removed", {
         userId: user.id,
         detail: { organization: organization.slug },
       });

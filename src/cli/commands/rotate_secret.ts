@@ -1,7 +1,7 @@
 // `clients rotate-secret ID`: a new secret replaces the old one at once (spec §5.6: rotate when exposed).
 import { sha256Hex } from "../../crypto/hash.ts";
 import { randomToken } from "../../crypto/random.ts";
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { UsageError, type Command } from "../types.ts";
 
 export const rotateSecret: Command = {
@@ -11,7 +11,7 @@ export const rotateSecret: Command = {
   flags: {
     "revoke-tokens": { type: "boolean", description: "also revoke every token issued to the client" },
   },
-  async run({ args, deps, store, now }) {
+  async run({ args, deps, io, store, now }) {
     const clientId = args.positionals[0]!;
     const clientSecret = randomToken(deps.random, "clientSecret");
     const client = await store.clients.rotateSecret(clientId, {
@@ -20,7 +20,7 @@ export const rotateSecret: Command = {
       revokeTokens: args.flags["revoke-tokens"] === true,
     });
     if (!client) throw new UsageError(`no client with client_id "${clientId}"`);
-    await audit({ store, clock: deps.clock, log: deps.log }, "secret_rotated", {
+    await auditChange({ store, deps, io }, "secret_rotated", {
       clientId: client.clientId,
       detail: { tokens_revoked: args.flags["revoke-tokens"] === true },
     });

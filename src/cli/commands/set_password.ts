@@ -1,7 +1,7 @@
 // `users set-password USERNAME --password-stdin [--revoke-tokens]`: a new password for a person; every session of
 // theirs ends, and with --revoke-tokens every token and grant they hold is revoked too.
 import { hashPassword } from "../../crypto/hash.ts";
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { PASSWORD_PROMPT, passwordFromStdin } from "../registration.ts";
 import { CommandError, UsageError, type Command } from "../types.ts";
 import { endedText, namedUser } from "./user_state.ts";
@@ -21,13 +21,13 @@ export const setPassword: Command = {
     if (args.flags["password-stdin"] !== true) throw new UsageError("--password-stdin is required");
     passwordFromStdin(stdin ?? "");
   },
-  async run({ args, config, deps, store, stdin, now }) {
+  async run({ args, config, deps, io, store, stdin, now }) {
     const user = await namedUser(store, args.positionals[0]!);
     if (user.kind !== "person") throw new CommandError(`${user.username} is an integration user: it has no password`);
     const passwordHash = await hashPassword(passwordFromStdin(stdin ?? ""), { iterations: config.pbkdf2Iterations, random: deps.random });
     const revoke = args.flags["revoke-tokens"] === true;
     const ended = await store.users.replacePassword(user.id, passwordHash, revoke ? { revokeTokensAt: now } : {});
-    await audit({ store, clock: deps.clock, log: deps.log }, "password_changed", {
+    await auditChange({ store, deps, io }, "password_changed", {
       userId: user.id,
       detail: { sessions_ended: ended.sessionsEnded, tokens_revoked: ended.tokensRevoked },
     });

@@ -1,6 +1,6 @@
 // `clients set-redirect-uri CLIENT_ID URI`: an authorization-code client's callback moved (a new domain, say).
 // Codes already issued keep the URI they were issued for: their token request must still name it (RFC 6749 §4.1.3).
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import { validateRedirectUri } from "../registration.ts";
 import { CommandError, UsageError, type Command } from "../types.ts";
 
@@ -12,7 +12,7 @@ export const setRedirectUri: Command = {
   validate(args) {
     validateRedirectUri(args.positionals[1]!, "URI");
   },
-  async run({ args, deps, store }) {
+  async run({ args, deps, io, store }) {
     const [clientId, redirectUri] = args.positionals as [string, string];
     // Naming nothing is a bad argument (2); naming a client that has no redirect URI cannot be carried out (1).
     const client = await store.clients.findByClientId(clientId);
@@ -22,7 +22,7 @@ export const setRedirectUri: Command = {
     }
     const previous = await store.clients.replaceRedirectUri(clientId, redirectUri);
     if (previous === undefined) throw new CommandError(`${clientId} is not an authorization-code client`);
-    await audit({ store, clock: deps.clock, log: deps.log }, "redirect_uri_changed", {
+    await auditChange({ store, deps, io }, "redirect_uri_changed", {
       clientId,
       detail: { from: previous, to: redirectUri },
     });

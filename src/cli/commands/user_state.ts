@@ -1,7 +1,7 @@
 // `users disable USERNAME [--revoke-tokens]` and `users enable USERNAME`: someone who left, or whose account is
 // suspected stolen. Disabling ends their sign-in sessions at once; their tokens are refused while disabled, and with
 // --revoke-tokens revoked for good, so enabling the account again does not bring back what a thief obtained.
-import { audit } from "../../oauth/audit.ts";
+import { auditChange } from "../audit_change.ts";
 import type { Store } from "../../store/store.ts";
 import type { AccessEnded, User } from "../../store/users.ts";
 import { plural } from "../text.ts";
@@ -31,11 +31,11 @@ function userStateCommand(disabled: boolean): Command {
     flags: disabled
       ? { "revoke-tokens": { type: "boolean", description: "also revoke every token and grant the user holds, for good" } }
       : {},
-    async run({ args, deps, store, now }) {
+    async run({ args, deps, io, store, now }) {
       const user = await namedUser(store, args.positionals[0]!);
       const revoke = args.flags["revoke-tokens"] === true;
       const ended = await store.users.setDisabled(user.id, disabled, revoke ? { revokeTokensAt: now } : {});
-      await audit({ store, clock: deps.clock, log: deps.log }, disabled ? "user_disabled" : "user_enabled", {
+      await auditChange({ store, deps, io }, disabled ? "user_disabled" : "user_enabled", {
         userId: user.id,
         detail: disabled ? { sessions_ended: ended.sessionsEnded, tokens_revoked: ended.tokensRevoked } : undefined,
       });
