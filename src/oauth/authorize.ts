@@ -48,7 +48,7 @@ async function issueCode(
     codeChallenge: request.codeChallenge ?? null,
     issuedAt,
     expiresAt: issuedAt + deps.config.codeTtlSeconds,
-  }, { sessionHash: signedIn.sessionHash, now: issuedAt, consent });
+  }, { sessionHash: signedIn.sessionHash, clientId: request.client.clientId, now: issuedAt, consent });
   return stored ? responseUrl(deps, request.redirectUri, { code, state: request.state }) : undefined;
 }
 

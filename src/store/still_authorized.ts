@@ -29,6 +29,12 @@ export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: 
 export interface CodeBasis {
   /** Digest of the session that asked: it must still exist and be unexpired, its user enabled. */
   sessionHash: string;
+  /**
+   * The public client_id the request named. Row ids of clients are reused: after `clients delete` of the newest
+   * client the next `clients add` gets its id, so the row id alone could let a code (and a consent given with it)
+   * meant for the deleted application be stored for the new one.
+   */
+  clientId: string;
   now: number;
   /**
    * "remembered": the user's stored consent to the client must still hold the code's scope (withdrawing it at
@@ -38,11 +44,15 @@ export interface CodeBasis {
   consent: "remembered" | "given";
 }
 
-/** The session is live, its user and the client are enabled; with a remembered consent, it is still there. */
+/**
+ * The session is live, its user enabled, and the client is the one the request named and enabled; with a
+ * remembered consent, it is still there.
+ */
 export function codeBasisHolds(db: Db, basis: CodeBasis, code: { userId: number; clientId: number; scope: string }): boolean {
-  const live = db.prepare(`SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id JOIN clients c ON c.id = ?
+  const live = db.prepare(`SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+    JOIN clients c ON c.id = ? AND c.client_id = ?
     WHERE s.session_hash = ? AND s.user_id = ? AND s.expires_at > ? AND u.disabled = 0 AND c.disabled = 0`)
-    .get(code.clientId, basis.sessionHash, code.userId, basis.now);
+    .get(code.clientId, basis.clientId, basis.sessionHash, code.userId, basis.now);
   if (!live) return false;
   if (basis.consent === "given") return true;
   return db.prepare("SELECT 1 FROM consents WHERE user_id = ? AND client_id = ? AND scope = ?")

@@ -173,6 +173,24 @@ test("approve: a user disabled (session ended) mid-request mints no code and sto
   assert.equal(await t.store.consents.find(user.id, client.client.id), undefined);
 });
 
+test("approve: a client deleted mid-request, and a new one given its row id, gets neither the code nor the consent", async () => {
+  const { t, client, user, browser, consentForm } = await signedIn();
+  const form = await consentForm();
+  const stored = storedCodes(t);
+  let newcomer: Awaited<ReturnType<typeof t.seed.client>> | undefined;
+  before(t.store.codes, "issue", async () => {
+    await t.store.clients.remove(client.clientId, t.clock.nowSeconds());
+    newcomer = await t.seed.client({ name: "Another application", redirectUri: "https://other.example/cb" });
+  });
+  const res = await browser.post("/oauth/authorize", { ...form, decision: "approve" });
+  assert.equal(newcomer!.client.id, client.client.id, "the premise: the row id was handed on");
+  assert.equal(res.headers.get("location"), null);
+  assert.equal(stored(), 0);
+  assert.equal(await t.store.consents.find(user.id, newcomer!.client.id), undefined, "no consent the user never gave");
+  const next = await browser.get(authorizePath(newcomer!.clientId, { redirect_uri: "https://other.example/cb" }));
+  assert.equal(next.status, 200, "the new application gets the consent page, not a code");
+});
+
 test("approve stores the consent with the code: the next request is remembered", async () => {
   const { t, client, user, browser, path, consentForm } = await signedIn();
   const form = await consentForm();
