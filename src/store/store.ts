@@ -61,6 +61,13 @@ export interface Store {
    * connection keeps the WAL in use (a long read transaction): then it gives up at once instead of stalling writers.
    */
   checkpoint(): Promise<CheckpointOutcome>;
+  /**
+   * Checkpoints everything and empties the -wal file, on this connection (Db TRUNCATE), waiting up to the busy
+   * timeout for other connections' writes and reads. For the CLI after an erasure: secure_delete zeroes what was
+   * deleted in the main file, but the WAL keeps the older copies of those pages until writes overwrite them.
+   * Not complete while another connection keeps reading an older snapshot.
+   */
+  truncateWal(): Promise<CheckpointOutcome>;
   close(): Promise<void>;
 }
 
@@ -126,6 +133,9 @@ function createStore(db: Db): Store {
     },
     async checkpoint() {
       return db.checkpointInBackground("RESTART");
+    },
+    async truncateWal() {
+      return db.checkpoint("TRUNCATE");
     },
     async close() {
       db.close();

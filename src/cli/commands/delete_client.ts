@@ -1,6 +1,7 @@
 // `clients delete CLIENT_ID`: an application retired for good. Unlike `clients disable`, nothing comes back: its
 // tokens, grants and the approvals users gave it are gone, and it no longer shows on anyone's /account page.
 import { auditChange } from "../audit_change.ts";
+import { dropWalCopies } from "../erasure.ts";
 import { plural } from "../text.ts";
 import { UsageError, type Command } from "../types.ts";
 
@@ -9,7 +10,7 @@ export const deleteClient: Command = {
   summary: "delete a client for good, with its tokens, grants and users' approvals",
   positionals: ["CLIENT_ID"],
   flags: {},
-  async run({ args, deps, io, store, now }) {
+  async run({ args, config, deps, io, store, now }) {
     const removed = await store.clients.remove(args.positionals[0]!, now);
     if (!removed) throw new UsageError(`no client with client_id "${args.positionals[0]}"`);
     const { client, tokensRevoked, consentsRemoved } = removed;
@@ -18,6 +19,7 @@ export const deleteClient: Command = {
       clientId: client.clientId,
       detail: { tokens_revoked: tokensRevoked, consents_removed: consentsRemoved },
     });
+    await dropWalCopies({ store, io, config });
     const note = integrationUser ? ` Its integration user ${integrationUser.username} stays; \`users delete\` removes it.` : "";
     return {
       json: {

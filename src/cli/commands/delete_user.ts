@@ -1,6 +1,7 @@
 // `users delete USERNAME`: erasure of a person who asks for it or has left for good. Unlike `users disable` it
 // cannot be undone: what identifies the person goes, and only an anonymous row keeps their id from being reused.
 import { auditChange } from "../audit_change.ts";
+import { dropWalCopies } from "../erasure.ts";
 import { plural } from "../text.ts";
 import { CommandError, type Command } from "../types.ts";
 import { namedUser } from "./user_state.ts";
@@ -10,7 +11,7 @@ export const deleteUser: Command = {
   summary: "erase a user for good: tokens, sessions, approvals, memberships, name and password",
   positionals: ["USERNAME"],
   flags: {},
-  async run({ args, deps, io, store, now }) {
+  async run({ args, config, deps, io, store, now }) {
     const user = await namedUser(store, args.positionals[0]!);
     const outcome = await store.users.erase(user.id, now);
     if (outcome.status === "client_integration_user") {
@@ -27,6 +28,7 @@ export const deleteUser: Command = {
     };
     // The event names the tombstone's id only: the username is what was just erased.
     await auditChange({ store, deps, io }, "user_deleted", { userId: user.id, detail: counts });
+    await dropWalCopies({ store, io, config });
     return {
       json: { username: user.username, deleted: true, ...counts },
       text: `Deleted user ${user.username}: ${plural(outcome.tokensRevoked, "live token")} revoked, ` +

@@ -1,0 +1,17 @@
+// What an erasing command (users delete, clients delete, purge) does after its transaction.
+import type { CommandContext } from "./types.ts";
+
+/**
+ * Empties the -wal file, so the erased rows' earlier copies leave the disk now. secure_delete zeroes them in the
+ * main file when the deletion is checkpointed, but the WAL still holds the frames written before it until later
+ * writes overwrite them: with `serve` running, an erased person's name was still readable in the -wal (a security
+ * review found it). Without a server, closing the last connection removes the -wal anyway.
+ */
+export async function dropWalCopies({ store, io, config }: Pick<CommandContext, "store" | "io" | "config">): Promise<void> {
+  if (config.dbPath === ":memory:") return;
+  // The erasure has committed: whatever happens here, the command reports it as done.
+  const complete = await store.truncateWal().then((outcome) => outcome.complete, () => false);
+  if (complete) return;
+  io.stderr(`note: another connection kept using ${config.dbPath}-wal, so earlier copies of what was erased stay in ` +
+    "it until the server's writes overwrite them; run `purge` later to try again\n");
+}
