@@ -261,4 +261,36 @@ ${FIELD_COUNT_TRIGGERS}`,
     name: "sessions by user",
     sql: "CREATE INDEX sessions_by_user ON sessions(user_id);",
   },
+  {
+    // A field_counts row whose fields are all gone stayed with n = 0: it kept saying that an organization once grew
+    // a crop in a season after the fields were replaced or deleted (a privacy review's D7). The delete and update
+    // triggers now drop a row when its count reaches 0, and the rows already at 0 go. The insert trigger is unchanged.
+    name: "field counts drop empty rows",
+    sql: `
+DROP TRIGGER field_counts_delete;
+CREATE TRIGGER field_counts_delete AFTER DELETE ON fields BEGIN
+  UPDATE field_counts SET n = n - 1
+    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
+    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
+  DELETE FROM field_counts
+    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
+    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '') AND n = 0;
+END;
+
+DROP TRIGGER field_counts_update;
+CREATE TRIGGER field_counts_update AFTER UPDATE OF organization_id, crop, season ON fields BEGIN
+  UPDATE field_counts SET n = n - 1
+    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
+    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '');
+  DELETE FROM field_counts
+    WHERE organization_id = OLD.organization_id AND crop_null = (OLD.crop IS NULL) AND crop = IFNULL(OLD.crop, '')
+    AND season_null = (OLD.season IS NULL) AND season = IFNULL(OLD.season, '') AND n = 0;
+  INSERT INTO field_counts
+    VALUES (NEW.organization_id, NEW.crop IS NULL, IFNULL(NEW.crop, ''), NEW.season IS NULL, IFNULL(NEW.season, ''), 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+
+DELETE FROM field_counts WHERE n = 0;
+`,
+  },
 ];

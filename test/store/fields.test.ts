@@ -97,6 +97,13 @@ test("count from field_counts matches a scan after inserts, updates, deletes and
   ];
   const check = async (when: string) => {
     for (const filter of filters) assert.equal(await fields.count(filter), scanCount(db, filter), `${when}: ${JSON.stringify(filter)}`);
+    // Row for row: a crop and season an organization no longer has leaves no row behind (not even one at 0).
+    assert.deepEqual(
+      db.prepare("SELECT organization_id, crop_null, crop, season_null, season, n FROM field_counts ORDER BY 1, 2, 3, 4, 5").all().map((r) => ({ ...r })),
+      db.prepare(`SELECT organization_id, crop IS NULL AS crop_null, IFNULL(crop, '') AS crop, season IS NULL AS season_null,
+        IFNULL(season, '') AS season, COUNT(*) AS n FROM fields GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`).all().map((r) => ({ ...r })),
+      when,
+    );
   };
   await check("after inserts");
   // An empty-string filter must not count NULL crops or seasons.

@@ -166,13 +166,18 @@ test("the field ids step keeps every field, its id, indexes, triggers and counts
     ];
     for (const row of rows) insert.run(...row);
     raw.exec("DELETE FROM fields WHERE name = 'c'");
-    const before = { fields: raw.prepare("SELECT * FROM fields ORDER BY id").all(), schema: fieldsSchema(raw) };
+    const before = { fields: raw.prepare("SELECT * FROM fields ORDER BY id").all() };
     raw.close();
 
     openDatabase(path).close();
     const db = new DatabaseSync(path);
     assert.deepEqual(db.prepare("SELECT * FROM fields ORDER BY id").all(), before.fields);
-    assert.deepEqual(fieldsSchema(db), before.schema);
+    // The same indexes and triggers as a database created new today (later steps replace some triggers).
+    const freshPath = join(dir, "fresh.db");
+    openDatabase(freshPath).close();
+    const today = new DatabaseSync(freshPath);
+    assert.deepEqual(fieldsSchema(db), fieldsSchema(today));
+    today.close();
     assert.match(String(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'fields'").get()?.sql), /id INTEGER PRIMARY KEY AUTOINCREMENT/);
     const counts = () => db.prepare("SELECT organization_id, crop_null, crop, season_null, season, n FROM field_counts WHERE n > 0 ORDER BY 1, 2, 3, 4, 5")
       .all().map((r) => ({ ...r }));
@@ -186,6 +191,32 @@ test("the field ids step keeps every field, its id, indexes, triggers and counts
     assert.ok(Number(fresh?.id) > 5, `new id ${fresh?.id} reuses a deleted one`);
     db.prepare("UPDATE fields SET crop = 'rye' WHERE name = 'a'").run();
     assert.deepEqual(counts(), scan(), "after a delete, an insert and an update");
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the empty field counts step drops the rows already at 0, and later deletes and updates leave none", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-migrations-"));
+  const path = join(dir, "m.db");
+  try {
+    const raw = databaseBefore(path, "field counts drop empty rows");
+    raw.exec("INSERT INTO organizations (slug, name, created_at) VALUES ('acme', 'ACME', 1)");
+    const insert = raw.prepare(`INSERT INTO fields (organization_id, name, area_ha, crop, season, boundary, centroid_lon,
+      centroid_lat, created_at, updated_at) VALUES (1, ?, 1, ?, '2026', '{}', 5, 52, 1, 1)`);
+    for (const [name, crop] of [["a", "hemp"], ["b", "wheat"], ["c", "maize"]] as const) insert.run(name, crop);
+    raw.exec("DELETE FROM fields WHERE name = 'a'");
+    const crops = (db: DatabaseSync) => db.prepare("SELECT crop, n FROM field_counts ORDER BY crop").all().map((r) => ({ ...r }));
+    assert.deepEqual(crops(raw), [{ crop: "hemp", n: 0 }, { crop: "maize", n: 1 }, { crop: "wheat", n: 1 }], "the premise");
+    raw.close();
+
+    openDatabase(path).close();
+    const db = new DatabaseSync(path);
+    assert.deepEqual(crops(db), [{ crop: "maize", n: 1 }, { crop: "wheat", n: 1 }]);
+    db.exec("DELETE FROM fields WHERE name = 'b'");
+    db.exec("UPDATE fields SET crop = 'oats' WHERE name = 'c'");
+    assert.deepEqual(crops(db), [{ crop: "oats", n: 1 }]);
     db.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
