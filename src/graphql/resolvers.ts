@@ -1,6 +1,7 @@
 // Resolvers: every data read goes through the acting user's organization ids; nothing else reaches the store.
 import type { Field, FieldFilter, FieldStore, PageOptions } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
+import type { ReadView } from "../store/store.ts";
 import type { GraphqlContext } from "./context.ts";
 import { decodeCursor, encodeCursor, parseGlobalId } from "./cursor.ts";
 import { graphqlError } from "./errors.ts";
@@ -50,7 +51,7 @@ interface Reads {
  * (total_count, nodes, edges, page_info) in one synchronous pass, so every part asked for before the next microtask
  * is read together: with both, `total_count` and `nodes` describe the same moment even while an import commits.
  */
-function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptions) {
+function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptions, view: ReadView) {
   let pending: { wanted: { count: boolean; page: boolean }; reads: Promise<Reads> } | undefined;
   return (part: "count" | "page"): Promise<Reads> => {
     if (!pending) {
@@ -58,7 +59,8 @@ function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptio
       const reads = Promise.resolve().then((): Promise<Reads> => {
         pending = undefined;
         if (wanted.count && wanted.page) return fields.countAndPage(filter, options);
-        if (wanted.count) return fields.count(filter).then((total) => ({ total }));
+        // Alone, the count may come from what an earlier request under the same view kept (read_cache.ts).
+        if (wanted.count) return fields.count(filter, view).then((total) => ({ total }));
         return fields.page(filter, options).then((rows) => ({ rows }));
       });
       pending = { wanted, reads };
@@ -78,7 +80,7 @@ export function fieldConnection(ctx: GraphqlContext, organizationIds: readonly n
     ...(args.season != null && { season: args.season }),
   };
   // One row more than asked tells whether another page follows, without a second query (with first: 0 too).
-  const read = gatherReads(ctx.deps.store.fields, filter, { afterId, limit: limit + 1 });
+  const read = gatherReads(ctx.deps.store.fields, filter, { afterId, limit: limit + 1 }, ctx.access.view);
   return {
     totalCount: memo(async () => (await read("count")).total!),
     page: memo(async () => {

@@ -1,5 +1,6 @@
 // fields table: farm fields per organization with GeoJSON boundaries; every read is scoped to organization ids.
 import type { Db, Row } from "./sqlite.ts";
+import { createReadCache, type ReadView } from "./read_cache.ts";
 
 export interface Field {
   id: number;
@@ -41,8 +42,11 @@ export interface FieldStore {
     fields: readonly NewField[],
     options: { now: number; replace?: boolean },
   ): Promise<{ inserted: number; removed: number }>;
-  /** One COUNT over the index. */
-  count(filter: FieldFilter): Promise<number>;
+  /**
+   * How many fields the filter matches, from the trigger-kept field_counts. With `view`, the request's own
+   * (read_cache.ts), the answer is kept for the next request under the same view: counts change only by a write.
+   */
+  count(filter: FieldFilter, view?: ReadView): Promise<number>;
   /** Fields with id > afterId in id order, at most `limit`. */
   page(filter: FieldFilter, options: PageOptions): Promise<Field[]>;
   /** `count` and `page` read in one snapshot, so the total and the rows describe the same moment. */
@@ -109,7 +113,19 @@ function countScopeOf(filter: FieldFilter): { where: string; params: string[] } 
   return { where: COUNT_SCOPE[key], params };
 }
 
+/**
+ * Counts kept per view: one per filter a client asks for (its organizations, crop and season) between two writes.
+ * Small, since a view's keys are the filters of the requests in flight or since the last write.
+ */
+const COUNT_CACHE_ENTRIES = 1024;
+
+/** One key per filter: the organization list, crop and season, unambiguous whatever their text. */
+function countKey(filter: FieldFilter): string {
+  return JSON.stringify([filter.organizationIds, filter.crop ?? null, filter.season ?? null]);
+}
+
 export function createFieldStore(db: Db): FieldStore {
+  const counts = createReadCache<number>(db, COUNT_CACHE_ENTRIES);
   const countNow = (filter: FieldFilter): number => {
     // From the trigger-kept field_counts (migration "field counts"): cost follows the number of distinct
     // crop/season pairs, not the number of fields.
@@ -137,8 +153,10 @@ export function createFieldStore(db: Db): FieldStore {
         return { inserted: fields.length, removed };
       });
     },
-    async count(filter) {
-      return countNow(filter);
+    async count(filter, view) {
+      // total_count is what most clients ask, again and again with one token: under the request's view (taken
+      // by its bearer check) it costs no statement at all until something is written.
+      return view ? counts.read(view, countKey(filter), () => countNow(filter))! : countNow(filter);
     },
     async page(filter, options) {
       return pageNow(filter, options);

@@ -10,6 +10,9 @@ import { createConsentStore, type ConsentStore } from "./consents.ts";
 import { createFieldStore, type FieldStore } from "./fields.ts";
 import { createAuditStore, type AuditStore } from "./audit.ts";
 import { createDemoStateStore, type DemoStateStore } from "./demo_states.ts";
+import { createReadViews, type ReadView } from "./read_cache.ts";
+
+export type { ReadView } from "./read_cache.ts";
 
 export interface PurgeCounts {
   codes: number;
@@ -39,6 +42,11 @@ export interface Store {
   fields: FieldStore;
   audit: AuditStore;
   demoStates: DemoStateStore;
+  /**
+   * The database's present moment, for a request to read under (read_cache.ts): reads given the same view may be
+   * answered from what an earlier read under it kept. One small read (the change stamp).
+   */
+  view(): ReadView;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   /**
@@ -78,15 +86,17 @@ export function openStore(path: string, options: OpenOptions = {}): Store {
 }
 
 function createStore(db: Db): Store {
+  const view = createReadViews(db);
   return {
     organizations: createOrganizationStore(db),
     users: createUserStore(db),
     clients: createClientStore(db),
     codes: createCodeStore(db),
-    tokens: createTokenStore(db),
+    tokens: createTokenStore(db, view),
     sessions: createSessionStore(db),
     consents: createConsentStore(db),
     fields: createFieldStore(db),
+    view,
     audit: createAuditStore(db),
     demoStates: createDemoStateStore(db),
     async ping() {

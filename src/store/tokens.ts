@@ -1,5 +1,5 @@
 // tokens table: access and refresh token digests, their lifetimes, revocation and refresh rotation.
-import { createReadCache } from "./read_cache.ts";
+import { createReadCache, type ReadView } from "./read_cache.ts";
 import type { Db, Row } from "./sqlite.ts";
 import { type AuthorizationCode, consumeCodeRow, type ConsumeResult, revokeFamilyRows } from "./codes.ts";
 import type { NewAuditEvent } from "./audit.ts";
@@ -76,8 +76,11 @@ export interface TokenStore {
   ): Promise<ExchangeResult>;
   /** Any token by digest, live or not, with its client and user. */
   findByHash(tokenHash: string): Promise<TokenDetails | undefined>;
-  /** The access token if it is unexpired, unrevoked, and its client and user are enabled; the bearer check. */
-  findActiveAccess(tokenHash: string, now: number): Promise<ActiveAccess | undefined>;
+  /**
+   * The access token if it is unexpired, unrevoked, and its client and user are enabled; the bearer check. Read
+   * under `view` (a fresh one by default), where the answer is kept for the next request under the same view.
+   */
+  findActiveAccess(tokenHash: string, now: number, view?: ReadView): Promise<ActiveAccess | undefined>;
   /** Refresh-token rotation as one transaction: single-use, reuse detection, optional grace period. */
   rotateRefresh(input: RotateInput): Promise<RotateResult>;
   /**
@@ -107,7 +110,7 @@ const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS},
 /** Live access tokens kept between writes; each entry is a token some client presented since the last write. */
 const ACTIVE_ACCESS_CACHE_ENTRIES = 4096;
 
-export function createTokenStore(db: Db): TokenStore {
+export function createTokenStore(db: Db, currentView: () => ReadView): TokenStore {
   const activeAccess = createReadCache<ActiveAccess>(db, ACTIVE_ACCESS_CACHE_ENTRIES);
   return {
     async issue(input) {
@@ -140,10 +143,10 @@ export function createTokenStore(db: Db): TokenStore {
       const row = db.prepare(`${DETAILS} WHERE t.token_hash = ?`).get(tokenHash) as Row | undefined;
       return row && toDetails(row);
     },
-    async findActiveAccess(tokenHash, now) {
+    async findActiveAccess(tokenHash, now, view = currentView()) {
       // Every GraphQL request asks this. While nothing is written the answer is kept (read_cache.ts); the expiry,
       // the one condition that changes without a write, is checked again on every hit.
-      const found = activeAccess.read(tokenHash, () => {
+      const found = activeAccess.read(view, tokenHash, () => {
         const row = db.prepare(ACTIVE_ACCESS).get(tokenHash, now) as Row | undefined;
         if (!row) return undefined;
         const organizationIds = Object.freeze(JSON.parse(String(row.organization_ids)) as number[]);

@@ -103,3 +103,27 @@ test("the kept answer is shared between requests, so it is frozen", async () => 
     assert.throws(() => (first!.organizationIds as number[]).push(99), TypeError);
   });
 });
+
+test("fields imported by another connection are counted on the very next request", async () => {
+  await withWorld(async (w) => {
+    assert.equal(await totalCount(w), 3);
+    assert.equal(await totalCount(w), 3); // now answered from the kept count
+    const acme = await w.other.organizations.findBySlug("acme");
+    const [sample] = await w.other.fields.page({ organizationIds: [acme!.id] }, { afterId: 0, limit: 1 });
+    await w.other.fields.insertMany(acme!.id, [sample!, sample!], { now: w.t.clock.nowSeconds() });
+    assert.equal(await totalCount(w), 5);
+    await w.other.fields.insertMany(acme!.id, [sample!], { now: w.t.clock.nowSeconds(), replace: true });
+    assert.equal(await totalCount(w), 1);
+  });
+});
+
+test("a membership removed through the app's own connection narrows the kept count at once", async () => {
+  await withWorld(async (w) => {
+    const globex = await w.t.store.organizations.findBySlug("globex");
+    await w.t.store.organizations.addMember(globex!.id, w.userId, { now: w.t.clock.nowSeconds() });
+    assert.equal(await totalCount(w), 5);
+    assert.equal(await totalCount(w), 5);
+    await w.t.store.organizations.removeMember(globex!.id, w.userId);
+    assert.equal(await totalCount(w), 3);
+  });
+});

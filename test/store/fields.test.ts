@@ -4,6 +4,7 @@ import { openDatabase, type Db, type Statement } from "../../src/store/sqlite.ts
 import { tempDb } from "../helpers/temp_db.ts";
 import { createFieldStore, scopeOf, type FieldFilter, type NewField } from "../../src/store/fields.ts";
 import { createOrganizationStore } from "../../src/store/organizations.ts";
+import { createReadViews } from "../../src/store/read_cache.ts";
 
 function field(name: string, crop: string | null = "wheat", season: string | null = "2026"): NewField {
   const ring = [[5, 52], [5.001, 52], [5.001, 52.001], [5, 52]];
@@ -200,4 +201,95 @@ test("countAndPage reads the total and the rows in one snapshot while a replace 
     db.close();
     cleanup();
   }
+});
+
+/** Two connections to one file: the store under test, and another process (the CLI's `fields import`). */
+async function withImporter(run: (s: { db: Db; fields: ReturnType<typeof createFieldStore>; other: ReturnType<typeof createFieldStore>; org: number }) => Promise<void>) {
+  const { path, cleanup } = tempDb("fieldgate-count-cache-");
+  const db = openDatabase(path);
+  const importer = openDatabase(path);
+  try {
+    const org = (await createOrganizationStore(db).ensure("a", { now: 1 })).id;
+    const fields = createFieldStore(db);
+    await fields.insertMany(org, [field("A1"), field("A2", "maize")], { now: 1 });
+    await run({ db, fields, other: createFieldStore(importer), org });
+  } finally {
+    importer.close();
+    db.close();
+    cleanup();
+  }
+}
+
+/** Counts the field_counts statements the store runs (the SQL it prepares on this connection). */
+function countingStatements(db: Db) {
+  const counted = { runs: 0 };
+  const spied: Db = {
+    ...db,
+    prepare(sql) {
+      const statement = db.prepare(sql);
+      if (!sql.includes("FROM field_counts")) return statement;
+      return new Proxy(statement, {
+        get(target, name) {
+          const value = Reflect.get(target, name, target);
+          if (name !== "get" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+          return (...args: unknown[]) => {
+            counted.runs++;
+            return value.apply(target, args);
+          };
+        },
+      }) as Statement;
+    },
+  };
+  return { db: spied, counted };
+}
+
+test("count under one view runs its statement once per filter; without a view it runs every time", async () => {
+  await withImporter(async ({ db, org }) => {
+    const { db: spied, counted } = countingStatements(db);
+    const fields = createFieldStore(spied);
+    const view = createReadViews(db)();
+    assert.equal(await fields.count({ organizationIds: [org] }, view), 2);
+    assert.equal(await fields.count({ organizationIds: [org] }, view), 2);
+    assert.equal(counted.runs, 1);
+    assert.equal(await fields.count({ organizationIds: [org], crop: "maize" }, view), 1);
+    assert.equal(await fields.count({ organizationIds: [org], crop: "maize" }, view), 1);
+    assert.equal(counted.runs, 2);
+    await fields.count({ organizationIds: [org] });
+    await fields.count({ organizationIds: [org] });
+    assert.equal(counted.runs, 4);
+  });
+});
+
+test("a count kept under a view is not served to a view taken after another connection imported", async () => {
+  await withImporter(async ({ db, fields, other, org }) => {
+    const views = createReadViews(db);
+    const before = views();
+    assert.equal(await fields.count({ organizationIds: [org] }, before), 2);
+    await other.insertMany(org, [field("B1"), field("B2"), field("B3")], { now: 2 });
+    const after = views();
+    assert.notEqual(after, before);
+    assert.equal(await fields.count({ organizationIds: [org] }, after), 5);
+    // A request that took its view before the import still reads as of its own moment.
+    assert.equal(await fields.count({ organizationIds: [org] }, before), 2);
+  });
+});
+
+test("a count kept under a view is not served after this connection's own replace", async () => {
+  await withImporter(async ({ db, fields, org }) => {
+    const views = createReadViews(db);
+    assert.equal(await fields.count({ organizationIds: [org] }, views()), 2);
+    await fields.insertMany(org, [field("C1")], { now: 3, replace: true });
+    assert.equal(await fields.count({ organizationIds: [org] }, views()), 1);
+  });
+});
+
+test("filters that differ only in how their parts would join are kept apart", async () => {
+  await withImporter(async ({ db, fields, org }) => {
+    await fields.insertMany(org, [field("S1", "a", "b,c"), field("S2", "a,b", "c")], { now: 4 });
+    const view = createReadViews(db)();
+    assert.equal(await fields.count({ organizationIds: [org], crop: "a", season: "b,c" }, view), 1);
+    assert.equal(await fields.count({ organizationIds: [org], crop: "a,b", season: "c" }, view), 1);
+    assert.equal(await fields.count({ organizationIds: [org], crop: "a" }, view), 1);
+    assert.equal(await fields.count({ organizationIds: [org], season: "c" }, view), 1);
+  });
 });

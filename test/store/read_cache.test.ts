@@ -1,22 +1,33 @@
-// createReadCache and Db.changeStamp: a kept read is returned only while the database provably did not change.
+// createReadViews, createReadCache and Db.changeStamp: a kept read is returned only while the database provably did not change.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { createReadCache } from "../../src/store/read_cache.ts";
+import { createReadCache, createReadViews } from "../../src/store/read_cache.ts";
 import { openDatabase, type Db } from "../../src/store/sqlite.ts";
 import { tempDb } from "../helpers/temp_db.ts";
 
-/** A stamp source the test moves by hand, and a loader that counts its calls. */
+/** A stamp source the test moves by hand, its views, and a loader that counts its calls. */
 function harness(maxEntries = 8) {
   const state = { stamp: "1", loads: 0, inTransaction: false };
-  const source = { changeStamp: () => state.stamp, inTransaction: () => state.inTransaction };
-  const cache = createReadCache<{ key: string; load: number }>(source, maxEntries);
-  const read = (key: string, found = true) =>
-    cache.read(key, () => {
+  const view = createReadViews({ changeStamp: () => state.stamp });
+  const cache = createReadCache<{ key: string; load: number }>({ inTransaction: () => state.inTransaction }, maxEntries);
+  const read = (key: string, found = true, under = view()) =>
+    cache.read(under, key, () => {
       state.loads++;
       return found ? { key, load: state.loads } : undefined;
     });
-  return { state, read };
+  return { state, read, view };
 }
+
+test("the view stays the same object while the stamp stays, and is a new one once it moves", () => {
+  const { state, view } = harness();
+  const first = view();
+  assert.equal(view(), first);
+  state.stamp = "2";
+  const second = view();
+  assert.notEqual(second, first);
+  assert.equal(view(), second);
+  assert.ok(Object.isFrozen(second));
+});
 
 test("a read is loaded once and then served from the cache while the stamp stays", () => {
   const { state, read } = harness();
@@ -28,7 +39,7 @@ test("a read is loaded once and then served from the cache while the stamp stays
   assert.equal(state.loads, 2);
 });
 
-test("a moved stamp empties the cache: every key loads again", () => {
+test("a moved stamp starts a view with nothing kept: every key loads again", () => {
   const { state, read } = harness();
   const a = read("a");
   read("b");
@@ -36,6 +47,18 @@ test("a moved stamp empties the cache: every key loads again", () => {
   assert.notEqual(read("a"), a);
   read("b");
   assert.equal(state.loads, 4);
+});
+
+test("a request still holding an older view gets that view's answers, not the newer view's", () => {
+  const { state, read, view } = harness();
+  const old = view();
+  const before = read("a", true, old);
+  state.stamp = "2";
+  const after = read("a");
+  assert.notEqual(after, before);
+  assert.equal(read("a", true, old), before);
+  assert.equal(read("a"), after);
+  assert.equal(state.loads, 2);
 });
 
 test("an undefined result is not kept, so an unknown key is asked again every time", () => {
@@ -56,7 +79,7 @@ test("a value loaded inside an open transaction is not kept: a rollback would mo
   assert.equal(state.loads, 2);
 });
 
-test("a full cache starts over instead of growing past its bound", () => {
+test("a full view starts over instead of growing past its bound", () => {
   const { state, read } = harness(2);
   read("a");
   read("b");
