@@ -81,6 +81,39 @@ export async function runLoad(scenario: LoadScenario, options: LoadOptions): Pro
   };
 }
 
+/**
+ * Several runs of one load as one result: counts summed, req/s over the summed time, CPU per request and the
+ * latency percentiles as request-weighted means of the runs' own (an approximation: the runs' response times are
+ * not kept), the largest maximum. Used for a reference measured before and after the scenario it is compared with.
+ */
+export function combineRuns(runs: readonly LoadResult[]): LoadResult {
+  if (runs.length === 0) throw new RangeError("combineRuns needs at least one run");
+  const requests = runs.reduce((n, r) => n + r.requests, 0);
+  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
+  const weighted = (pick: (r: LoadResult) => number) =>
+    requests === 0 ? Number.NaN : runs.reduce((sum, r) => sum + pick(r) * r.requests, 0) / requests;
+  const statusCodes: Record<string, number> = {};
+  for (const r of runs) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  return {
+    requests,
+    seconds: round(seconds, 3),
+    requestsPerSecond: seconds > 0 ? Math.round(requests / seconds) : 0,
+    non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+    mismatches: runs.reduce((n, r) => n + r.mismatches, 0),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    statusCodes,
+    exhausted: runs.some((r) => r.exhausted),
+    latency: {
+      count: requests,
+      p50: weighted((r) => r.latency.p50),
+      p99: weighted((r) => r.latency.p99),
+      max: Math.max(...runs.map((r) => r.latency.max)),
+      mean: weighted((r) => r.latency.mean),
+    },
+    serverCpuUsPerRequest: round(weighted((r) => r.serverCpuUsPerRequest), 1),
+  };
+}
+
 function phase(
   scenario: LoadScenario,
   connections: number,

@@ -1,6 +1,7 @@
 // Benchmark output: the figures as a JSON document and as a plain-text table beside the targets.
 import { ratio } from "./stats.ts";
 import type { LoadResult } from "./load.ts";
+import type { Target } from "./scenarios.ts";
 
 export interface ScenarioResult extends LoadResult {
   id: string;
@@ -8,7 +9,7 @@ export interface ScenarioResult extends LoadResult {
   server: string;
   /** Throughput as a fraction of the ceiling measured in the same run. */
   ratio: number;
-  target?: { ratio?: number; p99?: number; relativeTo?: string };
+  target?: Target;
   /**
    * For big-database rows: the same load against the empty-database server, measured right before and right after
    * the big-database runs (A B B A), so drift on a shared machine cancels out of the comparison.
@@ -29,6 +30,8 @@ export interface Report {
   machine: { cpus: number; model: string; node: string; platform: string };
   options: Record<string, unknown>;
   ceiling: LoadResult;
+  /** The reference servers (bench/references.ts), measured right after the ceiling; empty with --no-references. */
+  references: ScenarioResult[];
   scenarios: ScenarioResult[];
   servers: ServerResult[];
   seeding: Record<string, Record<string, number>>;
@@ -48,7 +51,7 @@ export function formatTable(report: Report): string {
   const c = report.ceiling;
   rows.push(["ceiling (bare node:http)", String(c.requestsPerSecond), fmt(c.latency.p50), fmt(c.latency.p99),
     String(c.non2xx), String(c.mismatches), String(c.errors), fmt(c.serverCpuUsPerRequest, 1), "1.00", ""]);
-  for (const s of report.scenarios) {
+  for (const s of [...report.references, ...report.scenarios]) {
     rows.push([s.title, String(s.requestsPerSecond), fmt(s.latency.p50), fmt(s.latency.p99), String(s.non2xx),
       String(s.mismatches), String(s.errors), fmt(s.serverCpuUsPerRequest, 1), fmt(s.ratio), describeTarget(s, report)]);
   }
@@ -63,12 +66,21 @@ export function formatTable(report: Report): string {
   return out.join("\n");
 }
 
-function describeTarget(s: ScenarioResult, report: Report): string {
+/** The target column: ok or MISS for each target the row has, and its scale against a reference server. */
+export function describeTarget(s: ScenarioResult, report: Pick<Report, "scenarios" | "references">): string {
   const t = s.target;
   if (!t) return "";
   const parts: string[] = [];
   if (t.ratio !== undefined) parts.push(`${s.ratio >= t.ratio ? "ok" : "MISS"} >=${t.ratio}`);
   if (t.p99 !== undefined) parts.push(`${s.latency.p99 <= t.p99 ? "ok" : "MISS"} p99<=${t.p99}`);
+  const reference = (id: string) => report.references.find((r) => r.id === id);
+  const against = t.atLeast === undefined ? undefined : reference(t.atLeast);
+  if (against) {
+    const times = s.requestsPerSecond / against.requestsPerSecond;
+    parts.push(`${times >= 1 ? "ok" : "MISS"} ${times.toFixed(2)}x ${against.id}`);
+  }
+  const scale = t.beside === undefined ? undefined : reference(t.beside);
+  if (scale) parts.push(`${(s.requestsPerSecond / scale.requestsPerSecond).toFixed(2)}x ${scale.id}`);
   if (t.relativeTo !== undefined) {
     const change = relativeChange(s, report);
     if (change !== undefined) {

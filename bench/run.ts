@@ -4,12 +4,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { runLoad, type LoadOptions } from "./load.ts";
+import { combineRuns, runLoad, type LoadOptions, type LoadResult } from "./load.ts";
 import { seedDatabase, type Seeded } from "./seed.ts";
 import { startServer, type ServerProcess } from "./spawn.ts";
 import { ratio } from "./stats.ts";
 import { formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
-import { SCENARIOS, mintAccessToken, type Scenario } from "./scenarios.ts";
+import { REFERENCES, SCENARIOS, mintAccessToken, type Scenario } from "./scenarios.ts";
 import { denoTaskArgs } from "../scripts/lib/deno_tasks.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -28,6 +28,8 @@ const { values: args } = parseArgs({
     server: { type: "string", default: "auto" },
     "refresh-pool": { type: "string", default: "80000" },
     keep: { type: "boolean", default: false },
+    // The issue's comparison points (bench/references.ts) are measured unless this is given.
+    "no-references": { type: "boolean", default: false },
     // serve --workers N: server processes sharing the port; CPU and RSS are summed over all of them.
     workers: { type: "string", default: "1" },
     // Extra runtime flags for the server child, e.g. --server-flags=--max-semi-space-size=2 (Node) or
@@ -102,9 +104,17 @@ async function startApp(name: string, db: string): Promise<{ server: ServerProce
  */
 const WARM_UP = SCENARIOS.filter((s) => s.id === "health");
 
-async function measureServer(name: string, seeded: Seeded, scenarios: Scenario[], ceilingRps: number, warmUp: Scenario[] = []) {
+async function measureServer(
+  name: string,
+  seeded: Seeded,
+  scenarios: Scenario[],
+  ceilingRps: number,
+  options: { warmUp?: Scenario[]; references?: Map<string, ReferenceServer> } = {},
+) {
+  const { warmUp = [], references = new Map() } = options;
   const { server, info } = await startApp(name, seeded.path);
   const results: ScenarioResult[] = [];
+  const referenceResults: ScenarioResult[] = [];
   try {
     const accessToken = await mintAccessToken(server.origin, seeded);
     for (const scenario of warmUp) {
@@ -112,8 +122,16 @@ async function measureServer(name: string, seeded: Seeded, scenarios: Scenario[]
       await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
     }
     for (const scenario of scenarios) {
+      const referenceId = scenario.target?.atLeast ?? scenario.target?.beside;
+      const reference = referenceId === undefined ? undefined : references.get(referenceId);
+      const before = reference && (process.stderr.write(`  ${referenceId} (before ${scenario.id})\n`), await reference.measure());
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
       const result = await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
+      if (reference && before) {
+        process.stderr.write(`  ${referenceId} (after ${scenario.id})\n`);
+        const title = REFERENCES.find((r) => r.id === referenceId)!.title;
+        referenceResults.push(withRatio(combineRuns([before, await reference.measure()]), ceilingRps, { id: referenceId!, title, server: referenceId! }));
+      }
       if (result.exhausted) notes.push(`${scenario.id}: the refresh-token pool ran out; raise --refresh-pool`);
       if (!server.alive()) {
         notes.push(`${scenario.id}: the ${name} server exited during the run`);
@@ -128,7 +146,7 @@ async function measureServer(name: string, seeded: Seeded, scenarios: Scenario[]
   } finally {
     await server.stop();
   }
-  return { results, info };
+  return { results, referenceResults, info };
 }
 
 /**
@@ -196,6 +214,35 @@ async function measureCeiling() {
   }
 }
 
+/** A reference server kept up through the run, measured on demand. */
+interface ReferenceServer {
+  measure(): Promise<LoadResult>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The reference servers the wanted scenarios are compared with (bench/references.ts), started once. Each is measured
+ * right before and right after its scenario (A B A), so drift over the run cancels out of the comparison as in
+ * measurePaired: measured a minute apart, the same reference moved by a quarter on this host.
+ */
+async function startReferences(seeded: Seeded, scenarios: Scenario[]): Promise<Map<string, ReferenceServer>> {
+  const started = new Map<string, ReferenceServer>();
+  const ids = new Set(scenarios.flatMap((s) => [s.target?.atLeast, s.target?.beside]));
+  for (const reference of REFERENCES.filter((r) => ids.has(r.id))) {
+    const server = await startServer({
+      args: [join(ROOT, "bench/references.ts"), "--kind", reference.kind, "--port", "{port}"],
+      readyPath: "/",
+      logFile: join(work, `${reference.id}.log`),
+    });
+    const scenario = reference.build(server.origin, seeded);
+    started.set(reference.id, {
+      measure: () => runLoad(scenario, { ...load, serverCpuSeconds: server.cpuSeconds }),
+      stop: () => server.stop(),
+    });
+  }
+  return started;
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const small = SCENARIOS.filter((s) => s.database === "empty" && wanted(s));
@@ -215,12 +262,19 @@ async function main(): Promise<void> {
   process.stderr.write("ceiling\n");
   const ceilingBefore = await measureCeiling();
   const scenarios: ScenarioResult[] = [];
+  const references: ScenarioResult[] = [];
   const servers: ServerResult[] = [];
   if (small.length > 0) {
     process.stderr.write("fresh database\n");
-    const run = await measureServer("empty", emptyDb, small, ceilingBefore.requestsPerSecond, WARM_UP);
-    scenarios.push(...run.results);
-    servers.push(run.info);
+    const referenceServers = args["no-references"] ? new Map<string, ReferenceServer>() : await startReferences(emptyDb, small);
+    try {
+      const run = await measureServer("empty", emptyDb, small, ceilingBefore.requestsPerSecond, { warmUp: WARM_UP, references: referenceServers });
+      scenarios.push(...run.results);
+      references.push(...run.referenceResults);
+      servers.push(run.info);
+    } finally {
+      for (const reference of referenceServers.values()) await reference.stop();
+    }
   }
   if (bigDb) {
     process.stderr.write("database with 1,000,000 tokens and 100,000 fields\n");
@@ -232,7 +286,7 @@ async function main(): Promise<void> {
   process.stderr.write("ceiling again\n");
   const ceilingAfter = await measureCeiling();
   const ceiling = ceilingAfter.requestsPerSecond > ceilingBefore.requestsPerSecond ? ceilingAfter : ceilingBefore;
-  for (const s of scenarios) s.ratio = ratio(s.requestsPerSecond, ceiling.requestsPerSecond);
+  for (const s of [...references, ...scenarios]) s.ratio = ratio(s.requestsPerSecond, ceiling.requestsPerSecond);
   notes.push(`ceiling measured twice: ${ceilingBefore.requestsPerSecond} and ${ceilingAfter.requestsPerSecond} req/s; ratios use the higher`);
   notes.push(Number(args.workers) > 1
     ? `serve --workers ${Number(args.workers)}: cpu µs/req and peak RSS are summed over the primary and its workers`
@@ -242,6 +296,7 @@ async function main(): Promise<void> {
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version, platform: process.platform },
     options: { ...load, server: serverCommand("DB").name, serverFlags: args["server-flags"], cpuProfile: args["cpu-prof"], workers: Number(args.workers) },
     ceiling,
+    references,
     scenarios,
     servers,
     seeding,

@@ -1,7 +1,7 @@
-// The big-database comparison: paired runs (A B B A) when present, else the base row of the table.
+// The target column: the big-database comparison (paired A B B A runs, else the base row) and reference servers.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { relativeChange, type ScenarioResult } from "../../bench/report.ts";
+import { describeTarget, relativeChange, type ScenarioResult } from "../../bench/report.ts";
 
 const row = (id: string, rps: number, extra: Partial<ScenarioResult> = {}) =>
   ({ id, title: id, server: "x", ratio: 0, requestsPerSecond: rps, ...extra }) as ScenarioResult;
@@ -20,4 +20,20 @@ test("without paired runs the base row of the same report is the reference; no b
   const big = row("count-big", 4500, { target: { relativeTo: "count" } });
   assert.ok(Math.abs(relativeChange(big, { scenarios: [row("count", 5000), big] })! + 0.1) < 1e-12);
   assert.equal(relativeChange(big, { scenarios: [big] }), undefined);
+});
+
+const reportOf = (scenarios: ScenarioResult[], references: ScenarioResult[]) => ({ scenarios, references });
+
+test("a row held to a reference server is ok at or above its req/s and MISS below, with the factor", () => {
+  const ref = row("ref-token", 8000);
+  const above = row("token", 8800, { ratio: 0.2, target: { atLeast: "ref-token" } });
+  const below = row("token", 7600, { ratio: 0.2, target: { atLeast: "ref-token" } });
+  assert.equal(describeTarget(above, reportOf([above], [ref])), "ok 1.10x ref-token");
+  assert.equal(describeTarget(below, reportOf([below], [ref])), "MISS 0.95x ref-token");
+});
+
+test("a reference shown beside a row gives its factor and no verdict; a reference not measured gives nothing", () => {
+  const count = row("count", 9000, { ratio: 0.2, target: { ratio: 0.4, beside: "ref-bearer" } });
+  assert.equal(describeTarget(count, reportOf([count], [row("ref-bearer", 30000)])), "MISS >=0.4, 0.30x ref-bearer");
+  assert.equal(describeTarget(count, reportOf([count], [])), "MISS >=0.4");
 });
