@@ -1,8 +1,16 @@
 // The ceiling: a bare node:http server answering one fixed JSON body; every scenario is reported as a ratio to it.
+// With --work-us N it first reads and parses the JSON request body and then spins for N µs: bench/budget.ts uses
+// that to find how much work per request a ratio to the ceiling leaves on this machine.
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 
-const { values } = parseArgs({ options: { port: { type: "string", default: "0" }, host: { type: "string", default: "127.0.0.1" } } });
+const { values } = parseArgs({
+  options: {
+    port: { type: "string", default: "0" },
+    host: { type: "string", default: "127.0.0.1" },
+    "work-us": { type: "string" },
+  },
+});
 
 // About the size of a token response, so the comparison is not flattered by a tiny body.
 const BODY = Buffer.from(JSON.stringify({
@@ -12,10 +20,28 @@ const BODY = Buffer.from(JSON.stringify({
   scope: "fields:read",
   created_at: 1_767_225_600,
 }));
+const HEADERS = { "content-type": "application/json; charset=utf-8", "content-length": BODY.byteLength };
 
-const server = createServer((_req, res) => {
-  res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": BODY.byteLength });
-  res.end(BODY);
+const workMs = values["work-us"] === undefined ? undefined : Number(values["work-us"]) / 1000;
+if (workMs !== undefined && !(workMs >= 0)) throw new RangeError("--work-us must be a number of microseconds >= 0");
+let spins = 0;
+
+const server = createServer((req, res) => {
+  if (workMs === undefined) {
+    res.writeHead(200, HEADERS);
+    res.end(BODY);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on("data", (chunk: Buffer) => chunks.push(chunk));
+  req.on("end", () => {
+    const text = Buffer.concat(chunks).toString("utf8");
+    if (text !== "") JSON.parse(text);
+    const until = performance.now() + workMs;
+    while (performance.now() < until) spins++;
+    res.writeHead(200, HEADERS);
+    res.end(BODY);
+  });
 });
 
 server.listen(Number(values.port), values.host, () => {
