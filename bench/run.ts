@@ -9,7 +9,7 @@ import { seedDatabase, type Seeded } from "./seed.ts";
 import { startServer, type ServerProcess } from "./spawn.ts";
 import { ratio } from "./stats.ts";
 import { formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
-import { REFERENCES, SCENARIOS, mintAccessToken, type Scenario } from "./scenarios.ts";
+import { REFERENCES, SCENARIOS, mintAccessToken, type Reference, type Scenario } from "./scenarios.ts";
 import { denoTaskArgs } from "../scripts/lib/deno_tasks.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -122,15 +122,14 @@ async function measureServer(
       await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
     }
     for (const scenario of scenarios) {
-      const referenceId = scenario.target?.atLeast ?? scenario.target?.beside;
-      const reference = referenceId === undefined ? undefined : references.get(referenceId);
-      const before = reference && (process.stderr.write(`  ${referenceId} (before ${scenario.id})\n`), await reference.measure());
+      const reference = references.get(scenario.target?.atLeast ?? scenario.target?.beside ?? "");
+      const before = reference ? await reference.measure(`before ${scenario.id}`) : undefined;
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
       const result = await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
       if (reference && before) {
-        process.stderr.write(`  ${referenceId} (after ${scenario.id})\n`);
-        const title = REFERENCES.find((r) => r.id === referenceId)!.title;
-        referenceResults.push(withRatio(combineRuns([before, await reference.measure()]), ceilingRps, { id: referenceId!, title, server: referenceId! }));
+        const { id, title } = reference.reference;
+        const runs = [before, await reference.measure(`after ${scenario.id}`)];
+        referenceResults.push(withRatio(combineRuns(runs), ceilingRps, { id, title, server: id }));
       }
       if (result.exhausted) notes.push(`${scenario.id}: the refresh-token pool ran out; raise --refresh-pool`);
       if (!server.alive()) {
@@ -216,7 +215,9 @@ async function measureCeiling() {
 
 /** A reference server kept up through the run, measured on demand. */
 interface ReferenceServer {
-  measure(): Promise<LoadResult>;
+  reference: Reference;
+  /** One run of the reference's load; `when` names it in the progress lines. */
+  measure(when: string): Promise<LoadResult>;
   stop(): Promise<void>;
 }
 
@@ -236,7 +237,11 @@ async function startReferences(seeded: Seeded, scenarios: Scenario[]): Promise<M
     });
     const scenario = reference.build(server.origin, seeded);
     started.set(reference.id, {
-      measure: () => runLoad(scenario, { ...load, serverCpuSeconds: server.cpuSeconds }),
+      reference,
+      measure: (when) => {
+        process.stderr.write(`  ${reference.title} (${when})\n`);
+        return runLoad(scenario, { ...load, serverCpuSeconds: server.cpuSeconds });
+      },
       stop: () => server.stop(),
     });
   }
