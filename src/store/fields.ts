@@ -115,9 +115,10 @@ function countScopeOf(filter: FieldFilter): { where: string; params: string[] } 
 
 /**
  * Counts kept per view: one per filter a client asks for (its organizations, crop and season) between two writes.
- * Small, since a view's keys are the filters of the requests in flight or since the last write.
+ * A key is the filter's text, so it is bounded: 1,024 keys of at most 1 KiB. Real crops and seasons are short; a
+ * user in more than about a hundred organizations is counted afresh each time.
  */
-const COUNT_CACHE_ENTRIES = 1024;
+const COUNT_CACHE = { maxEntries: 1024, maxKeyLength: 1024 };
 
 /** One key per filter: the organization list, crop and season, unambiguous whatever their text. */
 function countKey(filter: FieldFilter): string {
@@ -125,7 +126,7 @@ function countKey(filter: FieldFilter): string {
 }
 
 export function createFieldStore(db: Db): FieldStore {
-  const counts = createReadCache<number>(db, COUNT_CACHE_ENTRIES);
+  const counts = createReadCache<number>(db, COUNT_CACHE);
   const countNow = (filter: FieldFilter): number => {
     // From the trigger-kept field_counts (migration "field counts"): cost follows the number of distinct
     // crop/season pairs, not the number of fields.

@@ -107,11 +107,14 @@ const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS},
   FROM ${DETAIL_TABLES} WHERE t.token_hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > ?
   AND c.disabled = 0 AND u.disabled = 0`;
 
-/** Live access tokens kept between writes; each entry is a token some client presented since the last write. */
-const ACTIVE_ACCESS_CACHE_ENTRIES = 4096;
+/**
+ * Live access tokens kept between writes; each entry is a token some client presented since the last write. Keys
+ * are token digests, 80 characters at most.
+ */
+const ACTIVE_ACCESS_CACHE = { maxEntries: 4096, maxKeyLength: 128 };
 
 export function createTokenStore(db: Db, currentView: () => ReadView): TokenStore {
-  const activeAccess = createReadCache<ActiveAccess>(db, ACTIVE_ACCESS_CACHE_ENTRIES);
+  const activeAccess = createReadCache<ActiveAccess>(db, ACTIVE_ACCESS_CACHE);
   return {
     async issue(input) {
       // Issuance is the hottest write: concurrent issuances share one commit (see Db.transactionBatched).

@@ -124,3 +124,19 @@ test("a membership joined or ended is what the same token reads on its next requ
   assert.equal(await t.store.organizations.removeMember(globex.id, viewer.id), false, "nothing left to end");
   assert.equal((await t.store.organizations.join(viewer.id, "acme", t.clock.nowSeconds())).joined, false);
 });
+
+test("total_counts kept between requests stay apart per token and per filter", async () => {
+  const { t, acmeToken, globexToken } = await buildWorld();
+  await t.seed.fields(2, { org: "acme", crop: "wheat", season: "2025" });
+  const query = `{ all: fields { total_count } s2025: fields(season: "2025") { total_count }
+    wheat: fields(crop: "wheat") { total_count } wheat2026: fields(crop: "wheat", season: "2026") { total_count } }`;
+  const counts = async (token: string) => {
+    const { body } = await gql(t, token, query);
+    return ["all", "s2025", "wheat", "wheat2026"].map((name) => at(body.data, name, "total_count"));
+  };
+  // Twice each, interleaved: the second answers come from what the first ones kept, and must not cross over.
+  for (let round = 0; round < 2; round++) {
+    assert.deepEqual(await counts(acmeToken), [9, 2, 9, 7]);
+    assert.deepEqual(await counts(globexToken), [4, 4, 0, 0]);
+  }
+});

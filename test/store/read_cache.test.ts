@@ -6,13 +6,16 @@ import { openDatabase, type Db } from "../../src/store/sqlite.ts";
 import { tempDb } from "../helpers/temp_db.ts";
 
 /** A stamp source the test moves by hand, its views, and a loader that counts its calls. */
-function harness(maxEntries = 8) {
-  const state = { stamp: "1", loads: 0, inTransaction: false };
-  const view = createReadViews({ changeStamp: () => state.stamp });
-  const cache = createReadCache<{ key: string; load: number }>({ inTransaction: () => state.inTransaction }, maxEntries);
+function harness(maxEntries = 8, maxKeyLength = 16) {
+  const state = { stamp: "1", loads: 0, inTransaction: false, commitDuringLoad: false };
+  const source = { changeStamp: () => state.stamp, inTransaction: () => state.inTransaction };
+  const view = createReadViews(source);
+  const cache = createReadCache<{ key: string; load: number }>(source, { maxEntries, maxKeyLength });
   const read = (key: string, found = true, under = view()) =>
     cache.read(under, key, () => {
       state.loads++;
+      // Another connection commits while (or just before) this load reads.
+      if (state.commitDuringLoad) state.stamp = String(Number(state.stamp) + 1);
       return found ? { key, load: state.loads } : undefined;
     });
   return { state, read, view };
@@ -77,6 +80,32 @@ test("a value loaded inside an open transaction is not kept: a rollback would mo
   assert.equal(state.loads, 2);
   read("a");
   assert.equal(state.loads, 2);
+});
+
+test("a value loaded after a commit is returned but not kept under the older view the request holds", () => {
+  const { state, read, view } = harness();
+  const old = view();
+  state.commitDuringLoad = true;
+  const first = read("a", true, old);
+  assert.equal(first?.load, 1);
+  state.commitDuringLoad = false;
+  // Not the view's moment: the next request under the old view loads again instead of mixing moments.
+  assert.notEqual(read("a", true, old), first);
+  assert.equal(state.loads, 2);
+  // Under the view of now it is kept as usual.
+  const fresh = read("a");
+  assert.equal(read("a"), fresh);
+  assert.equal(state.loads, 3);
+});
+
+test("a key longer than the limit is never kept: keys carry text a client chose", () => {
+  const { state, read } = harness(8, 4);
+  read("abcde");
+  read("abcde");
+  assert.equal(state.loads, 2);
+  read("abcd");
+  read("abcd");
+  assert.equal(state.loads, 3);
 });
 
 test("a full view starts over instead of growing past its bound", () => {
