@@ -326,10 +326,9 @@ test("a count read inside a group commit that rolls back is not kept, though the
 });
 
 test("a count loaded under a view after another connection committed is not kept under that view", async () => {
-  await withImporter(async ({ db, org }) => {
+  await withImporter(async ({ db, other, org }) => {
     const { db: spied, counted } = countingStatements(db);
     const fields = createFieldStore(spied);
-    const other = createFieldStore(openDatabase(db.path));
     const view = createReadViews(db)();
     await other.insertMany(org, [field("B1")], { now: 5 });
     // The request took its view before the import; what it loads now is a later moment, returned but not kept.
