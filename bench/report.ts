@@ -66,7 +66,7 @@ export function formatTable(report: Report): string {
   return out.join("\n");
 }
 
-/** The target column: ok or MISS for each target the row has, and its scale against a reference server. */
+/** The target column: ok or MISS for each target the row has, and its scale against reference servers and peers. */
 export function describeTarget(s: ScenarioResult, report: Pick<Report, "scenarios" | "references">): string {
   const t = s.target;
   if (!t) return "";
@@ -80,7 +80,9 @@ export function describeTarget(s: ScenarioResult, report: Pick<Report, "scenario
     parts.push(`${times >= 1 ? "ok" : "MISS"} ${times.toFixed(2)}x ${against.id}`);
   }
   const scale = t.beside === undefined ? undefined : reference(t.beside);
-  if (scale) parts.push(`${(s.requestsPerSecond / scale.requestsPerSecond).toFixed(2)}x ${scale.id}`);
+  for (const beside of [scale, ...(t.peers ?? []).map(reference)]) {
+    if (beside) parts.push(`${(s.requestsPerSecond / beside.requestsPerSecond).toFixed(2)}x ${beside.id}`);
+  }
   if (t.relativeTo !== undefined) {
     const change = relativeChange(s, report);
     if (change !== undefined) {

@@ -1,6 +1,6 @@
 // `npm run bench`: seeds fresh databases, measures the ceiling and every scenario against a real server child
 // process on 127.0.0.1, prints a table and writes the figures to bench/results/<timestamp>.json.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -9,7 +9,7 @@ import { seedDatabase, type Seeded } from "./seed.ts";
 import { startServer, type ServerProcess } from "./spawn.ts";
 import { ratio } from "./stats.ts";
 import { formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
-import { REFERENCES, SCENARIOS, mintAccessToken, type Reference, type Scenario } from "./scenarios.ts";
+import { PEERS, REFERENCES, SCENARIOS, comparedWith, mintAccessToken, type Reference, type Scenario } from "./scenarios.ts";
 import { denoTaskArgs } from "../scripts/lib/deno_tasks.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -30,6 +30,8 @@ const { values: args } = parseArgs({
     keep: { type: "boolean", default: false },
     // The issue's comparison points (bench/references.ts) are measured unless this is given.
     "no-references": { type: "boolean", default: false },
+    // The peers the issue names (bench/peers/serve.ts), beside token issuance; `npm run bench:peers` installs them.
+    peers: { type: "boolean", default: false },
     // serve --workers N: server processes sharing the port; CPU and RSS are summed over all of them.
     workers: { type: "string", default: "1" },
     // Extra runtime flags for the server child, e.g. --server-flags=--max-semi-space-size=2 (Node) or
@@ -47,6 +49,12 @@ if (args.runtime !== "node" && args.runtime !== "deno") {
 const onDeno = args.runtime === "deno";
 if (onDeno && (Number(args.workers) > 1 || args.server === "local")) {
   console.error("bench: --runtime deno serves as `deno task start` does; --workers and --server local are Node's");
+  process.exit(2);
+}
+
+const PEERS_DIR = join(ROOT, "bench/peers");
+if (args.peers && !existsSync(join(PEERS_DIR, "node_modules"))) {
+  console.error("bench: --peers needs the peers installed: npm run bench:peers (or npm ci --prefix bench/peers)");
   process.exit(2);
 }
 
@@ -122,14 +130,16 @@ async function measureServer(
       await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
     }
     for (const scenario of scenarios) {
-      const reference = references.get(scenario.target?.atLeast ?? scenario.target?.beside ?? "");
-      const before = reference ? await reference.measure(`before ${scenario.id}`) : undefined;
+      const compared = comparedWith(scenario.target).flatMap((id) => references.get(id) ?? []);
+      const before: LoadResult[] = [];
+      for (const reference of compared) before.push(await reference.measure(`before ${scenario.id}`));
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
       const result = await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
-      if (reference && before) {
-        const { id, title } = reference.reference;
-        const runs = [before, await reference.measure(`after ${scenario.id}`)];
-        referenceResults.push(withRatio(combineRuns(runs), ceilingRps, { id, title, server: id }));
+      // After the scenario in the reverse order, so each comparison's two runs sit symmetrically around it.
+      const after: LoadResult[] = [];
+      for (const [i, reference] of [...compared.entries()].reverse()) after[i] = await reference.measure(`after ${scenario.id}`);
+      for (const [i, { reference: { id, title } }] of compared.entries()) {
+        referenceResults.push(withRatio(combineRuns([before[i]!, after[i]!]), ceilingRps, { id, title, server: id }));
       }
       if (result.exhausted) notes.push(`${scenario.id}: the refresh-token pool ran out; raise --refresh-pool`);
       if (!server.alive()) {
@@ -222,17 +232,20 @@ interface ReferenceServer {
 }
 
 /**
- * The reference servers the wanted scenarios are compared with (bench/references.ts), started once. Each is measured
+ * The comparison servers the wanted scenarios are measured beside, started once: the issue's reference servers
+ * (bench/references.ts) unless --no-references, and its peers (bench/peers/serve.ts) with --peers. Each is measured
  * right before and right after its scenario (A B A), so drift over the run cancels out of the comparison as in
  * measurePaired: measured a minute apart, the same reference moved by a quarter on this host.
  */
-async function startReferences(seeded: Seeded, scenarios: Scenario[]): Promise<Map<string, ReferenceServer>> {
+async function startReferences(seeded: Seeded, scenarios: Scenario[], chosen: readonly Reference[]): Promise<Map<string, ReferenceServer>> {
   const started = new Map<string, ReferenceServer>();
-  const ids = new Set(scenarios.flatMap((s) => [s.target?.atLeast, s.target?.beside]));
-  for (const reference of REFERENCES.filter((r) => ids.has(r.id))) {
+  const ids = new Set(scenarios.flatMap((s) => comparedWith(s.target)));
+  for (const reference of chosen.filter((r) => ids.has(r.id))) {
     const server = await startServer({
-      args: [join(ROOT, "bench/references.ts"), "--kind", reference.kind, "--port", "{port}"],
-      readyPath: "/",
+      args: [join(ROOT, reference.server.script), "--kind", reference.server.kind, "--port", "{port}"],
+      // oidc-provider, as a deployment runs it; the other servers do not read it.
+      env: { NODE_ENV: "production" },
+      readyPath: reference.server.readyPath,
       logFile: join(work, `${reference.id}.log`),
     });
     const scenario = reference.build(server.origin, seeded);
@@ -246,6 +259,15 @@ async function startReferences(seeded: Seeded, scenarios: Scenario[]): Promise<M
     });
   }
   return started;
+}
+
+/** The installed peer packages and their versions, as bench/peers/package-lock.json pinned them. */
+function peerVersions(): string {
+  const { dependencies } = JSON.parse(readFileSync(join(PEERS_DIR, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+  return Object.keys(dependencies).map((name) => {
+    const installed = JSON.parse(readFileSync(join(PEERS_DIR, "node_modules", name, "package.json"), "utf8")) as { version: string };
+    return `${name} ${installed.version}`;
+  }).join(", ");
 }
 
 async function main(): Promise<void> {
@@ -271,7 +293,8 @@ async function main(): Promise<void> {
   const servers: ServerResult[] = [];
   if (small.length > 0) {
     process.stderr.write("fresh database\n");
-    const referenceServers = args["no-references"] ? new Map<string, ReferenceServer>() : await startReferences(emptyDb, small);
+    const chosen = [...(args["no-references"] ? [] : REFERENCES), ...(args.peers ? PEERS : [])];
+    const referenceServers = await startReferences(emptyDb, small, chosen);
     try {
       const run = await measureServer("empty", emptyDb, small, ceilingBefore.requestsPerSecond, { warmUp: WARM_UP, references: referenceServers });
       scenarios.push(...run.results);
@@ -293,6 +316,7 @@ async function main(): Promise<void> {
   const ceiling = ceilingAfter.requestsPerSecond > ceilingBefore.requestsPerSecond ? ceilingAfter : ceilingBefore;
   for (const s of [...references, ...scenarios]) s.ratio = ratio(s.requestsPerSecond, ceiling.requestsPerSecond);
   notes.push(`ceiling measured twice: ${ceilingBefore.requestsPerSecond} and ${ceilingAfter.requestsPerSecond} req/s; ratios use the higher`);
+  if (args.peers) notes.push(`peers: ${peerVersions()}, served by bench/peers/serve.ts`);
   notes.push(Number(args.workers) > 1
     ? `serve --workers ${Number(args.workers)}: cpu µs/req and peak RSS are summed over the primary and its workers`
     : "one server process (npm run bench -- --workers 2 for several)");

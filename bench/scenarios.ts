@@ -19,9 +19,12 @@ export interface Target {
   atLeast?: string;
   /** A reference's id shown beside the row for scale, without a verdict. */
   beside?: string;
+  /** Peers (PEERS) shown beside the row for scale, measured only with `npm run bench:peers`. */
+  peers?: readonly string[];
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
+const FORM_HEADERS = { "content-type": "application/x-www-form-urlencoded" };
 
 export const COUNT_QUERY = "{ fields { total_count } }";
 export const PAGE_QUERY = `{ fields(first: 50) { total_count nodes { id name area_ha crop season boundary
@@ -78,7 +81,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     // The issue: ">= 0.25 (1.5x the best peer, and at least the bare minimal-work server)".
-    id: "token", title: "1 client_credentials token", database: "empty", target: { ratio: 0.25, p99: 2, atLeast: "ref-token" },
+    id: "token", title: "1 client_credentials token", database: "empty",
+    target: { ratio: 0.25, p99: 2, atLeast: "ref-token", peers: ["peer-oidc-provider", "peer-oauth2-server-sqlite", "peer-oauth2-server"] },
     build: (origin, seeded) => clientCredentials(origin, seeded),
   },
   {
@@ -106,25 +110,72 @@ export const SCENARIOS: readonly Scenario[] = [
 /** The one token the bearer reference (bench/references.ts) accepts. */
 export const REFERENCE_BEARER_TOKEN = "fgat_reference_" + "R".repeat(43);
 
-/** A reference server of bench/references.ts and the load it gets: the same requests as the scenario it floors. */
+/** A comparison server and the load it gets: the same work as the scenario it stands beside. */
 export interface Reference {
   id: string;
   title: string;
-  kind: "token" | "bearer";
+  /** Started as `node <script> --kind <kind> --port P`; answers 2xx to a GET of `readyPath` once up. */
+  server: { script: string; kind: string; readyPath: string };
   build(origin: string, seeded: Seeded): LoadScenario;
 }
+
+const reference = (kind: "token" | "bearer") => ({ script: "bench/references.ts", kind, readyPath: "/" });
 
 /**
  * The issue's own comparison points, served by bench/references.ts: the minimal work of a token endpoint (scenario
  * 1's requests) and a bearer lookup answering fixed JSON (scenario 2's requests, with the reference's token).
  */
 export const REFERENCES: readonly Reference[] = [
-  { id: "ref-token", title: "ref: minimal token endpoint", kind: "token", build: (origin, seeded) => clientCredentials(origin, seeded) },
+  { id: "ref-token", title: "ref: minimal token endpoint", server: reference("token"), build: (origin, seeded) => clientCredentials(origin, seeded) },
   {
-    id: "ref-bearer", title: "ref: bearer lookup + fixed JSON", kind: "bearer",
+    id: "ref-bearer", title: "ref: bearer lookup + fixed JSON", server: reference("bearer"),
     build: (origin) => graphql(origin, REFERENCE_BEARER_TOKEN, COUNT_QUERY),
   },
 ];
+
+/** The reference servers and peers a row is measured beside, in the order they run before it. */
+export function comparedWith(target: Target | undefined): string[] {
+  if (!target) return [];
+  return [target.atLeast, target.beside, ...(target.peers ?? [])].filter((id) => id !== undefined);
+}
+
+/** The servers of bench/peers/serve.ts. */
+export const PEER_KINDS = ["oidc-provider", "oauth2-server", "oauth2-server-sqlite"] as const;
+export type PeerKind = typeof PEER_KINDS[number];
+
+/** The one client every peer registers. */
+export const PEER_CLIENT = { clientId: "peer-client", clientSecret: "peer-secret-" + "S".repeat(32), scope: "fields:read" };
+
+/**
+ * The issue's "two best-known Node OAuth servers" (bench/peers/serve.ts), under scenario 1's work: a
+ * client_credentials token for a client authenticating in the body. RFC 6749 §4.4.2 has the request form-encoded,
+ * which is what both libraries accept; fieldgate takes the spec's JSON.
+ */
+export const PEERS: readonly Reference[] = (
+  [
+    ["peer-oidc-provider", "peer: oidc-provider, its in-memory store", "oidc-provider"],
+    ["peer-oauth2-server-sqlite", "peer: oauth2-server, SQLite store", "oauth2-server-sqlite"],
+    ["peer-oauth2-server", "peer: oauth2-server, in-memory Map", "oauth2-server"],
+  ] as const
+).map(([id, title, kind]) => ({
+  id,
+  title,
+  server: { script: "bench/peers/serve.ts", kind, readyPath: "/.well-known/openid-configuration" },
+  build: (origin: string) => peerClientCredentials(origin),
+}));
+
+/** A form-encoded client_credentials request with client_secret_post, as RFC 6749 §4.4.2 and §2.3.1 write it. */
+export function peerClientCredentials(origin: string): LoadScenario {
+  const { clientId, clientSecret, scope } = PEER_CLIENT;
+  return {
+    origin,
+    method: "POST",
+    path: "/token",
+    headers: FORM_HEADERS,
+    body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret, scope }).toString(),
+    verifyBody: tokenOk,
+  };
+}
 
 /** One real client_credentials request; the GraphQL scenarios reuse this token, as a well-behaved client does. */
 export async function mintAccessToken(origin: string, seeded: Seeded): Promise<string> {

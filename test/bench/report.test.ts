@@ -37,3 +37,11 @@ test("a reference shown beside a row gives its factor and no verdict; a referenc
   assert.equal(describeTarget(count, reportOf([count], [row("ref-bearer", 30000)])), "MISS >=0.4, 0.30x ref-bearer");
   assert.equal(describeTarget(count, reportOf([count], [])), "MISS >=0.4");
 });
+
+test("peers give one factor each in the order named, and a peer not measured (no --peers) gives nothing", () => {
+  const target = { atLeast: "ref-token", peers: ["peer-a", "peer-b"] };
+  const token = row("token", 9000, { ratio: 0.2, target });
+  const measured = [row("ref-token", 9000), row("peer-b", 18000), row("peer-a", 6000)];
+  assert.equal(describeTarget(token, reportOf([token], measured)), "ok 1.00x ref-token, 1.50x peer-a, 0.50x peer-b");
+  assert.equal(describeTarget(token, reportOf([token], measured.slice(0, 1))), "ok 1.00x ref-token");
+});
