@@ -167,14 +167,20 @@ async function refusal(
 
 /**
  * Authenticates the client by client_secret_post or client_secret_basic, throttling repeated failures.
+ *
+ * With `mayRemember`, a secret that matches the row remembered for the client (ClientStore
+ * rememberedForTokenRequest) authenticates without reading the database, and the client comes back marked
+ * `remembered`: the caller must then write only through a transaction that re-checks it (clientAndUserStill), and
+ * answer any refusal from a second, fresh authentication. Anything else (no row remembered, another secret) is
+ * read fresh, so no refusal is ever decided on a remembered row.
  * @throws OAuthError invalid_client (401), invalid_request (400), too_many_requests (429 with Retry-After)
  */
 export async function authenticateClient(
   deps: Deps,
   request: Request,
-  options: { params: Params; ctx: RequestContext },
+  options: { params: Params; ctx: RequestContext; mayRemember?: boolean },
 ): Promise<TokenClient> {
-  const { params, ctx } = options;
+  const { params, ctx, mayRemember = false } = options;
   const presented = presentedCredentials(request, params);
   const now = nowSeconds(deps.clock);
   const attempt: Attempt = { now, ip: ctx.clientIp, method: presented.method };
@@ -193,10 +199,13 @@ export async function authenticateClient(
   const wait = await deps.throttle.admit(keys, now);
   if (wait > 0) throw tooManyRequests(wait);
   try {
-    const client = await deps.store.clients.findForTokenRequest(presented.clientId);
+    const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
+    const remembered = mayRemember ? deps.store.clients.rememberedForTokenRequest(presented.clientId) : undefined;
+    const client = remembered && digest !== undefined && constantTimeEqual(digest, remembered.secretHash)
+      ? remembered
+      : await deps.store.clients.findForTokenRequest(presented.clientId);
     const recorded = recordedClientId(presented.clientId, client);
-    if (presented.secret === undefined) throw await refuse(keys, "missing_secret", recorded);
-    const digest = await deps.digest(presented.secret);
+    if (digest === undefined) throw await refuse(keys, "missing_secret", recorded);
     const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
     if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", recorded);
     // Checked after the secret so a disabled client answers exactly like a wrong secret.

@@ -32,6 +32,8 @@ export type TokenClient = Pick<
 > & {
   /** True only when the integration user exists and is not disabled; false for clients without one. */
   integrationUserEnabled: boolean;
+  /** Set when the row was answered from memory (ClientStore.rememberedForTokenRequest): it may be stale. */
+  remembered?: true;
 };
 
 /** A client to register: its attributes without the row id and the flags and times the store sets. */
@@ -44,8 +46,20 @@ export interface ClientStore {
    */
   insert(client: NewClient): Promise<Client>;
   findByClientId(clientId: string): Promise<Client | undefined>;
-  /** The client with its integration user's enabled flag, in one query (one WAL read transaction, not two). */
+  /**
+   * The client with its integration user's enabled flag, in one query (one WAL read transaction, not two). A
+   * client_credentials client that may issue (it and its integration user enabled) is also remembered.
+   */
   findForTokenRequest(clientId: string): Promise<TokenClient | undefined>;
+  /**
+   * The row findForTokenRequest last read for this client_credentials client, as it was then, marked `remembered`;
+   * undefined when none is remembered. It may be stale (another process may have rotated the secret or disabled
+   * the client since): only a write that re-checks it in its transaction (clientAndUserStill) may rely on it, and
+   * a refusal must be confirmed from findForTokenRequest. No read, so no WAL read transaction.
+   */
+  rememberedForTokenRequest(clientId: string): TokenClient | undefined;
+  /** Drops what is remembered for this client (a write refused it, or it changed here). */
+  forgetForTokenRequest(clientId: string): void;
   findById(id: number): Promise<Client | undefined>;
   list(): Promise<Client[]>;
   /**
@@ -104,9 +118,22 @@ const TOKEN_CLIENT_SQL = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type,
   c.integration_user_id, c.disabled, u.disabled = 0 AS user_enabled
   FROM clients c LEFT JOIN users u ON u.id = c.integration_user_id WHERE c.client_id = ?`;
 
+/** How many client_credentials clients are remembered at most; the oldest is dropped first. */
+const MAX_REMEMBERED = 1024;
+
 export function createClientStore(db: Db): ClientStore {
   const byClientId = (clientId: string) =>
     db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
+  // Rows of client_credentials clients that may issue, keyed by client_id. Reading the client is a WAL read
+  // transaction of its own before the token's write transaction (about an eighth of a served token request), and
+  // the write re-checks the client anyway; see rememberedForTokenRequest.
+  const remembered = new Map<string, TokenClient>();
+  const remember = (client: TokenClient) => {
+    remembered.delete(client.clientId);
+    if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
+    remembered.set(client.clientId, Object.freeze({ ...client, remembered: true }));
+  };
+  const forget = (clientId: string) => void remembered.delete(clientId);
   return {
     async insert(c) {
       let row: Row | undefined;
@@ -134,8 +161,15 @@ export function createClientStore(db: Db): ClientStore {
     },
     async findForTokenRequest(clientId) {
       const row = db.prepare(TOKEN_CLIENT_SQL).get(clientId) as Row | undefined;
-      return row && toTokenClient(row);
+      const client = row && toTokenClient(row);
+      if (client?.grantType === "client_credentials" && !client.disabled && client.integrationUserEnabled) remember(client);
+      else forget(clientId);
+      return client;
     },
+    rememberedForTokenRequest(clientId) {
+      return remembered.get(clientId);
+    },
+    forgetForTokenRequest: forget,
     async findById(id) {
       const row = db.prepare("SELECT * FROM clients WHERE id = ?").get(id) as Row | undefined;
       return row && toClient(row);
@@ -145,6 +179,7 @@ export function createClientStore(db: Db): ClientStore {
     },
     async rotateSecret(clientId, { secretHash, now, revokeTokens }) {
       return db.transaction(() => {
+        forget(clientId);
         const row = db.prepare("UPDATE clients SET secret_hash = ?, secret_rotated_at = ? WHERE client_id = ? RETURNING *")
           .get(secretHash, now, clientId) as Row | undefined;
         if (!row) return undefined;
@@ -169,6 +204,7 @@ export function createClientStore(db: Db): ClientStore {
     },
     async remove(clientId, now) {
       return db.transaction(() => {
+        forget(clientId);
         const row = db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
         if (!row) return undefined;
         const id = Number(row.id);
@@ -180,6 +216,7 @@ export function createClientStore(db: Db): ClientStore {
       });
     },
     async setDisabled(clientId, disabled) {
+      forget(clientId);
       const row = db.transaction(() =>
         db.prepare("UPDATE clients SET disabled = ? WHERE client_id = ? RETURNING *").get(disabled ? 1 : 0, clientId) as Row | undefined
       );

@@ -5,22 +5,31 @@
 // revocation catches what it wrote, or the revocation commits first and this check refuses.
 import type { Db } from "./sqlite.ts";
 
-/** The client as it authenticated at the token endpoint: its row id and the digest its secret matched. */
+/**
+ * The client as it authenticated at the token endpoint: its row id, the digest its secret matched, and what the
+ * grant took from the row. The row may have been remembered from an earlier request (ClientStore
+ * rememberedForTokenRequest), so everything the grant used is compared, not only what an admin command can change
+ * today.
+ */
 export interface AuthenticatedClient {
   id: number;
   secretHash: string;
+  grantType: string;
+  scope: string;
+  integrationUserId: number | null;
 }
 
 /** Why a re-check refused. */
 export type Withdrawn = "client_changed" | "user_disabled";
 
-/** The client still has the secret it authenticated with and is enabled, and the user is enabled. */
+/** The client is still the row it authenticated as (same secret, grant type, scope, user) and enabled, and the user is enabled. */
 export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: number): Withdrawn | undefined {
   // One statement for both: it runs inside every token write's transaction.
   const row = db.prepare(`SELECT
-    EXISTS (SELECT 1 FROM clients WHERE id = ? AND secret_hash = ? AND disabled = 0) AS client_ok,
+    EXISTS (SELECT 1 FROM clients WHERE id = ? AND secret_hash = ? AND disabled = 0 AND grant_type = ? AND scope = ?
+      AND integration_user_id IS ?) AS client_ok,
     EXISTS (SELECT 1 FROM users WHERE id = ? AND disabled = 0) AS user_ok`)
-    .get(client.id, client.secretHash, userId) as { client_ok: number; user_ok: number };
+    .get(client.id, client.secretHash, client.grantType, client.scope, client.integrationUserId, userId) as { client_ok: number; user_ok: number };
   if (row.client_ok !== 1) return "client_changed";
   return row.user_ok === 1 ? undefined : "user_disabled";
 }

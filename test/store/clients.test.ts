@@ -87,3 +87,56 @@ test("a registration whose commit fails is reported, never acknowledged with cre
   assert.deepEqual(await clients.list(), []);
   db.close();
 });
+
+const robotClient = (clientId: string, userId: number) =>
+  ({ clientId, secretHash: `h-${clientId}`, name: clientId, grantType: "client_credentials" as const, redirectUri: null, scope: "fields:read", integrationUserId: userId, now: 10 });
+
+test("findForTokenRequest remembers only client_credentials clients that may issue, marked and frozen", async () => {
+  const { store, userId } = await setup();
+  await store.clients.insert(web);
+  await store.clients.insert(robotClient("robot", userId));
+  assert.equal(store.clients.rememberedForTokenRequest("robot"), undefined);
+  const read = await store.clients.findForTokenRequest("robot");
+  assert.equal(read?.remembered, undefined);
+  const remembered = store.clients.rememberedForTokenRequest("robot");
+  assert.deepEqual(remembered, { ...read, remembered: true });
+  assert.equal(Object.isFrozen(remembered), true);
+  await store.clients.findForTokenRequest("web");
+  assert.equal(store.clients.rememberedForTokenRequest("web"), undefined);
+  // A read that finds the client no longer usable drops what was remembered.
+  await store.users.setDisabled(userId, true);
+  await store.clients.findForTokenRequest("robot");
+  assert.equal(store.clients.rememberedForTokenRequest("robot"), undefined);
+});
+
+test("a rotation, disable or delete made through this store forgets the remembered row at once", async () => {
+  const { store, userId } = await setup();
+  await store.clients.insert(robotClient("robot", userId));
+  const changes = [
+    () => store.clients.rotateSecret("robot", { secretHash: "h2", now: 11, revokeTokens: false }),
+    () => store.clients.setDisabled("robot", true),
+    () => store.clients.remove("robot", 12),
+  ];
+  for (const change of changes) {
+    await store.clients.setDisabled("robot", false);
+    await store.clients.findForTokenRequest("robot");
+    assert.notEqual(store.clients.rememberedForTokenRequest("robot"), undefined);
+    await change();
+    assert.equal(store.clients.rememberedForTokenRequest("robot"), undefined);
+  }
+});
+
+test("at most 1,024 clients are remembered: the one remembered longest ago goes first", async () => {
+  const store = openStore(":memory:");
+  const ids: string[] = [];
+  for (let i = 0; i <= 1024; i++) {
+    const user = await store.users.insert({ username: `robot${i}`, kind: "integration", now: 1 });
+    ids.push((await store.clients.insert(robotClient(`c${i}`, user.id))).clientId);
+  }
+  for (const id of ids.slice(0, 1024)) await store.clients.findForTokenRequest(id);
+  await store.clients.findForTokenRequest(ids[0]!); // read again: now the most recent
+  await store.clients.findForTokenRequest(ids[1024]!);
+  assert.notEqual(store.clients.rememberedForTokenRequest(ids[0]!), undefined);
+  assert.equal(store.clients.rememberedForTokenRequest(ids[1]!), undefined);
+  assert.notEqual(store.clients.rememberedForTokenRequest(ids[1024]!), undefined);
+});

@@ -1,0 +1,181 @@
+// client_credentials authenticates from the client row remembered by an earlier request (ClientStore
+// rememberedForTokenRequest), without a read of its own. The row may be stale, so every answer must still be the one
+// a fresh read gives: the write re-checks the whole row, and any refusal is decided on a fresh read. A second store
+// on the same file stands for the admin CLI or another `serve --workers` process, which this process's memory never
+// hears about.
+import { test } from "../helpers/bounded.ts";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore, type Store } from "../../src/store/store.ts";
+import { sha256Hex } from "../../src/crypto/hash.ts";
+import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
+import { ccRequest, codeBody, issueCode, tokenInfo } from "../helpers/codes.ts";
+import { postJson } from "../helpers/requests.ts";
+
+interface World {
+  t: TestApp;
+  other: Store;
+  client: SeededClient;
+  /** How often the client row was read from the database since the world began. */
+  reads(): number;
+}
+
+async function withWorld(run: (w: World) => Promise<void>, options: { scope?: string } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-remembered-"));
+  const path = join(dir, "test.db");
+  const t = buildTestApp({ FIELDGATE_DB: path });
+  const other = openStore(path);
+  let reads = 0;
+  const find = t.store.clients.findForTokenRequest.bind(t.store.clients);
+  t.store.clients.findForTokenRequest = (clientId) => {
+    reads++;
+    return find(clientId);
+  };
+  try {
+    const client = await t.seed.client({ grant: "client_credentials", scope: options.scope });
+    await run({ t, other, client, reads: () => reads });
+  } finally {
+    await other.close();
+    await t.store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One address for every request, so the throttle counts failures (without one it locks nobody out). */
+const FROM = { remoteAddress: "203.0.113.7" };
+
+const issue = async (t: TestApp, client: { clientId: string; clientSecret: string }, extra: Record<string, string> = {}) => {
+  const res = await t.app.fetch(ccRequest(client, extra), FROM);
+  const body = await res.json() as Record<string, unknown>;
+  return { status: res.status, error: body.error, scope: body.scope, token: body.access_token as string | undefined };
+};
+
+const failures = async (t: TestApp) =>
+  (await t.store.audit.list({})).filter((e) => e.event === "client_auth_failed").map((e) => (e.detail as { reason: string }).reason);
+
+test("after one token the client row is remembered: the next requests read no client row and still get tokens", async () => {
+  await withWorld(async (w) => {
+    assert.equal((await issue(w.t, w.client)).status, 200);
+    assert.equal(w.reads(), 1);
+    for (let i = 0; i < 3; i++) assert.equal((await issue(w.t, w.client)).status, 200);
+    assert.equal(w.reads(), 1);
+    assert.equal(await w.t.store.tokens.count(), 4);
+  });
+});
+
+test("a secret rotated by another process: the old secret is invalid_client once audited, the new one works", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const fresh = { clientId: w.client.clientId, clientSecret: "n".repeat(43) };
+    await w.other.clients.rotateSecret(w.client.clientId, { secretHash: await sha256Hex(fresh.clientSecret), now: w.t.clock.nowSeconds(), revokeTokens: false });
+    const old = await issue(w.t, w.client);
+    assert.deepEqual([old.status, old.error], [401, "invalid_client"]);
+    assert.deepEqual(await failures(w.t), ["bad_secret"]);
+    assert.equal(await w.t.store.tokens.count(), 1);
+    assert.equal((await issue(w.t, fresh)).status, 200);
+    // The old secret stays refused, now without the remembered row's detour.
+    assert.equal((await issue(w.t, w.client)).status, 401);
+    assert.deepEqual(await failures(w.t), ["bad_secret", "bad_secret"]);
+  });
+});
+
+test("a client disabled by another process is refused as a fresh read refuses it, and works again once re-enabled", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    await w.other.clients.setDisabled(w.client.clientId, true);
+    const refused = await issue(w.t, w.client);
+    assert.deepEqual([refused.status, refused.error], [401, "invalid_client"]);
+    assert.deepEqual(await failures(w.t), ["client_disabled"]);
+    await w.other.clients.setDisabled(w.client.clientId, false);
+    assert.equal((await issue(w.t, w.client)).status, 200);
+    assert.equal(await w.t.store.tokens.count(), 2);
+  });
+});
+
+test("an integration user disabled elsewhere is invalid_grant; re-enabled elsewhere, tokens come again (no stale refusal)", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const userId = w.client.client.integrationUserId!;
+    await w.other.users.setDisabled(userId, true);
+    const refused = await issue(w.t, w.client);
+    assert.deepEqual([refused.status, refused.error], [400, "invalid_grant"]);
+    await w.other.users.setDisabled(userId, false);
+    assert.equal((await issue(w.t, w.client)).status, 200);
+  });
+});
+
+test("a client deleted elsewhere is invalid_client, not a token for a client that no longer exists", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    await w.other.clients.remove(w.client.clientId, w.t.clock.nowSeconds());
+    const refused = await issue(w.t, w.client);
+    assert.deepEqual([refused.status, refused.error], [401, "invalid_client"]);
+    assert.deepEqual(await failures(w.t), ["unknown_client"]);
+    assert.equal(await w.t.store.tokens.count(), 0);
+  });
+});
+
+test("re-registered elsewhere under the same client_id and secret with a narrower scope: the remembered scope is not granted", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const before = w.client.client;
+    // Row ids are reused after deleting the newest client, so the new row matches id, client_id and secret.
+    await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
+    const again = await w.other.clients.insert({ ...before, scope: "fields:read", now: w.t.clock.nowSeconds() });
+    assert.equal(again.id, before.id);
+    const asked = await issue(w.t, w.client, { scope: "fields:read fields:write" });
+    assert.deepEqual([asked.status, asked.error], [400, "invalid_scope"]);
+    const plain = await issue(w.t, w.client);
+    assert.deepEqual([plain.status, plain.scope], [200, "fields:read"]);
+  }, { scope: "fields:read fields:write" });
+});
+
+test("re-registered elsewhere with the same secret for another integration user: tokens act as the new user", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const before = w.client.client;
+    const robot = await w.t.seed.integrationUser({ org: "globex" });
+    await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
+    await w.other.clients.insert({ ...before, integrationUserId: robot.id, now: w.t.clock.nowSeconds() });
+    const issued = await issue(w.t, w.client);
+    assert.equal(issued.status, 200);
+    const info = await (await tokenInfo(w.t, issued.token!)).json();
+    assert.equal(info.resource_owner_id, robot.id);
+  });
+});
+
+test("a lockout still answers 429 to the right secret of a remembered client", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const wrong = { clientId: w.client.clientId, clientSecret: "w".repeat(43) };
+    for (let i = 0; i < w.t.config.throttleMaxFailures; i++) assert.equal((await issue(w.t, wrong)).status, 401);
+    assert.equal((await issue(w.t, w.client)).status, 429);
+  });
+});
+
+test("only client_credentials uses the memory: the code grant, revocation and introspection read the client each time", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  let reads = 0;
+  const find = t.store.clients.findForTokenRequest.bind(t.store.clients);
+  t.store.clients.findForTokenRequest = (clientId) => {
+    reads++;
+    return find(clientId);
+  };
+  const tokens = [];
+  for (let i = 0; i < 2; i++) {
+    const issued = await issueCode(t, client);
+    const res = await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)));
+    assert.equal(res.status, 200);
+    tokens.push(await res.json());
+  }
+  assert.equal(reads, 2);
+  assert.equal(t.store.clients.rememberedForTokenRequest(client.clientId), undefined);
+  const revoke = await t.app.fetch(postJson("/oauth/revoke", {
+    token: tokens[0].access_token, client_id: client.clientId, client_secret: client.clientSecret,
+  }));
+  assert.equal(revoke.status, 200);
+  assert.equal(reads, 3);
+});
