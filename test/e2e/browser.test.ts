@@ -176,6 +176,15 @@ test("browser: the demo walkthrough exchanges the code, queries GraphQL, refresh
   assert.match(await body(), /HTTP 401/);
 });
 
+/**
+ * The id of the focused element once the page has rendered: a browser applies `autofocus` when it next updates the
+ * rendering, which can come after the alert the test waited for is already in the DOM.
+ */
+async function focusedId(page: Page): Promise<string | undefined> {
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  return page.evaluate(() => document.activeElement?.id);
+}
+
 function longNameAuthorizeUrl(state: string): string {
   return authorizeUrl(w, state, { id: w.longNameClientId, path: "/long-cb" });
 }
@@ -210,7 +219,7 @@ test("browser: a sign-in form whose pre-session cookie is gone comes back, says 
   await alert.waitFor();
   assert.match(await alert.textContent() ?? "", /timed out; enter your password again.*needs cookies/);
   assert.equal(await page.getByLabel("Username").inputValue(), w.user.username);
-  assert.equal(await page.evaluate(() => document.activeElement?.id), "password");
+  assert.equal(await focusedId(page), "password");
   await page.getByLabel("Password").fill(w.user.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("heading", { name: "Your account" }).waitFor();
@@ -221,7 +230,7 @@ test("browser: after a wrong password the title says Error, the password has foc
   await signInOn(page, w, "not the password");
   await page.getByRole("alert").waitFor();
   assert.equal(await page.title(), "Error: Sign in · fieldgate");
-  assert.equal(await page.evaluate(() => document.activeElement?.id), "password");
+  assert.equal(await focusedId(page), "password");
   for (const label of ["Username", "Password"]) {
     assert.equal(await page.getByLabel(label).getAttribute("aria-invalid"), "true", label);
     assert.equal(await page.getByLabel(label).getAttribute("aria-describedby"), "signin-error", label);
