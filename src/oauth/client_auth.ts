@@ -147,6 +147,14 @@ interface Attempt {
   method: PresentedMethod;
 }
 
+/**
+ * A write re-checked a client authenticateClient answered from memory and succeeded: the authentication is now as
+ * good as a fresh one, so its failures from this address are cleared as a fresh success clears them.
+ */
+export function rememberedClientConfirmed(deps: Deps, client: TokenClient, ctx: RequestContext): void {
+  deps.throttle.reset([throttleKeys(boundedId(client.clientId), ctx.clientIp)[0]]);
+}
+
 /** Counts a failed attempt against the throttle keys, audits it, and builds the invalid_client error to throw. */
 async function refusal(
   deps: Deps,
@@ -170,9 +178,10 @@ async function refusal(
  *
  * With `mayRemember`, a secret that matches the row remembered for the client (ClientStore
  * rememberedForTokenRequest) authenticates without reading the database, and the client comes back marked
- * `remembered`: the caller must then write only through a transaction that re-checks it (clientAndUserStill), and
- * answer any refusal from a second, fresh authentication. Anything else (no row remembered, another secret) is
- * read fresh, so no refusal is ever decided on a remembered row.
+ * `remembered`: the caller must then write only through a transaction that re-checks it (clientAndUserStill),
+ * answer any refusal from a second, fresh authentication, and call rememberedClientConfirmed once the write
+ * succeeded (until then the row proves nothing, so the client's failure count is not cleared). Anything else (no row
+ * remembered, another secret) is read fresh, so no refusal is ever decided on a remembered row.
  * @throws OAuthError invalid_client (401), invalid_request (400), too_many_requests (429 with Retry-After)
  */
 export async function authenticateClient(
@@ -210,7 +219,7 @@ export async function authenticateClient(
     if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", recorded);
     // Checked after the secret so a disabled client answers exactly like a wrong secret.
     if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
-    deps.throttle.reset([keys[0]]);
+    if (!client.remembered) deps.throttle.reset([keys[0]]);
     return client;
   } finally {
     deps.throttle.settle(keys);

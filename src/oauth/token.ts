@@ -6,7 +6,7 @@ import type { Params } from "../http/body.ts";
 import { readParams } from "../http/body.ts";
 import { jsonNoStore } from "../http/respond.ts";
 import type { TokenClient } from "../store/clients.ts";
-import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
+import { authenticateClient, refuseQueryCredentials, rememberedClientConfirmed } from "./client_auth.ts";
 import { invalidRequest, isOAuthError, unsupportedGrantType } from "./errors.ts";
 import type { GrantResult, MintedTokens } from "./issue_tokens.ts";
 import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
@@ -56,6 +56,7 @@ export function tokenEndpoint(deps: Deps): Handler {
     let result: GrantResult;
     try {
       result = await grant(deps, { client, params, ip: ctx.clientIp });
+      if (client.remembered) rememberedClientConfirmed(deps, client, ctx);
     } catch (error) {
       if (!client.remembered || !isOAuthError(error)) throw error;
       // Refused on a remembered row, which may be stale: the answer comes from a fresh read, exactly as it would

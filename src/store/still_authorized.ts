@@ -13,6 +13,8 @@ import type { Db } from "./sqlite.ts";
  */
 export interface AuthenticatedClient {
   id: number;
+  /** Compared too: row ids are reused after deleting the newest client, so an id alone may name another client. */
+  clientId: string;
   secretHash: string;
   grantType: string;
   scope: string;
@@ -22,14 +24,17 @@ export interface AuthenticatedClient {
 /** Why a re-check refused. */
 export type Withdrawn = "client_changed" | "user_disabled";
 
-/** The client is still the row it authenticated as (same secret, grant type, scope, user) and enabled, and the user is enabled. */
+/** The client is still the row it authenticated as (same client_id, secret, grant type, scope, user) and enabled, and the user is enabled. */
 export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: number): Withdrawn | undefined {
   // One statement for both: it runs inside every token write's transaction.
   const row = db.prepare(`SELECT
-    EXISTS (SELECT 1 FROM clients WHERE id = ? AND secret_hash = ? AND disabled = 0 AND grant_type = ? AND scope = ?
-      AND integration_user_id IS ?) AS client_ok,
+    EXISTS (SELECT 1 FROM clients WHERE id = ? AND client_id = ? AND secret_hash = ? AND disabled = 0 AND grant_type = ?
+      AND scope = ? AND integration_user_id IS ?) AS client_ok,
     EXISTS (SELECT 1 FROM users WHERE id = ? AND disabled = 0) AS user_ok`)
-    .get(client.id, client.secretHash, client.grantType, client.scope, client.integrationUserId, userId) as { client_ok: number; user_ok: number };
+    .get(client.id, client.clientId, client.secretHash, client.grantType, client.scope, client.integrationUserId, userId) as {
+      client_ok: number;
+      user_ok: number;
+    };
   if (row.client_ok !== 1) return "client_changed";
   return row.user_ok === 1 ? undefined : "user_disabled";
 }

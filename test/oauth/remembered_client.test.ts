@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";
+import { StoreBusyError } from "../../src/store/errors.ts";
 import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { ccRequest, codeBody, issueCode, tokenInfo } from "../helpers/codes.ts";
 import { postJson } from "../helpers/requests.ts";
@@ -81,6 +82,25 @@ test("a secret rotated by another process: the old secret is invalid_client once
   });
 });
 
+test("after a rotation elsewhere the new secret works at once: a secret that does not match the memory is read fresh", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const fresh = { clientId: w.client.clientId, clientSecret: "n".repeat(43) };
+    await w.other.clients.rotateSecret(w.client.clientId, { secretHash: await sha256Hex(fresh.clientSecret), now: w.t.clock.nowSeconds(), revokeTokens: false });
+    assert.equal((await issue(w.t, fresh)).status, 200);
+    assert.deepEqual(await failures(w.t), []);
+  });
+});
+
+test("no secret at all, with the client remembered, is invalid_client (missing_secret)", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const res = await w.t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: w.client.clientId }), FROM);
+    assert.equal(res.status, 401);
+    assert.deepEqual(await failures(w.t), ["missing_secret"]);
+  });
+});
+
 test("a client disabled by another process is refused as a fresh read refuses it, and works again once re-enabled", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
@@ -132,6 +152,33 @@ test("re-registered elsewhere under the same client_id and secret with a narrowe
   }, { scope: "fields:read fields:write" });
 });
 
+test("a deleted client's id and secret do not live on through a new client that reuses its row id", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const before = w.client.client;
+    await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
+    const successor = await w.other.clients.insert({ ...before, clientId: "B".repeat(22), now: w.t.clock.nowSeconds() });
+    assert.equal(successor.id, before.id);
+    const refused = await issue(w.t, w.client);
+    assert.deepEqual([refused.status, refused.error], [401, "invalid_client"]);
+    assert.deepEqual(await failures(w.t), ["unknown_client"]);
+    assert.equal(await w.t.store.tokens.count(), 0);
+  });
+});
+
+test("re-registered elsewhere under the same client_id, id and secret as an authorization-code client: no client_credentials token", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const before = w.client.client;
+    await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
+    // The schema lets the store API give a code client an integration user; the CLI never does.
+    await w.other.clients.insert({ ...before, grantType: "authorization_code", redirectUri: "https://client.example/cb", now: w.t.clock.nowSeconds() });
+    const refused = await issue(w.t, w.client);
+    assert.deepEqual([refused.status, refused.error], [400, "unauthorized_client"]);
+    assert.equal(await w.t.store.tokens.count(), 0);
+  });
+});
+
 test("re-registered elsewhere with the same secret for another integration user: tokens act as the new user", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
@@ -146,6 +193,45 @@ test("re-registered elsewhere with the same secret for another integration user:
   });
 });
 
+test("a remembered row that turns out stale does not clear the client's failure count", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const wrong = { clientId: w.client.clientId, clientSecret: "w".repeat(43) };
+    const max = w.t.config.throttleMaxFailures;
+    for (let i = 0; i < max - 1; i++) assert.equal((await issue(w.t, wrong)).status, 401);
+    await w.other.clients.rotateSecret(w.client.clientId, { secretHash: await sha256Hex("n".repeat(43)), now: w.t.clock.nowSeconds(), revokeTokens: false });
+    // The leaked old secret matches the remembered row, but the write refuses it: one more failure, the limit.
+    assert.equal((await issue(w.t, w.client)).status, 401);
+    assert.equal((await issue(w.t, wrong)).status, 429);
+    assert.equal((await w.t.store.audit.list({})).filter((e) => e.event === "throttled").length, 1);
+  });
+});
+
+test("a success on a remembered row clears the client's failures from that address, as a fresh success does", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    const wrong = { clientId: w.client.clientId, clientSecret: "w".repeat(43) };
+    const max = w.t.config.throttleMaxFailures;
+    for (let i = 0; i < max - 1; i++) assert.equal((await issue(w.t, wrong)).status, 401);
+    assert.equal((await issue(w.t, w.client)).status, 200);
+    for (let i = 0; i < max - 1; i++) assert.equal((await issue(w.t, wrong)).status, 401);
+  });
+});
+
+test("an error that is not a refusal (a busy database) is not answered twice", async () => {
+  await withWorld(async (w) => {
+    await issue(w.t, w.client);
+    let writes = 0;
+    w.t.store.tokens.issue = () => {
+      writes++;
+      return Promise.reject(new StoreBusyError("database is locked"));
+    };
+    const res = await w.t.app.fetch(ccRequest(w.client), FROM);
+    assert.equal(res.status, 503);
+    assert.equal(writes, 1);
+  });
+});
+
 test("a lockout still answers 429 to the right secret of a remembered client", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
@@ -153,6 +239,25 @@ test("a lockout still answers 429 to the right secret of a remembered client", a
     for (let i = 0; i < w.t.config.throttleMaxFailures; i++) assert.equal((await issue(w.t, wrong)).status, 401);
     assert.equal((await issue(w.t, w.client)).status, 429);
   });
+});
+
+test("introspection and revocation never authenticate from the memory: a secret rotated elsewhere is refused there", async () => {
+  await withWorld(async (w) => {
+    const { token } = await issue(w.t, w.client);
+    await w.other.clients.rotateSecret(w.client.clientId, { secretHash: await sha256Hex("n".repeat(43)), now: w.t.clock.nowSeconds(), revokeTokens: false });
+    const body = { token: token!, client_id: w.client.clientId, client_secret: w.client.clientSecret };
+    assert.equal((await w.t.app.fetch(postJson("/oauth/introspect", body), FROM)).status, 401);
+    assert.equal((await w.t.app.fetch(postJson("/oauth/revoke", body), FROM)).status, 401);
+  });
+});
+
+test("a refusal of a client read fresh is answered once: one replayed code, one reuse audit row", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const issued = await issueCode(t, client);
+  assert.equal((await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)))).status, 200);
+  assert.equal((await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)))).status, 400);
+  assert.equal((await t.store.audit.list({})).filter((e) => e.event === "code_reuse_detected").length, 1);
 });
 
 test("only client_credentials uses the memory: the code grant, revocation and introspection read the client each time", async () => {

@@ -7,7 +7,7 @@ import { issueCode } from "../helpers/codes.ts";
 /** Consumes a code the way the token endpoint does (tokens.exchangeCode), issuing nothing. */
 function consume(t: TestApp, hash: string, now: number) {
   // The client only matters to what decide is told; decide issues nothing here.
-  return t.store.tokens.exchangeCode(hash, { id: 0, secretHash: "", grantType: "authorization_code", scope: "", integrationUserId: null }, now, () => undefined);
+  return t.store.tokens.exchangeCode(hash, { id: 0, clientId: "", secretHash: "", grantType: "authorization_code", scope: "", integrationUserId: null }, now, () => undefined);
 }
 
 async function setup(t: TestApp, options: { verifier?: string } = {}) {
