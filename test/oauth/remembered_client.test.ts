@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store } from "../../src/store/store.ts";
+import type { NewClient } from "../../src/store/clients.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { StoreBusyError } from "../../src/store/errors.ts";
 import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
@@ -53,8 +54,43 @@ const issue = async (t: TestApp, client: { clientId: string; clientSecret: strin
   return { status: res.status, error: body.error, scope: body.scope, token: body.access_token as string | undefined };
 };
 
+/**
+ * Another process deletes the client and registers a new one with `changes` over its old attributes. The client was
+ * the newest, so the new row gets its row id (asserted), and by default its client_id and secret digest too.
+ */
+async function reregister(w: World, changes: Partial<NewClient>) {
+  await issue(w.t, w.client);
+  const before = w.client.client;
+  await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
+  const again = await w.other.clients.insert({ ...before, ...changes, now: w.t.clock.nowSeconds() });
+  assert.equal(again.id, before.id);
+}
+
 const failures = async (t: TestApp) =>
   (await t.store.audit.list({})).filter((e) => e.event === "client_auth_failed").map((e) => (e.detail as { reason: string }).reason);
+
+/** Another process gives the client a new secret (old tokens stay); returns the new credentials. */
+async function rotateElsewhere(w: World) {
+  const fresh = { clientId: w.client.clientId, clientSecret: "n".repeat(43) };
+  await w.other.clients.rotateSecret(fresh.clientId, { secretHash: await sha256Hex(fresh.clientSecret), now: w.t.clock.nowSeconds(), revokeTokens: false });
+  return fresh;
+}
+
+/** Remembers the client, then sends wrong secrets from FROM until one more failure would start the lockout. */
+async function oneFailureShort(w: World) {
+  await issue(w.t, w.client);
+  const wrong = { clientId: w.client.clientId, clientSecret: "w".repeat(43) };
+  for (let i = 0; i < w.t.config.throttleMaxFailures - 1; i++) assert.equal((await issue(w.t, wrong)).status, 401);
+  return wrong;
+}
+
+/** The client's next request is refused as a fresh read of a missing client refuses it, and no token is left. */
+async function refusedAsUnknown(w: World) {
+  const refused = await issue(w.t, w.client);
+  assert.deepEqual([refused.status, refused.error], [401, "invalid_client"]);
+  assert.deepEqual(await failures(w.t), ["unknown_client"]);
+  assert.equal(await w.t.store.tokens.count(), 0);
+}
 
 test("after one token the client row is remembered: the next requests read no client row and still get tokens", async () => {
   await withWorld(async (w) => {
@@ -69,8 +105,7 @@ test("after one token the client row is remembered: the next requests read no cl
 test("a secret rotated by another process: the old secret is invalid_client once audited, the new one works", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
-    const fresh = { clientId: w.client.clientId, clientSecret: "n".repeat(43) };
-    await w.other.clients.rotateSecret(w.client.clientId, { secretHash: await sha256Hex(fresh.clientSecret), now: w.t.clock.nowSeconds(), revokeTokens: false });
+    const fresh = await rotateElsewhere(w);
     const old = await issue(w.t, w.client);
     assert.deepEqual([old.status, old.error], [401, "invalid_client"]);
     assert.deepEqual(await failures(w.t), ["bad_secret"]);
@@ -85,8 +120,7 @@ test("a secret rotated by another process: the old secret is invalid_client once
 test("after a rotation elsewhere the new secret works at once: a secret that does not match the memory is read fresh", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
-    const fresh = { clientId: w.client.clientId, clientSecret: "n".repeat(43) };
-    await w.other.clients.rotateSecret(w.client.clientId, { secretHash: await sha256Hex(fresh.clientSecret), now: w.t.clock.nowSeconds(), revokeTokens: false });
+    const fresh = await rotateElsewhere(w);
     assert.equal((await issue(w.t, fresh)).status, 200);
     assert.deepEqual(await failures(w.t), []);
   });
@@ -130,21 +164,13 @@ test("a client deleted elsewhere is invalid_client, not a token for a client tha
   await withWorld(async (w) => {
     await issue(w.t, w.client);
     await w.other.clients.remove(w.client.clientId, w.t.clock.nowSeconds());
-    const refused = await issue(w.t, w.client);
-    assert.deepEqual([refused.status, refused.error], [401, "invalid_client"]);
-    assert.deepEqual(await failures(w.t), ["unknown_client"]);
-    assert.equal(await w.t.store.tokens.count(), 0);
+    await refusedAsUnknown(w);
   });
 });
 
 test("re-registered elsewhere under the same client_id and secret with a narrower scope: the remembered scope is not granted", async () => {
   await withWorld(async (w) => {
-    await issue(w.t, w.client);
-    const before = w.client.client;
-    // Row ids are reused after deleting the newest client, so the new row matches id, client_id and secret.
-    await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
-    const again = await w.other.clients.insert({ ...before, scope: "fields:read", now: w.t.clock.nowSeconds() });
-    assert.equal(again.id, before.id);
+    await reregister(w, { scope: "fields:read" });
     const asked = await issue(w.t, w.client, { scope: "fields:read fields:write" });
     assert.deepEqual([asked.status, asked.error], [400, "invalid_scope"]);
     const plain = await issue(w.t, w.client);
@@ -154,25 +180,15 @@ test("re-registered elsewhere under the same client_id and secret with a narrowe
 
 test("a deleted client's id and secret do not live on through a new client that reuses its row id", async () => {
   await withWorld(async (w) => {
-    await issue(w.t, w.client);
-    const before = w.client.client;
-    await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
-    const successor = await w.other.clients.insert({ ...before, clientId: "B".repeat(22), now: w.t.clock.nowSeconds() });
-    assert.equal(successor.id, before.id);
-    const refused = await issue(w.t, w.client);
-    assert.deepEqual([refused.status, refused.error], [401, "invalid_client"]);
-    assert.deepEqual(await failures(w.t), ["unknown_client"]);
-    assert.equal(await w.t.store.tokens.count(), 0);
+    await reregister(w, { clientId: "B".repeat(22) });
+    await refusedAsUnknown(w);
   });
 });
 
 test("re-registered elsewhere under the same client_id, id and secret as an authorization-code client: no client_credentials token", async () => {
   await withWorld(async (w) => {
-    await issue(w.t, w.client);
-    const before = w.client.client;
-    await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
     // The schema lets the store API give a code client an integration user; the CLI never does.
-    await w.other.clients.insert({ ...before, grantType: "authorization_code", redirectUri: "https://client.example/cb", now: w.t.clock.nowSeconds() });
+    await reregister(w, { grantType: "authorization_code", redirectUri: "https://client.example/cb" });
     const refused = await issue(w.t, w.client);
     assert.deepEqual([refused.status, refused.error], [400, "unauthorized_client"]);
     assert.equal(await w.t.store.tokens.count(), 0);
@@ -181,11 +197,8 @@ test("re-registered elsewhere under the same client_id, id and secret as an auth
 
 test("re-registered elsewhere with the same secret for another integration user: tokens act as the new user", async () => {
   await withWorld(async (w) => {
-    await issue(w.t, w.client);
-    const before = w.client.client;
     const robot = await w.t.seed.integrationUser({ org: "globex" });
-    await w.other.clients.remove(before.clientId, w.t.clock.nowSeconds());
-    await w.other.clients.insert({ ...before, integrationUserId: robot.id, now: w.t.clock.nowSeconds() });
+    await reregister(w, { integrationUserId: robot.id });
     const issued = await issue(w.t, w.client);
     assert.equal(issued.status, 200);
     const info = await (await tokenInfo(w.t, issued.token!)).json();
@@ -195,11 +208,8 @@ test("re-registered elsewhere with the same secret for another integration user:
 
 test("a remembered row that turns out stale does not clear the client's failure count", async () => {
   await withWorld(async (w) => {
-    await issue(w.t, w.client);
-    const wrong = { clientId: w.client.clientId, clientSecret: "w".repeat(43) };
-    const max = w.t.config.throttleMaxFailures;
-    for (let i = 0; i < max - 1; i++) assert.equal((await issue(w.t, wrong)).status, 401);
-    await w.other.clients.rotateSecret(w.client.clientId, { secretHash: await sha256Hex("n".repeat(43)), now: w.t.clock.nowSeconds(), revokeTokens: false });
+    const wrong = await oneFailureShort(w);
+    await rotateElsewhere(w);
     // The leaked old secret matches the remembered row, but the write refuses it: one more failure, the limit.
     assert.equal((await issue(w.t, w.client)).status, 401);
     assert.equal((await issue(w.t, wrong)).status, 429);
@@ -209,12 +219,9 @@ test("a remembered row that turns out stale does not clear the client's failure 
 
 test("a success on a remembered row clears the client's failures from that address, as a fresh success does", async () => {
   await withWorld(async (w) => {
-    await issue(w.t, w.client);
-    const wrong = { clientId: w.client.clientId, clientSecret: "w".repeat(43) };
-    const max = w.t.config.throttleMaxFailures;
-    for (let i = 0; i < max - 1; i++) assert.equal((await issue(w.t, wrong)).status, 401);
+    const wrong = await oneFailureShort(w);
     assert.equal((await issue(w.t, w.client)).status, 200);
-    for (let i = 0; i < max - 1; i++) assert.equal((await issue(w.t, wrong)).status, 401);
+    for (let i = 0; i < w.t.config.throttleMaxFailures - 1; i++) assert.equal((await issue(w.t, wrong)).status, 401);
   });
 });
 
@@ -244,7 +251,7 @@ test("a lockout still answers 429 to the right secret of a remembered client", a
 test("introspection and revocation never authenticate from the memory: a secret rotated elsewhere is refused there", async () => {
   await withWorld(async (w) => {
     const { token } = await issue(w.t, w.client);
-    await w.other.clients.rotateSecret(w.client.clientId, { secretHash: await sha256Hex("n".repeat(43)), now: w.t.clock.nowSeconds(), revokeTokens: false });
+    await rotateElsewhere(w);
     const body = { token: token!, client_id: w.client.clientId, client_secret: w.client.clientSecret };
     assert.equal((await w.t.app.fetch(postJson("/oauth/introspect", body), FROM)).status, 401);
     assert.equal((await w.t.app.fetch(postJson("/oauth/revoke", body), FROM)).status, 401);
