@@ -125,7 +125,7 @@ export function createClientStore(db: Db): ClientStore {
   const byClientId = (clientId: string) =>
     db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
   // Rows of client_credentials clients that may issue, keyed by client_id. Reading the client is a WAL read
-  // transaction of its own before the token's write transaction (about an eighth of a served token request), and
+  // transaction of its own before the token's write transaction (about a tenth of a served token request's CPU), and
   // the write re-checks the client anyway; see rememberedForTokenRequest.
   const remembered = new Map<string, TokenClient>();
   const remember = (client: TokenClient) => {
