@@ -4,27 +4,24 @@
 // commits. SQLite's write lock orders the two, so a check here is exact: either the write commits first and the
 // revocation catches what it wrote, or the revocation commits first and this check refuses.
 import type { Db } from "./sqlite.ts";
+import type { TokenClient } from "./clients.ts";
 
 /**
  * The client as it authenticated at the token endpoint: its row id, the digest its secret matched, and what the
  * grant took from the row. The row may have been remembered from an earlier request (ClientStore
  * rememberedForTokenRequest), so everything the grant used is compared, not only what an admin command can change
- * today.
+ * today. The client_id is compared too: row ids are reused after deleting the newest client, so an id alone may
+ * name another client.
  */
-export interface AuthenticatedClient {
-  id: number;
-  /** Compared too: row ids are reused after deleting the newest client, so an id alone may name another client. */
-  clientId: string;
-  secretHash: string;
-  grantType: string;
-  scope: string;
-  integrationUserId: number | null;
-}
+export type AuthenticatedClient = Pick<TokenClient, "id" | "clientId" | "secretHash" | "grantType" | "scope" | "integrationUserId">;
 
 /** Why a re-check refused. */
 export type Withdrawn = "client_changed" | "user_disabled";
 
-/** The client is still the row it authenticated as (same client_id, secret, grant type, scope, user) and enabled, and the user is enabled. */
+/**
+ * The client is still the row it authenticated as (same client_id, secret, grant type, scope, user) and enabled,
+ * and the user is enabled.
+ */
 export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: number): Withdrawn | undefined {
   // One statement for both: it runs inside every token write's transaction.
   const row = db.prepare(`SELECT
