@@ -71,16 +71,21 @@ export function revokeFamilyRows(db: Db, familyId: string, now: number, reason: 
 /**
  * Marks a code used with one conditional UPDATE … RETURNING; a code used before revokes its family. Must run
  * inside a transaction; shared with the token store's exchange, which issues tokens in the same transaction.
+ *
+ * Only the code's own client (`clientId`, its row id) can consume it or set off the replay revocation. Another
+ * registered client holding a leaked code finds nothing (RFC 6749 §4.1.3): it could otherwise burn an unused
+ * code, revoke the grant of a code already exchanged, and learn which of the two it was.
  */
-export function consumeCodeRow(db: Db, codeHash: string, now: number): ConsumeResult {
+export function consumeCodeRow(db: Db, codeHash: string, clientId: number, now: number): ConsumeResult {
   const won = db.prepare(
-    "UPDATE authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL RETURNING *",
+    "UPDATE authorization_codes SET used_at = ? WHERE code_hash = ? AND client_id = ? AND used_at IS NULL RETURNING *",
   )
-    .get(now, codeHash) as Row | undefined;
+    .get(now, codeHash, clientId) as Row | undefined;
   if (won) return { status: "ok", code: toCode(won) };
-  const used = db.prepare("SELECT * FROM authorization_codes WHERE code_hash = ?").get(codeHash) as
-    | Row
-    | undefined;
+  const used = db.prepare("SELECT * FROM authorization_codes WHERE code_hash = ? AND client_id = ?").get(
+    codeHash,
+    clientId,
+  ) as Row | undefined;
   if (!used) return { status: "missing" };
   const code = toCode(used);
   revokeFamilyRows(db, code.familyId, now, "code_reused");

@@ -66,7 +66,7 @@ export interface TokenStore {
   /**
    * Consumes an authorization code and inserts the tokens `decide` returns for it, in one transaction: of two
    * concurrent exchanges exactly one is issued tokens, and a replay revokes them (RFC 6749 §4.1.2). The code is
-   * used up even when `decide` refuses (returns undefined).
+   * used up even when `decide` refuses (returns undefined). Another client's code is "missing": untouched.
    */
   exchangeCode(
     codeHash: string,
@@ -130,11 +130,10 @@ export function createTokenStore(db: Db, currentView: () => ReadView): TokenStor
       // In the group commit like issue() and rotateRefresh(): each exchange runs alone in its savepoint, so of two
       // exchanges of one code the second still finds it consumed.
       return db.transactionBatched((): ExchangeResult => {
-        const consumed = consumeCodeRow(db, codeHash, now);
+        const consumed = consumeCodeRow(db, codeHash, client.id, now);
         if (consumed.status !== "ok") return consumed;
         const { code } = consumed;
-        // The code belongs to another client: decide refuses it whatever this client's state.
-        const withdrawn = code.clientId === client.id ? clientAndUserStill(db, client, code.userId) : undefined;
+        const withdrawn = clientAndUserStill(db, client, code.userId);
         const plan = decide(code, { userDisabled: withdrawn === "user_disabled", clientChanged: withdrawn === "client_changed" });
         if (!plan || familyRevoked(db, code.familyId)) return { status: "ok", code, issued: false };
         const owner = { clientId: code.clientId, userId: code.userId, familyId: code.familyId, parentId: null };

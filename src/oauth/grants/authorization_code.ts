@@ -45,7 +45,6 @@ interface Presented {
 
 /** The first rule a consumed code breaks (RFC 6749 §4.1.3), or undefined when tokens may be issued. */
 function codeError(code: AuthorizationCode, facts: ExchangeFacts, p: Presented): OAuthError | undefined {
-  if (code.clientId !== p.client.id) return invalidGrant("The code was issued to another client");
   if (facts.clientChanged) return clientAuthenticationWithdrawn();
   if (code.expiresAt <= p.now) return invalidGrant("The code has expired");
   if (p.redirectUri !== code.redirectUri) {

@@ -135,6 +135,27 @@ test("authorization_code: a replay leaves other approvals of the same user alone
   assert.equal((await tokenInfo(t, tokensB.access_token)).status, 200);
 });
 
+// RFC 6749 §4.1.3: the code must have been issued to the authenticated client. Another registered client that
+// got hold of the code (a leaked redirect, a log) must not be able to spend it, revoke the grant behind it, or
+// learn whether it was already exchanged.
+test("authorization_code: another client presenting a code neither burns it nor learns whether it was used", async () => {
+  const t = buildTestApp();
+  const owner = await t.seed.client();
+  const other = await t.seed.client();
+  const issued = await issueCode(t, owner);
+  const early = await exchange(t, codeBody(other, issued));
+  assert.equal(early.res.status, 400);
+  assert.equal(early.body.error, "invalid_grant");
+  const own = await exchange(t, codeBody(owner, issued));
+  assert.equal(own.res.status, 200, "the owner's exchange still succeeds");
+  const late = await exchange(t, codeBody(other, issued));
+  assert.deepEqual(late.body, early.body, "used or not, the other client gets the same answer");
+  assert.equal(late.res.status, 400);
+  assert.equal((await tokenInfo(t, own.body.access_token)).status, 200, "the owner's grant is not revoked");
+  const events = (await t.store.audit.list({})).map((e) => e.event);
+  assert.ok(!events.includes("code_reuse_detected"));
+});
+
 test("authorization_code: two concurrent exchanges of one code give exactly one 200", async () => {
   const t = buildTestApp();
   const client = await t.seed.client();
