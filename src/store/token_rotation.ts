@@ -2,7 +2,7 @@
 import type { Db, Row } from "./sqlite.ts";
 import type { NewAuditEvent } from "./audit.ts";
 import { revokeFamilyRows } from "./codes.ts";
-import { insertIssued, type NewToken, toRecord, type TokenRecord } from "./token_rows.ts";
+import { familyRevoked, insertIssued, type NewToken, toRecord, type TokenRecord } from "./token_rows.ts";
 import { type AuthenticatedClient, clientAndUserStill, type Withdrawn } from "./still_authorized.ts";
 
 export interface RotateInput {
@@ -25,7 +25,10 @@ export interface RotateInput {
 
 export type RotateResult =
   | { status: "ok"; presented: TokenRecord; retried: boolean }
-  /** The token had already been rotated outside the grace period: its whole family is now revoked. */
+  /**
+   * The token had already been rotated outside the grace period, or is the pair a grace retry replaced: its whole
+   * family is now revoked.
+   */
   | { status: "reused"; presented: TokenRecord }
   /** Unknown, another client's, expired, revoked, or refused by `next`. */
   | { status: "invalid" }
@@ -40,8 +43,11 @@ export function rotateRefreshRows(db: Db, { refreshHash, client, now, graceSecon
     | undefined;
   if (!row) return { status: "invalid" };
   const presented = toRecord(row);
-  if (presented.clientId !== clientId || presented.revokedAt !== null || presented.expiresAt <= now) {
-    return { status: "invalid" };
+  if (presented.clientId !== clientId || presented.expiresAt <= now) return { status: "invalid" };
+  if (presented.revokedAt !== null) {
+    // A pair killed by a grace retry was presented after all: its response was not lost, so whoever retried
+    // was not this client. RFC 9700 §4.14.2: an invalidated refresh token presented means a breach; revoke.
+    return supersededByRetry(db, row, presented) ? reuse(db, presented, now) : { status: "invalid" };
   }
   let retried = false;
   if (presented.rotatedAt !== null) {
@@ -71,6 +77,19 @@ function childrenOf(db: Db, parentId: number): { count: number; rotated: boolean
   const row = db.prepare(`SELECT COUNT(*) AS n, COALESCE(MAX(rotated_at IS NOT NULL), 0) AS rotated FROM tokens
     WHERE parent_id = ? AND kind = 'refresh'`).get(parentId) as Row;
   return { count: Number(row.n), rotated: Number(row.rotated) === 1 };
+}
+
+/**
+ * True when `presented` is the refresh token of a pair a grace retry revoked: a later refresh token shares its
+ * parent, and only a retry issues a second child. A token revoked otherwise (its family revoked, an admin revoking
+ * it) is merely invalid.
+ */
+function supersededByRetry(db: Db, row: Row, presented: TokenRecord): boolean {
+  const parentId = row.parent_id;
+  if (typeof parentId !== "number" || presented.familyId === null) return false;
+  if (familyRevoked(db, presented.familyId)) return false;
+  return db.prepare("SELECT 1 FROM tokens WHERE parent_id = ? AND kind = 'refresh' AND id > ? LIMIT 1")
+    .get(parentId, presented.id) !== undefined;
 }
 
 /** Reuse of a rotated refresh token: revoke everything descending from the same approval. */

@@ -136,11 +136,44 @@ test("refresh: within the grace period a retry gets a fresh pair and the lost pa
   const retry = await refresh(t, client, tokens.refresh_token);
   assert.equal(retry.res.status, 200);
   assert.equal((await tokenInfo(t, lost.access_token)).status, 401);
-  assert.equal((await refresh(t, client, lost.refresh_token)).res.status, 400);
   assert.equal((await tokenInfo(t, retry.body.access_token)).status, 200);
   assert.equal((await refresh(t, client, retry.body.refresh_token)).res.status, 200);
   const retries = (await t.store.audit.list({})).filter((e) => e.event === "token_refreshed").map((e) => e.detail?.grace_retry);
   assert.deepEqual(retries.sort(), [false, false, true]);
+  assert.ok(!(await t.store.audit.list({})).some((e) => e.event === "refresh_reuse_detected"));
+});
+
+// RFC 9700 §4.14.2. The retry assumed the first response was lost; someone presenting that response's refresh token
+// proves otherwise, so one of the two parties is not the client: the whole grant goes, the retrier's pair with it.
+test("refresh: the pair a grace retry replaced, presented later, is reuse and revokes the retry's pair too", async () => {
+  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
+  const { client, tokens } = await authCodeTokens(t);
+  const received = (await refresh(t, client, tokens.refresh_token)).body;
+  const retry = await refresh(t, client, tokens.refresh_token);
+  assert.equal(retry.res.status, 200);
+  const replaced = await refresh(t, client, received.refresh_token);
+  assert.equal(replaced.res.status, 400);
+  assert.equal(replaced.body.error, "invalid_grant");
+  assert.equal((await tokenInfo(t, retry.body.access_token)).status, 401);
+  assert.equal((await refresh(t, client, retry.body.refresh_token)).res.status, 400);
+  const detected = (await t.store.audit.list({})).filter((e) => e.event === "refresh_reuse_detected");
+  assert.equal(detected.length, 1);
+});
+
+test("refresh: once the grant is revoked, the pair a grace retry replaced is invalid, not reported as reuse", async () => {
+  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
+  const { client, tokens } = await authCodeTokens(t);
+  const received = (await refresh(t, client, tokens.refresh_token)).body;
+  const retry = (await refresh(t, client, tokens.refresh_token)).body;
+  const revoked = await t.app.fetch(postJson("/oauth/revoke", {
+    token: retry.refresh_token,
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+  }));
+  assert.equal(revoked.status, 200);
+  const after = await refresh(t, client, received.refresh_token);
+  assert.equal(after.body.error, "invalid_grant");
+  assert.ok(!(await t.store.audit.list({})).some((e) => e.event === "refresh_reuse_detected"));
 });
 
 test("refresh: a refused rotation (wider scope) writes neither tokens nor an audit row", async () => {
