@@ -20,12 +20,18 @@ export function toNodeListener(app: App, origin: string) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let response: Response;
     let body: Uint8Array | undefined;
+    // Read now: once node:http destroys the socket (bytes after the request it cannot parse), the address is gone,
+    // and a request from "unknown" would escape the per-address throttle and the audit trail.
+    const remoteAddress = req.socket.remoteAddress;
     // A declared length over the cap is refused before a byte of the body is read: the app sees the header, answers
     // 413 without reading, and the connection closes instead of draining the upload.
     const declaredTooLarge = declaresMoreThan(req, maxBodyBytes);
     try {
       body = !hasBody(req) ? undefined : declaredTooLarge ? NO_BYTES : await readBody(req, maxBodyBytes);
-      response = await app.fetch(toRequest(req, origin, body), { remoteAddress: req.socket.remoteAddress });
+      // Nobody can receive the answer any more: issuing, checking a password or writing an audit row would be work
+      // (and state) for no one.
+      if (req.socket.destroyed) return;
+      response = await app.fetch(toRequest(req, origin, body), { remoteAddress });
     } catch (error) {
       // app.fetch has its own error boundary; reaching here means the request itself could not be built or read.
       if (!res.headersSent && !res.destroyed) {

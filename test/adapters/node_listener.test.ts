@@ -274,3 +274,27 @@ test("listener hands repeated header fields joined with a comma, as Headers woul
     await s.close();
   }
 });
+
+// A complete request followed, in the same write, by bytes node:http cannot parse: node destroys the socket while
+// the listener still awaits the body. Run anyway, the request had no address left to be throttled or audited by.
+test("listener does not run a request whose connection node:http destroyed while its body was read", async () => {
+  const s = await serve(() => new Response("ok"));
+  try {
+    const body = '{"a":"b"}';
+    const socket = connect(Number(new URL(s.origin).port), "127.0.0.1");
+    await new Promise<void>((resolve) => {
+      socket.on("connect", () => {
+        socket.write(`POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}\x01\x02bad\r\n\r\n`);
+      });
+      socket.on("error", () => {});
+      socket.on("close", () => resolve());
+      socket.resume();
+    });
+    // A request that arrives whole on its own connection is still served, with its address.
+    const res = await fetch(`${s.origin}/y`, { method: "POST", body });
+    assert.equal(res.status, 200);
+    assert.deepEqual(s.seen.map((seen) => [seen.url, seen.remoteAddress]), [[`${s.origin}/y`, "127.0.0.1"]]);
+  } finally {
+    await s.close();
+  }
+});
