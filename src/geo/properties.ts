@@ -1,7 +1,8 @@
 // The Feature properties a field keeps: name, crop and season as text, and a declared area_ha; others are dropped.
 import { GeoJsonError } from "./errors.ts";
 
-const MAX_NAME_LENGTH = 200;
+// name, crop and season alike: each is shown in listings and returned by every GraphQL page that selects it.
+const MAX_TEXT_LENGTH = 200;
 
 // C0 and C1 controls and DEL (Unicode category Cc): a newline or escape in a name would break CSV exports and
 // terminal listings, and a NUL cuts strings short in C-based tools. Tab and newline are refused too; surrounding
@@ -25,6 +26,7 @@ function text(properties: Record<string, unknown>, key: string): string | null {
     const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0");
     throw new GeoJsonError(`property "${key}" contains a control character (U+${code})`);
   }
+  if (trimmed.length > MAX_TEXT_LENGTH) throw new GeoJsonError(`property "${key}" is longer than ${MAX_TEXT_LENGTH} characters`);
   return trimmed || null;
 }
 
@@ -32,7 +34,6 @@ function text(properties: Record<string, unknown>, key: string): string | null {
 export function fieldName(properties: Record<string, unknown>): string {
   const name = text(properties, "name");
   if (!name) throw new GeoJsonError('property "name" is required');
-  if (name.length > MAX_NAME_LENGTH) throw new GeoJsonError(`property "name" is longer than ${MAX_NAME_LENGTH} characters`);
   return name;
 }
 

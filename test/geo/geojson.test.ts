@@ -71,6 +71,19 @@ test("a MultiPolygon split at the antimeridian parses, its centroid on the antim
 });
 
 const geometry = (g: unknown) => ({ type: "Feature", properties: { name: "X" }, geometry: g });
+
+/** A closed counterclockwise ring of `n` distinct positions (n + 1 with the closing one) around (lon, 52). */
+function circle(n: number, lon: number): number[][] {
+  const ring = Array.from({ length: n }, (_, i) => [lon + 0.01 * Math.cos((2 * Math.PI * i) / n), 52 + 0.01 * Math.sin((2 * Math.PI * i) / n)]);
+  return [...ring, ring[0]!];
+}
+
+test("a field may have 10,000 positions and a 200-character crop and season", () => {
+  const feature = { ...polygon(circle(9_999, 5)), properties: { name: "X", crop: "c".repeat(200), season: "s".repeat(200) } };
+  const [field] = parseFieldCollection({ type: "FeatureCollection", features: [feature] });
+  assert.equal(JSON.parse(field!.boundary).coordinates[0].length, 10_000);
+  assert.equal(field!.crop, "c".repeat(200));
+});
 const polygon = (...rings: number[][][]) => geometry({ type: "Polygon", coordinates: rings });
 
 const BAD_FEATURES: [string, unknown, RegExp][] = [
@@ -81,6 +94,10 @@ const BAD_FEATURES: [string, unknown, RegExp][] = [
   ["a feature with a boolean name", withProperties({ name: true }), /property "name" must be a string, got boolean/],
   ["a feature with an object name", withProperties({ name: { de: "Nord" } }), /property "name" must be a string, got object/],
   ["a very long name", withProperties({ name: "x".repeat(201) }), /longer than 200/],
+  ["a very long crop", withProperties({ name: "X", crop: "x".repeat(201) }), /property "crop" is longer than 200/],
+  ["a very long season", withProperties({ name: "X", season: "x".repeat(201) }), /property "season" is longer than 200/],
+  ["a polygon of 10,001 positions", polygon(circle(10_000, 5)), /10001 positions, more than the 10000 a field may have/],
+  ["a multipolygon of 10,002 positions", geometry({ type: "MultiPolygon", coordinates: [[circle(5_000, 5)], [circle(5_000, 6)]] }), /10002 positions/],
   ["a name with a newline inside", withProperties({ name: "North\nfield" }), /property "name" contains a control character \(U\+000A\)/],
   ["a name with a NUL", withProperties({ name: "a\u0000b" }), /"name" contains a control character \(U\+0000\)/],
   ["a name with a C1 control", withProperties({ name: "a\u009bb" }), /"name" contains a control character \(U\+009B\)/],
