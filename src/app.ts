@@ -222,7 +222,7 @@ export function createApp(options: AppOptions): App {
       if (--inFlight === 0 && closing) endDrain();
     }
     // node:http and Deno.serve drop a HEAD response's body themselves; an embedder forwarding it by hand would not.
-    const response = request.method === "HEAD" && dispatched.response.body ? withoutBody(dispatched.response) : dispatched.response;
+    const response = request.method === "HEAD" && dispatched.response.body ? await withoutBody(dispatched.response) : dispatched.response;
     // Logged under its route, as the metrics count it: a path that matched none is "unmatched", because clients put
     // tokens and e-mail addresses in mistaken paths (/oauth/token/<token>, /users/<e-mail>). Routes are exact
     // paths without parameters, so a route's path holds nothing the client chose.
@@ -267,9 +267,19 @@ export function createApp(options: AppOptions): App {
   return { fetch, close, deps };
 }
 
-function withoutBody(response: Response): Response {
-  void response.body?.cancel().catch(() => {});
-  return new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
+/**
+ * A HEAD answer: the GET's status and headers without its body, and with the Content-Length the GET would have
+ * sent (RFC 9110 §8.6, §9.3.2). A null body alone is not enough: Deno.serve then writes `content-length: 0`, which
+ * tells a client the resource is empty. A body that cannot be read leaves the length out.
+ */
+async function withoutBody(response: Response): Promise<Response> {
+  const headers = new Headers(response.headers);
+  try {
+    headers.set("content-length", String((await response.arrayBuffer()).byteLength));
+  } catch {
+    headers.delete("content-length");
+  }
+  return new Response(null, { status: response.status, statusText: response.statusText, headers });
 }
 
 /** The embedder's log function, kept from failing a request: a throwing or rejecting sink loses the line, not the answer. */

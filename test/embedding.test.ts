@@ -56,8 +56,11 @@ test("HEAD answers carry no body when app.fetch is called directly", async () =>
   const t = buildTestApp();
   for (const path of ["/healthz", "/", "/.well-known/oauth-authorization-server"]) {
     const res = await t.app.fetch(new Request(`http://fieldgate.test${path}`, { method: "HEAD" }));
+    const get = await t.app.fetch(new Request(`http://fieldgate.test${path}`));
     assert.equal(res.status, 200, path);
     assert.equal(res.body, null, path);
+    // RFC 9110 §8.6: a Content-Length on a HEAD answer is the one GET sends, never a 0 for an empty body.
+    assert.equal(res.headers.get("content-length"), String((await get.arrayBuffer()).byteLength), path);
     assert.ok(res.headers.get("content-type"), path);
     assert.ok(res.headers.get("x-request-id"), path);
   }

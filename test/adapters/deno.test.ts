@@ -18,7 +18,11 @@ test("serve on Deno seeds, answers /healthz and exits 0 on SIGTERM", async () =>
   try {
     const res = await fetch(`${server.url}/healthz`);
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { status: "ok" });
+    const text = await res.text();
+    assert.deepEqual(JSON.parse(text), { status: "ok" });
+    // Deno.serve writes `content-length: 0` for a body-less answer unless told the GET's length (RFC 9110 §8.6).
+    const head = await rawExchange(server.url, "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert.match(head, new RegExp(`\r\ncontent-length: ${text.length}\r\n`, "i"));
     // The database it created is private: its directory, the file, and the -wal and -shm SQLite derives from it.
     assert.equal(statSync(join(dir, "new")).mode & 0o777, 0o700);
     for (const file of [db, `${db}-wal`, `${db}-shm`]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
