@@ -4,7 +4,7 @@ import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest,
 import type { Store } from "./store/store.ts";
 import { sha256Hex } from "./crypto/hash.ts";
 import { createThrottle, isIpAddress, UNKNOWN_ADDRESS } from "./http/throttle.ts";
-import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
+import { createMetrics, methodLabel, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import { metricsRoutes } from "./http/metrics_route.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
 import { requestUrl } from "./http/host.ts";
@@ -249,7 +249,7 @@ export function createApp(options: AppOptions): App {
     // Only the path: query strings can carry codes and state, which must never reach the log.
     deps.log("request", {
       request_id: done.requestId,
-      method: request.method,
+      method: methodLabel(request.method),
       path: done.path,
       status: response.status,
       duration_ms: Math.round(seconds * 100_000) / 100,

@@ -73,6 +73,17 @@ test("wrong method is a 405 with Allow", async () => {
   assert.equal(res.headers.get("allow"), "GET, HEAD");
 });
 
+test("an unusual method (Deno passes any token) is logged and answered as other, never echoed", async () => {
+  const { app, log } = buildTestApp();
+  const method = `X${"Y".repeat(5_000)}`;
+  const res = await app.fetch(new Request("http://fieldgate.test/healthz", { method }));
+  assert.equal(res.status, 405);
+  assert.ok(!(await res.text()).includes(method));
+  const lines = log.filter((l) => l.event === "request");
+  assert.deepEqual(lines.map((l) => [l.fields.method, l.fields.status]), [["other", 405]]);
+  assert.ok(!JSON.stringify(log).includes(method));
+});
+
 test("every request is logged once with method, path, status and request id, never the query", async () => {
   const { app, log } = buildTestApp();
   await app.fetch(get("/healthz?code=secret-looking"));

@@ -10,8 +10,14 @@ export const UNMATCHED_ROUTE = "unmatched";
 const GRANTS = new Set(["authorization_code", "refresh_token", "client_credentials"]);
 const REUSE_KINDS = new Set(["refresh_token", "authorization_code"]);
 const TOKEN_KINDS = new Set(["access", "refresh"]);
-// Deno accepts any token as a method, so the raw request.method would be a caller-chosen label value.
+// Deno accepts any token as a method (up to tens of kilobytes), so the raw request.method would be a caller-chosen
+// label value, log field or error text.
 const METHODS = new Set(["GET", "HEAD", "POST", "OPTIONS", "PUT", "DELETE", "PATCH"]);
+
+/** The request method as metrics, the log and error texts name it: one of the common methods, or "other". */
+export function methodLabel(method: string): string {
+  return closed(method, METHODS);
+}
 
 export interface Metrics {
   /** Counts one finished request and its latency under its route path (or "unmatched"); odd methods count as "other". */
@@ -96,7 +102,7 @@ export function createMetrics(): Metrics {
 
   const metrics: Metrics = {
     observeRequest(route, method, status, seconds) {
-      const label = closed(method, METHODS);
+      const label = methodLabel(method);
       const key = `${route}\u0000${label}\u0000${status}`;
       let counted = requestEntries.get(key);
       if (!counted) requestEntries.set(key, (counted = requests.entry({ route, method: label, status: String(status) })));

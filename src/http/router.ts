@@ -2,6 +2,7 @@
 // as an HTML page or JSON depending on the route, or, for an unknown path, on who is asking.
 import type { Deps } from "../deps.ts";
 import { OAuthError } from "../oauth/errors.ts";
+import { methodLabel } from "./metrics.ts";
 
 /** Per-request facts the adapter and the app know and handlers may need. */
 export interface RequestContext {
@@ -86,7 +87,10 @@ export function createRouter(routes: readonly Route[]) {
       if (route) return route;
       const allow = [...methods.keys()];
       if (methods.has("GET") && !methods.has("HEAD")) allow.push("HEAD");
-      throw new OAuthError("method_not_allowed", `Method ${method} is not allowed here`, {
+      // Never the raw method: Deno passes any token through, and the description is echoed and logged.
+      const named = methodLabel(method);
+      const description = named === "other" ? "This method is not allowed here" : `Method ${named} is not allowed here`;
+      throw new OAuthError("method_not_allowed", description, {
         headers: { allow: allow.join(", ") },
       });
     },

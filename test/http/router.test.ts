@@ -47,6 +47,13 @@ for (const row of misses) {
   });
 }
 
+test("router names a common method in its 405 text, and never echoes an unusual one (Deno passes any token)", () => {
+  assert.equal(refusal(() => createRouter(routes).match("DELETE", "/a")).message, "Method DELETE is not allowed here");
+  const odd = refusal(() => createRouter(routes).match("X".repeat(60_000), "/a"));
+  assert.equal(odd.status, 405);
+  assert.equal(odd.message, "This method is not allowed here");
+});
+
 test("router knows each path's error surface", () => {
   const router = createRouter(routes);
   assert.equal(router.surfaceOf("/b"), "html");
