@@ -32,8 +32,14 @@ interface DenoApi {
   ): Promise<{ close(): void }>;
   rename(from: string, to: string): Promise<void>;
   remove(path: string): Promise<void>;
+  realPath(path: string): Promise<string>;
+  cwd(): string;
   pid: number;
-  errors: { NotFound: new (...args: never[]) => Error; AlreadyExists: new (...args: never[]) => Error };
+  errors: {
+    NotFound: new (...args: never[]) => Error;
+    AlreadyExists: new (...args: never[]) => Error;
+    NotADirectory: new (...args: never[]) => Error;
+  };
   env: { toObject(): Record<string, string> };
   args: string[];
   exitCode: number;
@@ -150,6 +156,20 @@ async function createPrivateFile(path: string): Promise<boolean> {
   }
 }
 
+/** CliDeps.canonicalPath on Deno (the same answers as serve_node.ts's). */
+async function canonicalPath(path: string): Promise<string> {
+  const absolute = path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+  const real = (at: string) => Deno.realPath(at).catch((error: unknown) => {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) return undefined;
+    throw error;
+  });
+  const found = await real(absolute);
+  if (found !== undefined) return found;
+  const name = absolute.slice(absolute.lastIndexOf("/") + 1);
+  const dir = parentDir(absolute);
+  return `${((await real(dir)) ?? dir).replace(/\/$/, "")}/${name}`;
+}
+
 /** The CLI's runtime services on Deno. */
 export function createDenoDeps(env: Record<string, string | undefined>, overrides: Partial<CliDeps> = {}): CliDeps {
   return {
@@ -193,6 +213,7 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     },
     createPrivateFile,
     removeFile: removeIfPresent,
+    canonicalPath,
     listen: listenDeno,
     shutdownSignal: denoShutdownSignal,
     ...overrides,

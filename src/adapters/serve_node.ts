@@ -1,8 +1,8 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
@@ -133,6 +133,16 @@ async function createPrivateFile(path: string): Promise<boolean> {
   }
 }
 
+/** CliDeps.canonicalPath on Node. */
+async function canonicalPath(path: string): Promise<string> {
+  const absolute = resolve(path);
+  const real = (at: string) => realpath(at).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT" || error.code === "ENOTDIR") return undefined;
+    throw error;
+  });
+  return (await real(absolute)) ?? join((await real(dirname(absolute))) ?? dirname(absolute), basename(absolute));
+}
+
 /** The CLI's runtime services on Node; `overrides` lets tests swap e.g. the shutdown signal or the log. */
 export function createNodeDeps(env: Record<string, string | undefined>, overrides: Partial<CliDeps> = {}): CliDeps {
   return {
@@ -172,6 +182,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     async removeFile(path) {
       await rm(path, { force: true });
     },
+    canonicalPath,
     listen: listenNode,
     shutdownSignal: nodeShutdownSignal,
     workers: nodeWorkerPool(),

@@ -83,6 +83,12 @@ export interface CliDeps {
   /** Removes a file; nothing when it does not exist. */
   removeFile(path: string): Promise<void>;
   /**
+   * The absolute path with symbolic links, "." and ".." resolved: of the file when it exists, else of its directory
+   * joined with its name (unchanged, only made absolute, when the directory is missing too). Two spellings of one
+   * file compare equal.
+   */
+  canonicalPath(path: string): Promise<string>;
+  /**
    * Binds host:port, then serves the app `build` makes for the port actually bound (port 0 resolved), until
    * close(). The socket comes first because the default base URL (issuer, metadata, demo redirect URI) names that
    * port; requests arriving while `build` runs wait for it. If `build` throws, the socket is closed and listen

@@ -85,6 +85,12 @@ test("backup on Deno creates a private copy once and never overwrites it", async
   assert.equal(again.code, 2);
   assert.match(again.stderr, /already exists/);
   assert.equal(statSync(copy).size, size);
+  // The database's own journal name, spelled through a symlinked directory, is still its own file.
+  symlinkSync(dir, join(dir, "link"));
+  const journal = await denoCli(["backup", join(dir, "link", "fg.db-journal"), "--db", db]);
+  assert.equal(journal.code, 2, journal.stderr);
+  assert.match(journal.stderr, /one of the database's own files/);
+  assert.equal(existsSync(join(dir, "fg.db-journal")), false);
 });
 
 interface DenoServe {

@@ -1,8 +1,8 @@
 // `backup FILE`: a consistent copy, taken while another connection (a running server) has commits in its WAL.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { openStore } from "../../src/store/store.ts";
 import { cliHarness } from "./harness.ts";
@@ -62,6 +62,22 @@ test("backup refuses an existing empty file and the database's own -wal name, an
   const copy = join(h.dir, "copy.db");
   assert.equal((await h.run(["backup", copy])).code, 0);
   assert.equal(statSync(copy).mode & 0o777, 0o600, "the copy holds password hashes and secret digests");
+});
+
+test("backup refuses the database's own -journal, -wal and -shm however the path is spelled", async () => {
+  const h = cliHarness();
+  await h.json(["users", "add", "--username", "robot", "--integration", "--org", "acme"]);
+  mkdirSync(join(h.dir, "sub"));
+  symlinkSync(h.dir, join(h.dir, "link"));
+  const name = basename(h.dbPath);
+  for (const target of [join(h.dir, "link", `${name}-journal`), `${h.dir}/sub/../${name}-wal`, `${h.dir}/./${name}-shm`]) {
+    const refused = await h.run(["backup", target]);
+    assert.equal(refused.code, 2, target);
+    assert.match(refused.stderr, /one of the database's own files/, target);
+    assert.equal(existsSync(target), false, target);
+  }
+  // Through the symlinked directory, any other name is an ordinary new file.
+  assert.equal((await h.run(["backup", join(h.dir, "link", "copy.db")])).code, 0);
 });
 
 test("a backup that fails halfway leaves no file that could pass for a backup", async () => {

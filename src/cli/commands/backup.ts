@@ -5,8 +5,7 @@ import { messageOf } from "../text.ts";
 
 const cannotWrite = (path: string, error: unknown) =>
   new CommandError(`cannot write ${path}: ${messageOf(error)}`);
-const plain = (path: string) => path.replace(/^(\.\/)+/, "");
-const ownFiles = (dbPath: string) => ["", "-wal", "-shm", "-journal"].map((suffix) => plain(dbPath + suffix));
+const OWN_SUFFIXES = ["", "-wal", "-shm", "-journal"];
 
 export const backup: Command = {
   name: "backup",
@@ -19,8 +18,11 @@ export const backup: Command = {
   async run({ args, config, store, deps }) {
     const path = args.positionals[0]!;
     // The live database's own -wal, -shm or -journal name: while fieldgate is stopped it does not exist, the copy
-    // went in, and the next open of the database took it for its journal and deleted it.
-    if (ownFiles(config.dbPath).includes(plain(path))) {
+    // went in, and the next open of the database took it for its journal and deleted it. Compared as canonical
+    // paths: "./x/fg.db-journal", an absolute path or one through a symlinked directory name the same file. SQLite
+    // keeps those files beside the database's real file, so that is the name they are derived from.
+    const [target, database] = await Promise.all([deps.canonicalPath(path), deps.canonicalPath(config.dbPath)]);
+    if (OWN_SUFFIXES.some((suffix) => target === database + suffix)) {
       throw new UsageError(`${path} is one of the database's own files; choose a new file name`);
     }
     // Created here, exclusively and private (mode 0600: the copy holds password hashes and secret digests), so an
