@@ -23,6 +23,12 @@ import { pooledRandom } from "./pooled_random.ts";
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const CHECK_INTERVAL_MS = 2_000;
+/**
+ * Neither limit above covers the response: a client that asks for a large page and never reads it held the
+ * buffered answer (megabytes per connection) for as long as it kept the socket open. A socket on which nothing
+ * moves for this long is destroyed; a slow reader that keeps reading is not cut.
+ */
+const IDLE_TIMEOUT_MS = 30_000;
 
 function closeGracefully(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
@@ -49,6 +55,8 @@ export async function listenNode(
     requestTimeout: REQUEST_TIMEOUT_MS,
     connectionsCheckingInterval: CHECK_INTERVAL_MS,
   });
+  // With no "timeout" listener, node:http destroys the socket when it fires.
+  server.setTimeout(options.idleMs ?? IDLE_TIMEOUT_MS);
   await new Promise<void>((resolve, reject) => {
     const failed = (error: Error) => reject(cannotListen(options, error));
     server.once("error", failed);

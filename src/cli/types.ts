@@ -25,6 +25,11 @@ export interface ListenOptions {
   port: number;
   host: string;
   graceMs: number;
+  /**
+   * Node: a connection on which nothing moves either way for this long is cut (default 30 s), such as a client
+   * that never reads the response it asked for. Deno.serve has no such setting.
+   */
+  idleMs?: number;
 }
 
 /** Signals that stop `serve` gracefully; SIGHUP too, which a closed terminal or SSH session sends. */

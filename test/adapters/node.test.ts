@@ -191,6 +191,34 @@ test("close cuts a client that never finishes its request once the grace has pas
   assert.ok(Date.now() - started < 2_000, `closed after ${Date.now() - started} ms`);
 });
 
+test("a client that stops reading its large response is cut once nothing has moved for the idle time", async () => {
+  const big = "x".repeat(32 * 1024 * 1024);
+  const app = { fetch: async () => new Response(big) } as unknown as App;
+  const listener = await listenNode({ port: 0, host: "127.0.0.1", graceMs: 1_000, idleMs: 300 }, async () => app);
+  try {
+    const reader = connect(Number(new URL(listener.url).port), "127.0.0.1");
+    reader.on("error", () => {});
+    let received = 0;
+    reader.on("data", (chunk: Buffer) => (received += chunk.length));
+    reader.pause();
+    await new Promise<void>((resolve) => reader.on("connect", () => resolve()));
+    reader.write("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    // Several idle times without reading, then read whatever the connection still delivers.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const ended = new Promise<boolean>((resolve) => {
+      reader.on("close", () => resolve(true));
+      // The bound of this test, not a speed claim: a connection still open keeps delivering the whole body.
+      setTimeout(() => resolve(false), 5_000).unref();
+    });
+    reader.resume();
+    assert.equal(await ended, true, "the server ended the connection");
+    assert.ok(received < big.length, `received ${received} bytes: the response was cut, not delivered`);
+    reader.destroy();
+  } finally {
+    await listener.close();
+  }
+});
+
 test("the fieldgate bin runs the CLI", () => {
   const bin = fileURLToPath(new URL("../../bin/fieldgate.js", import.meta.url));
   // The pinned Node, so the test also works when the suite itself runs under Deno.
