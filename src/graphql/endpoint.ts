@@ -1,5 +1,5 @@
 // GET/POST /graphql: GraphQL over HTTP behind bearer tokens, with CORS when configured.
-import { getOperationAST, type GraphQLError, type GraphQLFormattedError } from "graphql";
+import type { GraphQLError, GraphQLFormattedError } from "graphql";
 import type { Deps } from "../deps.ts";
 import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
 import { textResponse } from "../http/fast_bodies.ts";
@@ -8,7 +8,7 @@ import { OAuthError, isOAuthError } from "../oauth/errors.ts";
 import { createContext } from "./context.ts";
 import { corsHeaders, preflightResponse } from "./cors.ts";
 import { requestError } from "./errors.ts";
-import { createExecutor, type Executor, type RunResult } from "./execute.ts";
+import { createExecutor, operationTypeOf, type Executor, type RunResult } from "./execute.ts";
 import { stringifyResult } from "./raw_json.ts";
 import { buildFieldSchema } from "./schema.ts";
 import {
@@ -53,14 +53,14 @@ async function serve(deps: Deps, executor: Executor, request: Request, ctx: Requ
   const params = isGet ? paramsFromUrl(ctx.url) : await paramsFromBody(request, deps.config.maxBodyBytes);
   if ("failure" in params) return respond(media, errorsBody([requestError("BAD_REQUEST", params.failure)]), 400);
   const prepared = executor.prepare(params.query);
-  const operation = prepared.document && getOperationAST(prepared.document, params.operationName);
-  if (isGet && operation && operation.operation !== "query") {
+  const operation = operationTypeOf(prepared, params.operationName);
+  if (isGet && operation !== undefined && operation !== "query") {
     // GET must be safe: mutations (and subscriptions) only over POST (GraphQL over HTTP, "GET"). The schema has
     // neither, so the message does not send the client to POST, where validation refuses them.
     const error = requestError("METHOD_NOT_ALLOWED", `Only query operations are allowed over GET`);
     return respond(media, errorsBody([error]), 405, { allow: "POST" });
   }
-  if (prepared.errors || !prepared.document) return respond(media, errorsBody(prepared.errors ?? []), failedStatus(media));
+  if (prepared.errors) return respond(media, errorsBody(prepared.errors), failedStatus(media));
   const report = (error: GraphQLError) =>
     deps.log("graphql_error", {
       request_id: ctx.requestId,

@@ -2,24 +2,36 @@
 import {
   execute,
   GraphQLError,
+  Kind,
   parse,
   validate,
   type DocumentNode,
   type GraphQLFormattedError,
   type GraphQLSchema,
+  type OperationTypeNode,
 } from "graphql";
 import type { GraphqlLimits } from "../config.ts";
 import type { GraphqlContext } from "./context.ts";
+import { createTextCache, type CacheBounds } from "./document_cache.ts";
 import { formatError, requestError } from "./errors.ts";
 import { checkLimits } from "./limits.ts";
 import { clarifyValidationError, VALIDATION_RULES } from "./validation_rules.ts";
 
-/** A query text after parse, validation and limit checks; `errors` set when it must not run. */
-export interface Prepared {
-  /** Present whenever parsing succeeded, so the operation type can be checked even for invalid documents. */
-  document?: DocumentNode;
-  errors?: readonly GraphQLFormattedError[];
+/** An operation of a document by name and type, without its selections. */
+export interface OperationSummary {
+  name: string | undefined;
+  type: OperationTypeNode;
 }
+
+/**
+ * A query text after parse, validation and limit checks: the document when it may run, otherwise its errors only.
+ * A refused document keeps no AST (with its locations and token list it weighs up to ~240 bytes per character of
+ * text), only what later requests with the same text need: the errors, and the operations so that GET can still
+ * refuse a mutation with 405 (operationTypeOf).
+ */
+export type Prepared =
+  | { document: DocumentNode; operations: readonly OperationSummary[]; errors?: undefined }
+  | { document?: undefined; operations: readonly OperationSummary[]; errors: readonly GraphQLFormattedError[] };
 
 /** A formatted execution result; `data` absent means the request failed before execution (a request error). */
 export interface RunResult {
@@ -41,6 +53,32 @@ export interface Executor {
   run(input: RunInput): Promise<RunResult>;
   /** Entries currently cached; for tests and metrics. */
   cacheSize(): number;
+  /** Characters of query text currently cached; for tests and metrics. */
+  cacheChars(): number;
+}
+
+/**
+ * Bounds of the document cache. 64 KiB of query text fills the 500 entries at ~130 characters each, or holds 32
+ * queries the size of the standard introspection query (~2 KB); at the worst measured ~130 bytes kept per character
+ * (a valid document of 990 fragment spreads) it is about 8.5 MB, small beside serve's 256 MB heap. A text over 16 KiB, 8 times the standard introspection query, is prepared for
+ * its request and not kept, so no single query takes more than a quarter of the cache.
+ */
+export const DOCUMENT_CACHE_BOUNDS: Readonly<CacheBounds> = Object.freeze({
+  maxEntries: 500,
+  maxChars: 65_536,
+  maxEntryChars: 16_384,
+});
+
+/** The operation `operationName` selects, as graphql-js's getOperationAST picks it: by name, or the only one. */
+export function operationTypeOf(prepared: Prepared, operationName: string | undefined): OperationTypeNode | undefined {
+  if (operationName !== undefined) return prepared.operations.find((operation) => operation.name === operationName)?.type;
+  return prepared.operations.length === 1 ? prepared.operations[0]!.type : undefined;
+}
+
+function operationsOf(document: DocumentNode): OperationSummary[] {
+  return document.definitions.flatMap((definition) =>
+    definition.kind === Kind.OPERATION_DEFINITION ? [{ name: definition.name?.value, type: definition.operation }] : []
+  );
 }
 
 function parseOrError(query: string, maxTokens: number): DocumentNode | GraphQLFormattedError {
@@ -57,11 +95,12 @@ function parseOrError(query: string, maxTokens: number): DocumentNode | GraphQLF
 
 function prepareUncached(schema: GraphQLSchema, limits: GraphqlLimits, query: string): Prepared {
   const parsed = parseOrError(query, limits.maxTokens);
-  if (!("kind" in parsed)) return { errors: [parsed] };
+  if (!("kind" in parsed)) return { operations: [], errors: [parsed] };
+  const operations = operationsOf(parsed);
   const invalid = validate(schema, parsed, VALIDATION_RULES, { maxErrors: 20 });
   if (invalid.length > 0) {
     return {
-      document: parsed,
+      operations,
       errors: invalid.map((error) => ({
         ...clarifyValidationError(error).toJSON(),
         extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
@@ -69,24 +108,25 @@ function prepareUncached(schema: GraphQLSchema, limits: GraphqlLimits, query: st
     };
   }
   const broken = checkLimits(schema, parsed, limits);
-  return broken ? { document: parsed, errors: [broken] } : { document: parsed };
+  return broken ? { operations, errors: [broken] } : { document: parsed, operations };
 }
 
-/** Builds an executor over an immutable schema; its cache lives as long as the app that created it. */
-export function createExecutor(schema: GraphQLSchema, limits: GraphqlLimits, maxEntries = 500): Executor {
-  const cache = new Map<string, Prepared>();
+/**
+ * Builds an executor over an immutable schema; its cache lives as long as the app that created it.
+ * @param cache bounds of the document cache, DOCUMENT_CACHE_BOUNDS by default (tests set small ones)
+ */
+export function createExecutor(
+  schema: GraphQLSchema,
+  limits: GraphqlLimits,
+  cache: Readonly<CacheBounds> = DOCUMENT_CACHE_BOUNDS,
+): Executor {
+  const documents = createTextCache<Prepared>(cache);
   return {
     prepare(query) {
-      const hit = cache.get(query);
-      if (hit) {
-        // Map keeps insertion order: re-inserting marks the entry most recently used.
-        cache.delete(query);
-        cache.set(query, hit);
-        return hit;
-      }
+      const hit = documents.get(query);
+      if (hit) return hit;
       const prepared = prepareUncached(schema, limits, query);
-      if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
-      cache.set(query, prepared);
+      documents.set(query, prepared);
       return prepared;
     },
     async run({ document, operationName, variables, context, report }) {
@@ -96,6 +136,7 @@ export function createExecutor(schema: GraphQLSchema, limits: GraphqlLimits, max
       if ("data" in result) formatted.data = result.data as Record<string, unknown> | null;
       return formatted;
     },
-    cacheSize: () => cache.size,
+    cacheSize: () => documents.size(),
+    cacheChars: () => documents.chars(),
   };
 }

@@ -147,3 +147,14 @@ test("PUT /graphql is 405 with Allow", async () => {
   assert.equal(res.status, 405);
   assert.match(res.headers.get("allow") ?? "", /POST/);
 });
+
+test("a document answered from the cache gets the same answer as when it was first prepared", async () => {
+  const { t, acmeToken } = await buildWorld();
+  for (let i = 0; i < 2; i++) {
+    const mutation = await t.app.fetch(getRequest(acmeToken, { query: "mutation M { __typename }" }));
+    assert.equal(mutation.status, 405, `request ${i + 1}`);
+    assert.equal(mutation.headers.get("allow"), "POST");
+    const query = await t.app.fetch(getRequest(acmeToken, { query: "{ fields { total_count } }" }));
+    assert.deepEqual(await query.json(), { data: { fields: { total_count: 7 } } }, `request ${i + 1}`);
+  }
+});
