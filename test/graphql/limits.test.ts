@@ -22,6 +22,11 @@ const schemaFlood = `{ ${Array.from({ length: 30 }, (_, i) => `s${i}: __schema {
 ${introspectionFragments}`;
 // Costs 2 + 100 * (3 + 45) = 4 802 of 5 000: passes alone, not beside an introspection entry point's fixed price.
 const nearLimit = "fields(first: 100) { nodes { organization { fields(first: 45) { nodes { id } } } } }";
+// 4 600 boundaries: cost 4 902 when a boundary cost 1 like any leaf, 92 302 at its weight of 20.
+const nestedBoundaries = "{ fields(first: 100) { nodes { organization { fields(first: 46) { nodes { boundary } } } } } }";
+// 300 boundaries through a named and an inline fragment: 306 at 1, 6 006 at 20.
+const boundaryFragments = `{ a: fields(first: 100) { nodes { ...B } } b: fields(first: 100) { nodes { ...B } }
+  c: fields(first: 100) { nodes { ... on Field { boundary } } } } fragment B on Field { boundary }`;
 const typeLookups = Array.from({ length: 4 }, (_, i) => `t${i}: __type(name: "Field") { name }`).join(" ");
 
 const rows = [
@@ -41,6 +46,8 @@ const rows = [
   { name: "__schema in an inline fragment and directly", query: "{ ... on Query { __schema { queryType { name } } } s: __schema { types { name } } }", code: "COST_LIMIT_EXCEEDED" },
   { name: "__schema beside a selection costing just under the limit", query: `{ __schema { queryType { name } } ${nearLimit} }`, code: "COST_LIMIT_EXCEEDED" },
   { name: "four __type lookups beside a selection costing just under the limit", query: `{ ${typeLookups} ${nearLimit} }`, code: "COST_LIMIT_EXCEEDED" },
+  { name: "4 600 boundaries through organization.fields", query: nestedBoundaries, code: "COST_LIMIT_EXCEEDED" },
+  { name: "300 boundaries through fragments", query: boundaryFragments, code: "COST_LIMIT_EXCEEDED" },
   { name: "recursive introspection", query: "{ __schema { types { fields { type { fields { type { fields { type { fields { name } } } } } } } } } }", code: "GRAPHQL_VALIDATION_FAILED" },
 ];
 
@@ -84,13 +91,16 @@ test("a repeated __schema is refused with a message that names it", async () => 
   assert.match(body.errors[0].message, /__schema 30 times; it may be selected once per operation/);
 });
 
-test("the queries the introspection rows refuse pass without their extra introspection", async () => {
+test("the queries the introspection and boundary rows refuse pass without their extra selections", async () => {
   const { t, acmeToken } = await buildWorld();
   const queries = [
     `{ __typename ${nearLimit} }`,
     `{ t0: __type(name: "Field") { name } ${nearLimit.replace("first: 45", "first: 44")} }`,
     `{ s0: __schema { types { ...FullType } } }\n${introspectionFragments}`,
     "{ ...A } fragment A on Query { a: __schema { queryType { name } } }",
+    nestedBoundaries.replace("boundary", "id"),
+    // Two pages of 100 boundaries, one through each kind of fragment: 2 × 2 002.
+    "{ a: fields(first: 100) { nodes { ...B } } b: fields(first: 100) { nodes { ... on Field { boundary } } } } fragment B on Field { boundary }",
   ];
   for (const query of queries) {
     const body = await (await t.app.fetch(graphqlRequest(acmeToken, { query }))).json();
