@@ -33,6 +33,11 @@ export interface GraphqlLimits {
   maxAliases: number;
   /** Largest page a connection returns. */
   maxPageSize: number;
+  /**
+   * Most bytes of boundary GeoJSON one response may carry. The cost model caps how many boundaries a query asks
+   * for, but not how large each is: the import accepts any number of vertices.
+   */
+  maxBoundaryBytes: number;
 }
 
 export interface Config {
@@ -182,6 +187,7 @@ export function loadConfig(env: Env): Readonly<Config> {
       maxTokens: integer(env, "FIELDGATE_GRAPHQL_MAX_TOKENS", 2_000, 50, 100_000),
       maxAliases: integer(env, "FIELDGATE_GRAPHQL_MAX_ALIASES", 30, 0, 1_000),
       maxPageSize: 100,
+      maxBoundaryBytes: integer(env, "FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES", 4_194_304, 1_024, 67_108_864),
     }),
   };
   return Object.freeze(config);

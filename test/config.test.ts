@@ -14,6 +14,7 @@ test("defaults give the spec's lifetimes and a safe local server", () => {
   assert.equal(config.maxBodyBytes, 65_536);
   assert.equal(config.metricsToken, undefined);
   assert.deepEqual(config.corsOrigins, []);
+  assert.equal(config.graphql.maxBoundaryBytes, 4_194_304);
   assert.deepEqual(ACCESS_TOKEN_TTL_SECONDS, { authorization_code: 28_800, refresh_token: 28_800, client_credentials: 1_800 });
 });
 
@@ -33,7 +34,9 @@ test("settings are read from the environment record", () => {
     FIELDGATE_CORS_ORIGINS: "https://a.example, https://b.example:8443",
     FIELDGATE_METRICS_TOKEN: "0123456789abcdef",
     FIELDGATE_SHUTDOWN_GRACE: "30",
+    FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1048576",
   });
+  assert.equal(config.graphql.maxBoundaryBytes, 1_048_576);
   assert.equal(config.shutdownGraceSeconds, 30);
   assert.equal(loadConfig({}).shutdownGraceSeconds, 10);
   assert.equal(config.port, 9000);
@@ -81,6 +84,9 @@ const bad: { env: Record<string, string>; error: typeof TypeError | typeof Range
   { env: { FIELDGATE_CORS_ORIGINS: "nonsense" }, error: TypeError, names: "FIELDGATE_CORS_ORIGINS" },
   { env: { FIELDGATE_METRICS_TOKEN: "short" }, error: RangeError, names: "FIELDGATE_METRICS_TOKEN" },
   { env: { FIELDGATE_MAX_BODY_BYTES: "10" }, error: RangeError, names: "FIELDGATE_MAX_BODY_BYTES" },
+  { env: { FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1023" }, error: RangeError, names: "FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES" },
+  { env: { FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "67108865" }, error: RangeError, names: "FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES" },
+  { env: { FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "4MiB" }, error: TypeError, names: "FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES" },
   { env: { FIELDGATE_SHUTDOWN_GRACE: "0" }, error: RangeError, names: "FIELDGATE_SHUTDOWN_GRACE" },
   { env: { FIELDGATE_AUDIT_RETENTION: "90d" }, error: TypeError, names: "FIELDGATE_AUDIT_RETENTION" },
   { env: { FIELDGATE_AUDIT_RETENTION: String(3_651 * 86_400) }, error: RangeError, names: "FIELDGATE_AUDIT_RETENTION" },

@@ -1,8 +1,9 @@
-// Per-request GraphQL context: who is acting, which organizations they may see, and memoized loaders.
+// Per-request GraphQL context: who is acting, which organizations they may see, memoized loaders, the boundary budget.
 import type { Deps } from "../deps.ts";
 import type { AccessContext } from "../oauth/bearer_auth.ts";
 import type { Organization } from "../store/organizations.ts";
 import type { User } from "../store/users.ts";
+import { graphqlError } from "./errors.ts";
 
 /** Everything a resolver may use; built once per request, never shared between requests. */
 export interface GraphqlContext {
@@ -14,11 +15,32 @@ export interface GraphqlContext {
   organizations(): Promise<ReadonlyMap<number, Organization>>;
   /** The acting user (the integration user for client credentials, the approving user for code tokens). */
   viewer(): Promise<User | undefined>;
+  /**
+   * Counts `bytes` of boundary text toward this response's cap, `config.graphql.maxBoundaryBytes`.
+   * @throws GraphQLError BOUNDARY_LIMIT_EXCEEDED once the boundaries served would pass it
+   */
+  chargeBoundary(bytes: number): void;
 }
 
 function once<T>(load: () => Promise<T>): () => Promise<T> {
   let promise: Promise<T> | undefined;
   return () => (promise ??= load());
+}
+
+/**
+ * A response's running total of boundary bytes. Once past the cap every later boundary fails too, so the response
+ * never holds more than the cap of boundary text, however many boundaries the query selects or how large they are.
+ */
+function boundaryBudget(maxBytes: number): (bytes: number) => void {
+  let spent = 0;
+  return (bytes) => {
+    spent += bytes;
+    if (spent <= maxBytes) return;
+    throw graphqlError(
+      "BOUNDARY_LIMIT_EXCEEDED",
+      `The boundaries in this response would exceed ${maxBytes} bytes; ask for fewer fields per request`,
+    );
+  };
 }
 
 /** Builds the context for one request from the authenticated access token. */
@@ -33,5 +55,6 @@ export function createContext(deps: Deps, access: AccessContext): GraphqlContext
       return new Map(list.map((organization) => [organization.id, organization]));
     }),
     viewer: once(() => deps.store.users.findById(userId)),
+    chargeBoundary: boundaryBudget(deps.config.graphql.maxBoundaryBytes),
   };
 }

@@ -13,6 +13,7 @@ export type GraphqlErrorCode =
   | "COST_LIMIT_EXCEEDED"
   | "ALIAS_LIMIT_EXCEEDED"
   | "TOKEN_LIMIT_EXCEEDED"
+  | "BOUNDARY_LIMIT_EXCEEDED"
   | "INTERNAL_SERVER_ERROR";
 
 /** A GraphQL error we raise on purpose; its message is safe to show the client. */

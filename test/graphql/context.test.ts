@@ -1,0 +1,63 @@
+import { test } from "../helpers/bounded.ts";
+import assert from "node:assert/strict";
+import { GraphQLError } from "graphql";
+import { createContext } from "../../src/graphql/context.ts";
+import { authenticateBearer } from "../../src/oauth/bearer_auth.ts";
+import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
+import { BASE } from "../helpers/requests.ts";
+import type { TestApp } from "../helpers/test_app.ts";
+
+/** The context the endpoint would build for a request with `token`. */
+async function contextFor(t: TestApp, token: string) {
+  const url = `${BASE}/graphql`;
+  const access = await authenticateBearer(t.app.deps, new Request(url, { headers: { authorization: `Bearer ${token}` } }), new URL(url));
+  return createContext(t.app.deps, access);
+}
+
+function boundaryLimitError(error: unknown): boolean {
+  return error instanceof GraphQLError && error.extensions.code === "BOUNDARY_LIMIT_EXCEEDED";
+}
+
+test("chargeBoundary allows boundaries up to the cap exactly and refuses every one after it", async () => {
+  const { t, acmeToken } = await buildWorld({ FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1024" });
+  const ctx = await contextFor(t, acmeToken);
+  ctx.chargeBoundary(1_000);
+  ctx.chargeBoundary(24);
+  assert.throws(() => ctx.chargeBoundary(1), boundaryLimitError);
+  assert.throws(() => ctx.chargeBoundary(0), boundaryLimitError, "past the cap, even an empty boundary is refused");
+  const next = await contextFor(t, acmeToken);
+  assert.doesNotThrow(() => next.chargeBoundary(1_024), "each request has its own budget");
+});
+
+// acme gets 27 fields with boundaries of 87 to 122 bytes: 5 fit in 1 024 bytes, 27 do not.
+async function boundaryWorld() {
+  const world = await buildWorld({ FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1024" });
+  await world.t.seed.fields(20, { org: "acme" });
+  return world;
+}
+
+test("boundaries past the response cap are a BOUNDARY_LIMIT_EXCEEDED error instead of the data", async () => {
+  const { t, acmeToken } = await boundaryWorld();
+  const res = await gql(t, acmeToken, "{ fields(first: 100) { nodes { id boundary } } }");
+  assert.equal(res.status, 200);
+  // boundary is non-null, so the error nulls its parents up to data: no boundary text reaches the response.
+  assert.equal(res.body.data, null);
+  assert.ok(res.body.errors!.length > 0);
+  for (const error of res.body.errors!) {
+    assert.equal(error.extensions?.code, "BOUNDARY_LIMIT_EXCEEDED");
+    assert.match(error.message, /boundaries in this response would exceed 1024 bytes/);
+    assert.equal(at(error.path, -1), "boundary");
+  }
+  assert.equal(t.log.filter((line) => line.event === "graphql_error").length, 0, "a deliberate error, not a masked failure");
+});
+
+test("boundaries within the response cap are served, on every request", async () => {
+  const { t, acmeToken } = await boundaryWorld();
+  for (let i = 0; i < 3; i++) {
+    const res = await gql(t, acmeToken, "{ fields(first: 5) { nodes { boundary } } }");
+    assert.equal(res.body.errors, undefined);
+    const nodes = listAt(res.body.data, "fields", "nodes");
+    assert.equal(nodes.length, 5);
+    assert.equal(at(nodes[0], "boundary", "type"), "Polygon");
+  }
+});
