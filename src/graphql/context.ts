@@ -11,7 +11,7 @@ export interface GraphqlContext {
   access: AccessContext;
   /** Ids of the organizations the acting user belongs to (read with the token): the scope of every data read. */
   organizationIds: ReadonlySet<number>;
-  /** Those organizations in full, read only when a resolver needs their names or slugs. */
+  /** Those organizations (the same snapshot) in full, read only when a resolver needs their names or slugs. */
   organizations(): Promise<ReadonlyMap<number, Organization>>;
   /** The acting user (the integration user for client credentials, the approving user for code tokens). */
   viewer(): Promise<User | undefined>;
@@ -51,7 +51,10 @@ export function createContext(deps: Deps, access: AccessContext): GraphqlContext
     access,
     organizationIds: access.organizationIds,
     organizations: once(async () => {
-      const list = await deps.store.organizations.listForUser(userId);
+      // By the snapshot's ids, not the memberships read again: every resolver of a request must see the same ones.
+      // A membership ended since the bearer check left fields read under the snapshot without their organization,
+      // which Field.organization reported as an internal error and non-null propagation turned into data: null.
+      const list = await deps.store.organizations.listByIds([...access.organizationIds]);
       return new Map(list.map((organization) => [organization.id, organization]));
     }),
     viewer: once(() => deps.store.users.findById(userId)),

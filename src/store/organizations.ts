@@ -16,6 +16,8 @@ export interface OrganizationStore {
   list(): Promise<Organization[]>;
   /** Organizations the user belongs to, by id. */
   listForUser(userId: number): Promise<Organization[]>;
+  /** The organizations with these ids, by id; an id without an organization is left out. */
+  listByIds(ids: readonly number[]): Promise<Organization[]>;
   /** Ids of the organizations the user belongs to; the scoping key for every data query. */
   idsForUser(userId: number): Promise<number[]>;
   /** Adds (or keeps) the user's membership in the organization. */
@@ -75,6 +77,12 @@ export function createOrganizationStore(db: Db): OrganizationStore {
     async listForUser(userId) {
       const rows = db.prepare(`SELECT o.* FROM organizations o JOIN memberships m ON m.organization_id = o.id
         WHERE m.user_id = ? ORDER BY o.id`).all(userId) as Row[];
+      return rows.map(toOrganization);
+    },
+    async listByIds(ids) {
+      // One JSON array parameter, as the fields queries take their organization scope.
+      const rows = db.prepare("SELECT * FROM organizations WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id")
+        .all(JSON.stringify(ids)) as Row[];
       return rows.map(toOrganization);
     },
     async idsForUser(userId) {

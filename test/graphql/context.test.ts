@@ -61,3 +61,44 @@ test("boundaries within the response cap are served, on every request", async ()
     assert.equal(at(nodes[0], "boundary", "type"), "Polygon");
   }
 });
+
+/**
+ * A POST /graphql whose body is produced only when the endpoint reads it, after the bearer check: `beforeBody` runs
+ * between the check (which snapshots the memberships) and the resolvers.
+ */
+function requestWithBodyAfterBearerCheck(token: string, query: string, beforeBody: () => Promise<void>): Request {
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await beforeBody();
+      controller.enqueue(new TextEncoder().encode(JSON.stringify({ query })));
+      controller.close();
+    },
+  }, { highWaterMark: 0 });
+  return new Request(`${BASE}/graphql`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body,
+    duplex: "half",
+  } as RequestInit);
+}
+
+test("every resolver of a request sees the organizations of its bearer check, even when a membership ends meanwhile", async () => {
+  const { t, globexToken, globexFieldCount } = await buildWorld();
+  const person = (await t.store.users.list()).find((user) => user.kind === "person")!;
+  const globex = (await t.store.organizations.findBySlug("globex"))!;
+  const query = "{ fields { total_count nodes { organization { slug } } } organizations { slug } viewer { organizations { slug } } }";
+  let removed = false;
+  const res = await t.app.fetch(requestWithBodyAfterBearerCheck(globexToken, query, async () => {
+    removed = await t.store.organizations.removeMember(globex.id, person.id);
+  }));
+  assert.ok(removed, "the membership ended after the bearer check");
+  const body = await res.json();
+  assert.equal(body.errors, undefined);
+  assert.deepEqual(body.data, {
+    fields: { total_count: globexFieldCount, nodes: Array.from({ length: globexFieldCount }, () => ({ organization: { slug: "globex" } })) },
+    organizations: [{ slug: "globex" }],
+    viewer: { organizations: [{ slug: "globex" }] },
+  });
+  const next = await gql(t, globexToken, query);
+  assert.deepEqual(next.body.data, { fields: { total_count: 0, nodes: [] }, organizations: [], viewer: { organizations: [] } }, "the next request sees the change");
+});

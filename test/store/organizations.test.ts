@@ -25,3 +25,12 @@ test("memberships scope a user to their organizations only", async () => {
   assert.deepEqual((await store.organizations.listForUser(user.id)).map((o) => o.slug), ["acme", "other"]);
   assert.equal((await store.organizations.list()).length, 3);
 });
+
+test("listByIds returns the organizations with those ids in id order and leaves out unknown ids", async () => {
+  const store = openStore(":memory:");
+  const acme = await store.organizations.ensure("acme", { now: 1 });
+  await store.organizations.ensure("other", { now: 1 });
+  const third = await store.organizations.ensure("third", { now: 1 });
+  assert.deepEqual((await store.organizations.listByIds([third.id, 999, acme.id])).map((o) => o.slug), ["acme", "third"]);
+  assert.deepEqual(await store.organizations.listByIds([]), []);
+});
