@@ -7,15 +7,22 @@ const ALLOWED_HEADERS = "authorization, content-type, accept, x-request-id";
 const EXPOSED_HEADERS = "www-authenticate, x-request-id";
 
 /**
+ * Headers every /graphql response carries whatever the request, the router's 405 included: Vary: Origin when CORS
+ * is on, on every response, allowed origin or not, so a shared cache never serves one origin's answer to another.
+ */
+export function everyResponseHeaders(config: Config): Record<string, string> {
+  return config.corsOrigins.length === 0 ? {} : { vary: "Origin" };
+}
+
+/**
  * Headers an actual (non-preflight) response carries. Empty when CORS is off. Credentials (cookies) are never
  * allowed: the API authenticates with bearer tokens only, so a browser origin gains nothing it could not send.
  */
 export function corsHeaders(config: Config, request: Request): Record<string, string> {
-  if (config.corsOrigins.length === 0) return {};
+  const headers = everyResponseHeaders(config);
   const origin = request.headers.get("origin");
-  // Vary on every response, allowed or not, so a shared cache never serves one origin's answer to another.
-  if (origin === null || !config.corsOrigins.includes(origin)) return { vary: "Origin" };
-  return { vary: "Origin", "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS };
+  if (origin === null || !config.corsOrigins.includes(origin)) return headers;
+  return { ...headers, "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS };
 }
 
 /** The answer to a preflight OPTIONS request; a disallowed origin gets no CORS headers, so the browser stops. */

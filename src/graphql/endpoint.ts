@@ -6,7 +6,7 @@ import { textResponse } from "../http/fast_bodies.ts";
 import { authenticateBearer, requireScope } from "../oauth/bearer_auth.ts";
 import { OAuthError, isOAuthError } from "../oauth/errors.ts";
 import { createContext } from "./context.ts";
-import { corsHeaders, preflightResponse } from "./cors.ts";
+import { corsHeaders, everyResponseHeaders, preflightResponse } from "./cors.ts";
 import { requestError } from "./errors.ts";
 import { createExecutor, operationTypeOf, type Executor, type RunResult } from "./execute.ts";
 import { stringifyResult } from "./raw_json.ts";
@@ -100,9 +100,11 @@ export const graphqlRoutes: RouteFactory = (deps) => {
       });
     }
   };
+  // The router answers other methods (PUT /graphql) itself; its 405 is a /graphql response too.
+  const refusalHeaders = everyResponseHeaders(deps.config);
   const routes: Route[] = [
-    { method: "POST", path: "/graphql", handler },
-    { method: "GET", path: "/graphql", handler },
+    { method: "POST", path: "/graphql", handler, refusalHeaders },
+    { method: "GET", path: "/graphql", handler, refusalHeaders },
   ];
   if (deps.config.corsOrigins.length > 0) {
     routes.push({ method: "OPTIONS", path: "/graphql", handler: async (request) => preflightResponse(deps.config, request) });

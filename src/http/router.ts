@@ -21,6 +21,11 @@ export interface Route {
   method: "GET" | "POST" | "HEAD" | "OPTIONS" | "DELETE" | "PUT";
   path: string;
   surface?: Surface;
+  /**
+   * Headers the router's own 405 at this path carries besides Allow (those of the path's first route), for headers
+   * every response at the path must have: /graphql sends Vary: Origin when CORS is on.
+   */
+  refusalHeaders?: Readonly<Record<string, string>>;
   handler: Handler;
 }
 
@@ -90,8 +95,9 @@ export function createRouter(routes: readonly Route[]) {
       // Never the raw method: Deno passes any token through, and the description is echoed and logged.
       const named = methodLabel(method);
       const description = named === "other" ? "This method is not allowed here" : `Method ${named} is not allowed here`;
+      const first = methods.values().next().value as Route | undefined;
       throw new OAuthError("method_not_allowed", description, {
-        headers: { allow: allow.join(", ") },
+        headers: { ...first?.refusalHeaders, allow: allow.join(", ") },
       });
     },
     /**

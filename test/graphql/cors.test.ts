@@ -54,6 +54,16 @@ test("an origin not on the list gets no CORS headers", async () => {
   assert.match(res.headers.get("vary") ?? "", /Origin/);
 });
 
+test("a method /graphql does not serve gets a 405 with Vary: Origin when CORS is on, like every /graphql response", async () => {
+  for (const [env, vary] of [[{ FIELDGATE_CORS_ORIGINS: ORIGIN }, "Origin"], [{}, null]] as const) {
+    const { t, acmeToken } = await buildWorld(env);
+    const res = await t.app.fetch(new Request(`${BASE}/graphql`, { method: "PUT", headers: { authorization: `Bearer ${acmeToken}`, origin: ORIGIN } }));
+    assert.equal(res.status, 405);
+    assert.match(res.headers.get("allow") ?? "", /POST/);
+    assert.equal(res.headers.get("vary"), vary);
+  }
+});
+
 test("CORS applies to /graphql only", async () => {
   const { t } = await buildWorld({ FIELDGATE_CORS_ORIGINS: ORIGIN });
   const res = await t.app.fetch(new Request(`${BASE}/healthz`, { headers: { origin: ORIGIN } }));

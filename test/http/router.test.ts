@@ -30,6 +30,13 @@ test("router serves HEAD with the GET route", () => {
   assert.equal(createRouter(routes).match("HEAD", "/a"), routes[0]);
 });
 
+test("router's 405 carries the path's refusal headers beside Allow", () => {
+  const router = createRouter([{ method: "POST", path: "/c", handler: ok, refusalHeaders: { vary: "Origin" } }]);
+  const error = refusal(() => router.match("PUT", "/c"));
+  assert.equal(error.status, 405);
+  assert.deepEqual(error.headers, { vary: "Origin", allow: "POST" });
+});
+
 const misses: { method: string; path: string; status: number; allow?: string }[] = [
   { method: "GET", path: "/nope", status: 404 },
   { method: "GET", path: "/a/", status: 404 },
