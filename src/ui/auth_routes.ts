@@ -3,6 +3,7 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext, Route } from "../http/router.ts";
 import { addressBucket, type ThrottleKey } from "../http/throttle.ts";
+import { isCrossSiteRequest } from "../http/request_site.ts";
 import { readParams } from "../http/body.ts";
 import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
@@ -11,7 +12,7 @@ import { audit } from "../oauth/audit.ts";
 import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
 import { verifyCsrf } from "./csrf.ts";
 import { createDemoStore } from "./demo_state.ts";
-import { clearPreSession, endSession, readPreSession, readSession, startSession } from "./session.ts";
+import { clearPreSession, endSession, readPreSession, readSession, sessionCookieValue, startSession } from "./session.ts";
 import { waitInWords } from "./error_page.ts";
 import { SIGN_IN, SIGN_OUT, signInPage } from "./sign_in_page.ts";
 
@@ -191,18 +192,29 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   return response;
 }
 
+/**
+ * POST /signout acts only when the request carries a session cookie and the sign-out token keyed by it. Another
+ * site's form arrives without our SameSite=Lax cookies, and answering it with Set-Cookie headers that clear them
+ * would still sign the user out (and end their demo) from anywhere. The cookie of a session that ended while the page
+ * was open still keys its token, so Sign out keeps working there.
+ */
 async function signOutEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
-  const form = await readParams(request, deps.config.maxBodyBytes);
-  const signedIn = await readSession(deps, request);
-  if (signedIn) {
-    if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: SIGN_OUT }))) {
-      throw invalidRequest("The sign-out form has expired; reload the page and try again", { status: 403 });
-    }
-    await audit(deps, "signed_out", { userId: signedIn.user.id, ip: ctx.clientIp });
+  if (isCrossSiteRequest(request, deps.config.baseUrl)) {
+    throw invalidRequest("Another site asked to sign you out, so nothing was changed", { status: 403 });
   }
+  const form = await readParams(request, deps.config.maxBodyBytes);
   // The consent page's form names its authorization request, so the user signs in as someone else and carries on;
   // otherwise the landing page confirms the sign-out. Local paths only, as after sign-in.
-  const response = redirect(localPath(form.next) ?? SIGNED_OUT, 303);
+  const target = localPath(form.next) ?? SIGNED_OUT;
+  const cookie = sessionCookieValue(deps, request);
+  // Nobody is signed in here: nothing to end, and no cookie to clear.
+  if (!cookie) return redirect(target, 303);
+  if (!(await verifyCsrf(cookie, form.csrf, { purpose: SIGN_OUT }))) {
+    throw invalidRequest("The sign-out form has expired; reload the page and try again", { status: 403 });
+  }
+  const signedIn = await readSession(deps, request);
+  if (signedIn) await audit(deps, "signed_out", { userId: signedIn.user.id, ip: ctx.clientIp });
+  const response = redirect(target, 303);
   response.headers.append("set-cookie", await endSession(deps, request));
   // A demo run in this browser acted for the user signing out; it ends with the session (its state and cookie).
   response.headers.append("set-cookie", await createDemoStore(deps).forget(request));

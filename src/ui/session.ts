@@ -30,6 +30,14 @@ function cookieValue(request: Request, name: string): string | undefined {
   return value !== undefined && COOKIE_VALUE.test(value) ? value : undefined;
 }
 
+/**
+ * The well-formed session cookie value the request carried, whether or not its session is still active: the key of
+ * the sign-out form's CSRF token, which stays valid for a session that ended while the page was open.
+ */
+export function sessionCookieValue(deps: Pick<Deps, "config">, request: Request): string | undefined {
+  return cookieValue(request, sessionCookieName(deps));
+}
+
 /** The signed-in user of this request, or undefined (no cookie, unknown, expired, or user disabled). */
 export async function readSession(deps: Deps, request: Request): Promise<SignedIn | undefined> {
   const value = cookieValue(request, sessionCookieName(deps));

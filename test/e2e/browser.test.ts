@@ -257,6 +257,24 @@ test("browser: signing out from the account page lands on the home page saying s
   assert.equal(await page.getByRole("status").textContent(), "You have signed out.");
 });
 
+test("browser: another site's form posting to /signout leaves the user signed in", async () => {
+  // localhost and 127.0.0.1 are different sites: the browser sends no SameSite=Lax cookie with this POST.
+  const attacker = `http://localhost:${new URL(w.origin).port}/attacker-page`;
+  await w.context.route(attacker, (route) => route.fulfill({
+    contentType: "text/html; charset=utf-8",
+    body: `<!doctype html><form id="f" method="post" action="${w.origin}/signout"></form><script>f.submit()</script>`,
+  }));
+  await page.goto(`${w.origin}/account`);
+  await signInOn(page, w);
+  await page.getByRole("heading", { name: "Your account" }).waitFor();
+  await page.goto(attacker);
+  await page.waitForURL((url) => url.origin === w.origin);
+  await page.waitForLoadState();
+  assert.equal((await w.context.cookies(w.origin)).filter((c) => c.name === "fieldgate_session").length, 1);
+  await page.goto(`${w.origin}/account`);
+  await page.getByRole("heading", { name: "Your account" }).waitFor();
+});
+
 test("browser: the focus ring has 3:1 against the page and the card in light mode; dark mode keeps the yellow", async () => {
   for (const colorScheme of ["light", "dark"] as const) {
     const tab = await w.context.newPage();

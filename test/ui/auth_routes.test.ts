@@ -3,6 +3,7 @@ import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
+import { postForm } from "../helpers/requests.ts";
 import { hashPassword, passwordIterations, sha256Hex } from "../../src/crypto/hash.ts";
 import { safeNext } from "../../src/ui/auth_routes.ts";
 
@@ -516,6 +517,71 @@ test("sign-out with a next still needs the CSRF token", async () => {
   const res = await browser.post("/signout", { csrf: "forged", next: "/oauth/authorize?client_id=x" });
   assert.equal(res.status, 403);
   assert.ok(browser.cookies.has("fieldgate_session"));
+});
+
+// Another site's form POST to /signout: a browser sends no SameSite=Lax cookie with it, so no session is found. It
+// must not answer with Set-Cookie headers clearing the session and demo cookies, which the browser would apply.
+test("a sign-out without a session cookie (another site's form) ends nothing and clears no cookie", async () => {
+  const t = buildTestApp();
+  const browser = testBrowser(t.app);
+  await signIn(browser, await t.seed.user());
+  const value = browser.cookies.get("fieldgate_session")!;
+  const res = await t.app.fetch(postForm("/signout", { next: "/account" }), { remoteAddress: "192.0.2.1" });
+  assert.equal(res.status, 303);
+  assert.deepEqual(res.headers.getSetCookie(), []);
+  assert.ok(await t.store.sessions.findActive(await sha256Hex(value), t.clock.nowSeconds()));
+  assert.ok(!t.log.some((l) => l.event === "audit.signed_out"));
+});
+
+const foreignSignOuts: Array<{ name: string; headers: Record<string, string> }> = [
+  { name: "Sec-Fetch-Site: cross-site", headers: { "sec-fetch-site": "cross-site" } },
+  { name: "another site's Origin", headers: { origin: "https://evil.example" } },
+  { name: "the base URL's host over https", headers: { origin: "https://fieldgate.test" } },
+];
+
+for (const row of foreignSignOuts) {
+  test(`a sign-out with ${row.name} is refused with an HTML page, even with the cookie and token`, async () => {
+    const t = buildTestApp();
+    const browser = testBrowser(t.app);
+    await signIn(browser, await t.seed.user());
+    const value = browser.cookies.get("fieldgate_session")!;
+    const fields = formFields(await (await browser.get("/account")).text(), "/signout");
+    const res = await browser.post("/signout", fields, row.headers);
+    assert.equal(res.status, 403);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+    assert.equal(res.headers.get("x-frame-options"), "DENY");
+    assert.deepEqual(res.headers.getSetCookie(), []);
+    assert.ok(await t.store.sessions.findActive(await sha256Hex(value), t.clock.nowSeconds()));
+  });
+}
+
+// Chromium sends Origin: null on our own forms (Referrer-Policy: no-referrer), so it must not count as another site.
+const ownPages: Array<Record<string, string>> = [{ origin: "null", "sec-fetch-site": "same-origin" }, { origin: "http://fieldgate.test" }];
+for (const headers of ownPages) {
+  test(`sign-out from our own page with Origin: ${headers.origin} signs out`, async () => {
+    const t = buildTestApp();
+    const browser = testBrowser(t.app);
+    await signIn(browser, await t.seed.user());
+    const fields = formFields(await (await browser.get("/account")).text(), "/signout");
+    const res = await browser.post("/signout", fields, headers);
+    assert.equal(res.status, 303);
+    assert.equal(browser.cookies.has("fieldgate_session"), false);
+  });
+}
+
+test("sign-out after the session ended while the page was open still clears its cookie, with its token only", async () => {
+  const t = buildTestApp({ FIELDGATE_SESSION_TTL: "60" });
+  const browser = testBrowser(t.app);
+  await signIn(browser, await t.seed.user());
+  const fields = formFields(await (await browser.get("/account")).text(), "/signout");
+  t.clock.advance(61);
+  assert.equal((await browser.post("/signout", { ...fields, csrf: "forged" })).status, 403);
+  assert.ok(browser.cookies.has("fieldgate_session"));
+  const res = await browser.post("/signout", fields);
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/?signed_out=1");
+  assert.equal(browser.cookies.has("fieldgate_session"), false);
+  assert.ok(!t.log.some((l) => l.event === "audit.signed_out"), "no session was active to end");
 });
 
 test("GET /signin while signed in goes straight to next", async () => {
