@@ -28,6 +28,8 @@ export interface RawParams {
 // RFC 7636 §4.2: S256 of a verifier, base64url without padding, is always 43 characters.
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const MAX_STATE_LENGTH = 1_024;
+// RFC 6749 Appendix A.5: state = 1*VSCHAR, VSCHAR = %x20-7E.
+const VSCHARS = /^[\x20-\x7e]*$/;
 
 /** RawParams over a URL query string. */
 export function queryParams(search: URLSearchParams): RawParams {
@@ -90,6 +92,17 @@ export async function trustedClient(deps: Deps, params: RawParams): Promise<{ cl
   return { client, redirectUri };
 }
 
+/**
+ * Why `state` cannot be carried through the consent form and back unchanged, or undefined when it can. Beyond
+ * VSCHAR the round trip fails: a browser rewrites CR, LF and NUL in the form's hidden input, so the consent token
+ * bound to the exact request never matches and the user could never approve; and such a state is not valid anyway.
+ */
+function stateProblem(state: string): string | undefined {
+  if (state.length > MAX_STATE_LENGTH) return "Parameter state is too long";
+  if (!VSCHARS.test(state)) return "Parameter state may contain only printable ASCII characters and spaces";
+  return undefined;
+}
+
 /** Same scopes regardless of order or repeated spaces (RFC 6749 §3.3: a space-delimited set). */
 function sameScopes(requested: string, registered: string): boolean {
   const a = new Set(requested.split(" ").filter(Boolean));
@@ -114,7 +127,8 @@ function problem(deps: Deps, params: RawParams, client: Client): OAuthError | un
   const scope = params.get("scope");
   if (!scope) return invalidScope("Parameter scope is required: send the scope registered for this application");
   if (!sameScopes(scope, client.scope)) return invalidScope("The scope does not match the registered scope");
-  if ((params.get("state") ?? "").length > MAX_STATE_LENGTH) return invalidRequest("Parameter state is too long");
+  const badState = stateProblem(params.get("state") ?? "");
+  if (badState) return invalidRequest(badState);
   const challenge = params.get("code_challenge");
   const method = params.get("code_challenge_method");
   if (challenge === undefined) {
@@ -143,9 +157,10 @@ export function errorRedirectUrl(deps: Pick<Deps, "config">, redirectUri: string
  */
 export async function validateAuthorizeRequest(deps: Deps, params: RawParams): Promise<AuthorizeOutcome> {
   const { client, redirectUri } = await trustedClient(deps, params);
-  // A state too long to accept is not echoed either: the error redirect would carry the whole oversized value.
+  // A refused state is not echoed either: the error redirect would carry the whole oversized value, or reflect
+  // control characters that no client following RFC 6749 Appendix A.5 sends.
   const given = params.repeated("state") ? undefined : params.get("state");
-  const state = given !== undefined && given.length <= MAX_STATE_LENGTH ? given : undefined;
+  const state = given !== undefined && stateProblem(given) === undefined ? given : undefined;
   const found = problem(deps, params, client);
   if (found) return { ok: false, redirect: errorRedirectUrl(deps, redirectUri, found, state) };
   return {

@@ -147,6 +147,30 @@ test("browser: deny lands on the callback with access_denied", async () => {
   assert.equal(url.searchParams.get("code"), null);
 });
 
+test("browser: a state outside VSCHAR is refused at once; every printable ASCII character survives the consent form", async () => {
+  // Deny, not Approve, so the long-named client's consent page keeps showing for the tests below.
+  const client = { id: w.longNameClientId, path: "/long-cb" };
+  // Chromium rewrites a LF in the hidden input, so such a state could never be approved: refused before sign-in.
+  // The context answers the callback only at the end of a form's redirects, not of goto's: the request is the proof.
+  // A tab of its own, whose failed load cannot interrupt the next navigation.
+  const tab = await w.context.newPage();
+  const [refused] = await Promise.all([
+    tab.waitForRequest((request) => request.url().startsWith(w.callbackOrigin)),
+    tab.goto(authorizeUrl(w, "a\nb", client)).catch(() => undefined),
+  ]).finally(() => tab.close());
+  let url = new URL(refused.url());
+  assert.equal(url.searchParams.get("error"), "invalid_request");
+  assert.equal(url.searchParams.get("state"), null);
+  const printable = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i)).join("");
+  await page.goto(authorizeUrl(w, printable, client));
+  await signInOn(page, w);
+  await page.getByRole("button", { name: "Deny" }).click();
+  await page.waitForURL((url) => url.origin === w.callbackOrigin);
+  url = new URL(page.url());
+  assert.equal(url.searchParams.get("error"), "access_denied");
+  assert.equal(url.searchParams.get("state"), printable);
+});
+
 test("browser: a wrong password shows the generic error and stays on the sign-in form", async () => {
   await page.goto(authorizeUrl(w, "wrong"));
   await signInOn(page, w, "not the password");

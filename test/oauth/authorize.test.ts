@@ -163,6 +163,44 @@ test("an over-long state is refused and not echoed back in the error redirect", 
   assert.equal(url.searchParams.get("state"), null);
 });
 
+// RFC 6749 Appendix A.5: state is VSCHAR (%x20-7E). Anything else could never be approved: the browser rewrites CR,
+// LF and NUL in the consent form's hidden input, so its token (bound to the exact request) never matched.
+const invalidStates: Array<{ name: string; state: string }> = [
+  { name: "CR", state: "a\rb" },
+  { name: "LF", state: "a\nb" },
+  { name: "CRLF", state: "a\r\nSet-Cookie: x=1" },
+  { name: "NUL", state: "a\u0000b" },
+  { name: "a tab", state: "a\tb" },
+  { name: "DEL", state: "a\u007fb" },
+  { name: "a non-ASCII letter", state: "caf\u00e9" },
+  { name: "an emoji", state: "a\u{1f600}" },
+];
+
+for (const row of invalidStates) {
+  test(`a state with ${row.name} is refused as invalid_request and not echoed back`, async () => {
+    const t = buildTestApp();
+    const { clientId } = await t.seed.client();
+    const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { state: row.state })}`));
+    assert.equal(res.status, 302);
+    const url = location(res);
+    assert.equal(url.origin + url.pathname, "https://client.example/cb");
+    assert.equal(url.searchParams.get("error"), "invalid_request");
+    assert.match(url.searchParams.get("error_description") ?? "", /state/);
+    assert.equal(url.searchParams.get("state"), null);
+    assert.equal(url.searchParams.get("iss"), "http://fieldgate.test");
+  });
+}
+
+test("a consent form POST whose state is outside VSCHAR mints no code", async () => {
+  const r = await signedIn();
+  const fields = await consentForm(r);
+  const codes = countCodes(r.t);
+  const res = await r.browser.post("/oauth/authorize", { ...fields, state: "xyz\r\nstate", decision: "approve" });
+  assert.equal(res.status, 303);
+  assert.equal(location(res).searchParams.get("error"), "invalid_request");
+  assert.equal(codes(), 0);
+});
+
 test("authorize accepts the registered scopes in any order", async () => {
   const t = buildTestApp();
   const { clientId } = await t.seed.client({ scope: "fields:read" });
@@ -312,9 +350,10 @@ test("a consent for a different scope is not remembered", async () => {
   assert.match(await res.text(), /value="approve"/);
 });
 
-test("state with reserved characters round-trips encoded, with no header injection", async () => {
+test("a state of every printable ASCII character and space round-trips encoded, with no header injection", async () => {
   const r = await signedIn();
-  const state = "a&b=c#d e\r\nSet-Cookie: x=1";
+  const printable = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i)).join("");
+  const state = `${printable} %0D%0ASet-Cookie: x=1`;
   const fields = await consentForm(r, { state });
   const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
   assert.equal(res.status, 303);
