@@ -99,14 +99,20 @@ async function consentPage(deps: Deps, request: AuthorizeRequest, signedIn: Sign
   return page(body, { status: notice ? 403 : 200, formTargets: [request.redirectUri] });
 }
 
-function signInFirst(deps: Deps, request: Request, authz: AuthorizeRequest, next: string, status?: number): Promise<Response> {
+/**
+ * The sign-in page whose `next` is this authorization request, rebuilt from the validated parameters rather than
+ * copied from the URL: the URL parser leaves a backslash in a query raw (`state=a\b`), and sign-in refuses any in
+ * `next` (in a path it can name another host), so the user landed on /account instead of back at the application.
+ */
+function signInFirst(deps: Deps, request: Request, authz: AuthorizeRequest, status?: number): Promise<Response> {
+  const next = requestPath(authz);
   return signInPage(deps, request, { next, appName: authz.client.name, formTargets: [authz.redirectUri], status });
 }
 
 /** The sign-in or consent page for a request whose remembered consent or session lapsed while it ran. */
-async function authorizeAgain(deps: Deps, request: Request, authz: AuthorizeRequest, ctx: RequestContext): Promise<Response> {
+async function authorizeAgain(deps: Deps, request: Request, authz: AuthorizeRequest): Promise<Response> {
   const signedIn = await readSession(deps, request);
-  return signedIn ? consentPage(deps, authz, signedIn) : signInFirst(deps, request, authz, ctx.url.pathname + ctx.url.search);
+  return signedIn ? consentPage(deps, authz, signedIn) : signInFirst(deps, request, authz);
 }
 
 async function authorizeEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
@@ -114,12 +120,12 @@ async function authorizeEndpoint(deps: Deps, request: Request, ctx: RequestConte
   if (!outcome.ok) return redirect(outcome.redirect.href, 302);
   const authz = outcome.request;
   const signedIn = await readSession(deps, request);
-  if (!signedIn) return signInFirst(deps, request, authz, ctx.url.pathname + ctx.url.search);
+  if (!signedIn) return signInFirst(deps, request, authz);
   // HEAD shares the GET route but must stay safe (RFC 9110 §9.2.1): it never mints a code.
   if (request.method === "GET" && await remembered(deps, authz, signedIn.user.id)) {
     const location = await issueCode(deps, authz, signedIn, "remembered");
     // The session ended or the consent was withdrawn while this request was in flight: answer as now.
-    if (!location) return authorizeAgain(deps, request, authz, ctx);
+    if (!location) return authorizeAgain(deps, request, authz);
     await audit(deps, "consent_granted", {
       clientId: authz.client.clientId,
       userId: signedIn.user.id,
@@ -143,7 +149,7 @@ async function decisionEndpoint(deps: Deps, request: Request, ctx: RequestContex
   const authz = outcome.request;
   // The session ended while the page was open: sign in, then decide again on a fresh consent page.
   const signedIn = await readSession(deps, request);
-  if (!signedIn) return signInFirst(deps, request, authz, requestPath(authz), 403);
+  if (!signedIn) return signInFirst(deps, request, authz, 403);
   // The token binds session and the exact request: a forged or altered form, or one another session was shown
   // (signed out and in again in another tab), decides nothing. This session is asked again, with a token of its
   // own; asking is what GET /oauth/authorize would do for anyone holding the link.
@@ -154,7 +160,7 @@ async function decisionEndpoint(deps: Deps, request: Request, ctx: RequestContex
   if (form.decision === "approve") {
     const location = await issueCode(deps, authz, signedIn, "given");
     // The session ended (a password change, a disable) while the decision was in flight: sign in again first.
-    if (!location) return signInFirst(deps, request, authz, requestPath(authz), 403);
+    if (!location) return signInFirst(deps, request, authz, 403);
     await audit(deps, "consent_granted", facts);
     return redirect(location.href, 303);
   }
