@@ -2,7 +2,7 @@
 import type { Config } from "./config.ts";
 import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Log, type Random, type DemoCredentials } from "./deps.ts";
 import type { Store } from "./store/store.ts";
-import { sha256Hex } from "./crypto/hash.ts";
+import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
 import { createThrottle, isIpAddress, UNKNOWN_ADDRESS } from "./http/throttle.ts";
 import { createMetrics, methodLabel, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import { metricsRoutes } from "./http/metrics_route.ts";
@@ -131,6 +131,7 @@ export function createApp(options: AppOptions): App {
     random: options.random ?? cryptoRandom,
     log: options.log ? sheltered(options.log) : jsonLog,
     digest: options.digest ?? sha256Hex,
+    pbkdf2: pbkdf2Sha256,
     throttle: createThrottle({
       maxFailures: options.config.throttleMaxFailures,
       windowSeconds: options.config.throttleWindowSeconds,

@@ -16,6 +16,9 @@ export type Log = (event: string, fields?: Record<string, unknown>) => void;
 /** SHA-256 of a UTF-8 string as lowercase hex; the default is crypto.subtle, an adapter may inject a faster one. */
 export type Digest = (value: string) => Promise<string>;
 
+/** PBKDF2-HMAC-SHA256 of a password, 256 bits; injected so tests can count the iterations a sign-in spends. */
+export type Pbkdf2 = (password: string, salt: Uint8Array, iterations: number) => Promise<Uint8Array>;
+
 /** The built-in demo client's credentials, kept server-side; present only in demo mode. */
 export interface DemoCredentials {
   clientId: string;
@@ -30,6 +33,8 @@ export interface Deps {
   random: Random;
   log: Log;
   digest: Digest;
+  /** The password hashing function sign-in verifies with (crypto.subtle; tests wrap it to count iterations). */
+  pbkdf2: Pbkdf2;
   /** Failed client authentications and sign-ins, keyed e.g. "client:<id>|ip:<addr>" or "ip:<addr>". */
   throttle: Throttle;
   /** Prometheus counters and histograms for this app instance (GET /metrics). */

@@ -1,5 +1,5 @@
 // Hashing with Web Crypto: SHA-256 for high-entropy credentials, PBKDF2 for human passwords.
-import type { Random } from "../deps.ts";
+import type { Pbkdf2, Random } from "../deps.ts";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import { constantTimeEqual } from "./compare.ts";
 
@@ -18,7 +18,8 @@ export async function sha256Base64Url(value: string): Promise<string> {
   return encodeBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value))));
 }
 
-async function pbkdf2(password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
+/** PBKDF2-HMAC-SHA256 through crypto.subtle: the default Pbkdf2. */
+export const pbkdf2Sha256: Pbkdf2 = async (password, salt, iterations) => {
   const key = await crypto.subtle.importKey("raw", encoder.encode(password), "PBKDF2", false, ["deriveBits"]);
   const bits = await crypto.subtle.deriveBits(
     { name: "PBKDF2", hash: "SHA-256", salt: salt as BufferSource, iterations },
@@ -26,20 +27,23 @@ async function pbkdf2(password: string, salt: Uint8Array, iterations: number): P
     256,
   );
   return new Uint8Array(bits);
-}
+};
 
 /**
  * Hashes a password as `pbkdf2-sha256$<iterations>$<salt>$<hash>`; the parameters travel with the hash
  * so the iteration count can be raised later without invalidating stored passwords.
  */
-export async function hashPassword(password: string, options: { iterations: number; random: Random }): Promise<string> {
+export async function hashPassword(
+  password: string,
+  options: { iterations: number; random: Random; pbkdf2?: Pbkdf2 },
+): Promise<string> {
   const salt = options.random(16);
-  const hash = await pbkdf2(password, salt, options.iterations);
+  const hash = await (options.pbkdf2 ?? pbkdf2Sha256)(password, salt, options.iterations);
   return `pbkdf2-sha256$${options.iterations}$${encodeBase64Url(salt)}$${encodeBase64Url(hash)}`;
 }
 
 /** Checks a password against a stored PBKDF2 hash in constant time; false for any malformed hash. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+export async function verifyPassword(password: string, stored: string, options: { pbkdf2?: Pbkdf2 } = {}): Promise<boolean> {
   const [scheme, iterationsText, saltText, hashText] = stored.split("$");
   const iterations = Number(iterationsText);
   const salt = decodeBase64Url(saltText ?? "");
@@ -47,7 +51,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (scheme !== "pbkdf2-sha256" || !Number.isSafeInteger(iterations) || iterations < 1 || !salt || !expected) {
     return false;
   }
-  return constantTimeEqual(await pbkdf2(password, salt, iterations), expected);
+  return constantTimeEqual(await (options.pbkdf2 ?? pbkdf2Sha256)(password, salt, iterations), expected);
 }
 
 /** Iteration count stored in a PBKDF2 hash, so sign-in can rehash passwords made with a weaker setting. */

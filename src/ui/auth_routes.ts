@@ -65,6 +65,20 @@ function dummyHash(iterations: number): string {
   return `pbkdf2-sha256$${iterations}$${"A".repeat(22)}$${"A".repeat(43)}`;
 }
 
+// Only the time a padding derivation takes matters, never its result, so a fixed salt does.
+const PADDING_SALT = new Uint8Array(16);
+
+/**
+ * After a failed check against `checked`, spends the iterations it has fewer of than configured. Hashes are upgraded
+ * only at a successful sign-in, so after FIELDGATE_PBKDF2_ITERATIONS was raised a wrong password for a user with an
+ * older hash answered faster than one for an unknown username (checked at the configured count), showing that the
+ * account exists. A hash with more iterations than configured (the setting was lowered) still costs more: docs/ui.md.
+ */
+async function spendShortfall(deps: Deps, password: string, checked: string): Promise<void> {
+  const shortfall = deps.config.pbkdf2Iterations - passwordIterations(checked);
+  if (shortfall > 0) await deps.pbkdf2(password, PADDING_SALT, shortfall);
+}
+
 /** A user whose password was right, with the hash now stored for it (sessions start only while it still is). */
 interface Verified {
   user: User;
@@ -75,20 +89,24 @@ async function checkCredentials(deps: Deps, username: string, password: string):
   const user = username ? await deps.store.users.findByUsername(username) : undefined;
   // Integration users and disabled users cannot sign in; they take the same path as unknown ones.
   const usable = user && user.kind === "person" && !user.disabled && user.passwordHash !== null ? user : undefined;
-  const ok = await verifyPassword(password, usable?.passwordHash ?? dummyHash(deps.config.pbkdf2Iterations));
-  if (!ok || !usable) return undefined;
-  const verified = usable.passwordHash!;
-  if (passwordIterations(verified) >= deps.config.pbkdf2Iterations) return { user: usable, passwordHash: verified };
+  const checked = usable?.passwordHash ?? dummyHash(deps.config.pbkdf2Iterations);
+  if (!(await verifyPassword(password, checked, { pbkdf2: deps.pbkdf2 })) || !usable) {
+    await spendShortfall(deps, password, checked);
+    return undefined;
+  }
+  if (passwordIterations(checked) >= deps.config.pbkdf2Iterations) return { user: usable, passwordHash: checked };
   // The stored hash predates a stronger setting: upgrade it now that we hold the plaintext, unless an admin set a
   // new password while this one was being checked (then the old one no longer signs in).
-  const upgraded = await hashPassword(password, { iterations: deps.config.pbkdf2Iterations, random: deps.random });
-  if (await deps.store.users.updatePasswordHash(usable.id, upgraded, { replacing: verified })) {
+  const { pbkdf2Iterations: iterations } = deps.config;
+  const upgraded = await hashPassword(password, { iterations, random: deps.random, pbkdf2: deps.pbkdf2 });
+  if (await deps.store.users.updatePasswordHash(usable.id, upgraded, { replacing: checked })) {
     return { user: usable, passwordHash: upgraded };
   }
   // The hash changed meanwhile. Another sign-in with the same password (a double-clicked button) may have upgraded
   // it first: that hash verifies this password too. An admin's new password does not.
   const stored = (await deps.store.users.findById(usable.id))?.passwordHash;
-  return stored && (await verifyPassword(password, stored)) ? { user: usable, passwordHash: stored } : undefined;
+  if (!stored || !(await verifyPassword(password, stored, { pbkdf2: deps.pbkdf2 }))) return undefined;
+  return { user: usable, passwordHash: stored };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { hashPassword, passwordIterations, sha256Base64Url, sha256Hex, verifyPassword } from "../../src/crypto/hash.ts";
-import { cryptoRandom } from "../../src/deps.ts";
+import { hashPassword, passwordIterations, pbkdf2Sha256, sha256Base64Url, sha256Hex, verifyPassword } from "../../src/crypto/hash.ts";
+import { cryptoRandom, type Pbkdf2 } from "../../src/deps.ts";
 
 test("sha256Hex matches the FIPS 180-2 test vector", async () => {
   assert.equal(await sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -17,6 +17,18 @@ test("hashPassword stores scheme, iterations, salt and hash, and verifies only t
   assert.equal(passwordIterations(stored), 1000);
   assert.equal(await verifyPassword("correct horse battery", stored), true);
   assert.equal(await verifyPassword("correct horse batterY", stored), false);
+});
+
+test("hashPassword and verifyPassword derive with an injected pbkdf2 at the stored count", async () => {
+  const counts: number[] = [];
+  const pbkdf2: Pbkdf2 = (password, salt, iterations) => {
+    counts.push(iterations);
+    return pbkdf2Sha256(password, salt, iterations);
+  };
+  const stored = await hashPassword("correct horse battery", { iterations: 12, random: cryptoRandom, pbkdf2 });
+  assert.equal(await verifyPassword("correct horse battery", stored, { pbkdf2 }), true);
+  assert.equal(await verifyPassword("wrong", stored), false, "the default derives the same way");
+  assert.deepEqual(counts, [12, 12]);
 });
 
 test("two hashes of one password differ by their salt", async () => {

@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
 import { postForm } from "../helpers/requests.ts";
 import { hashPassword, passwordIterations, sha256Hex } from "../../src/crypto/hash.ts";
@@ -219,6 +219,62 @@ test("sign-in upgrades a password hash made with fewer iterations than configure
   const stored = (await t.store.users.findById(user.id))!.passwordHash!;
   assert.equal(passwordIterations(stored), t.config.pbkdf2Iterations);
   assert.equal((await signIn(testBrowser(t.app), user)).status, 303, "the upgraded hash still verifies");
+});
+
+/** Counts the PBKDF2 iterations the app spends from now on (no timing: the suite asserts no durations). */
+function countIterations(t: TestApp): () => number {
+  let spent = 0;
+  const pbkdf2 = t.app.deps.pbkdf2;
+  t.app.deps.pbkdf2 = (password, salt, iterations) => {
+    spent += iterations;
+    return pbkdf2(password, salt, iterations);
+  };
+  return () => spent;
+}
+
+// Every failure costs at least the configured count (1000 here), like an unknown username's check against the dummy
+// hash: hashes are upgraded only at a successful sign-in, so one made before the setting was raised answered a wrong
+// password faster, showing that the account exists.
+const failureCosts: Array<{ name: string; stored?: number; kind?: "disabled" | "integration" }> = [
+  { name: "an unknown username" },
+  { name: "a user whose hash has the configured count", stored: 1000 },
+  { name: "a user whose hash predates a raised setting (10 iterations)", stored: 10 },
+  { name: "a user whose hash has one iteration fewer than configured", stored: 999 },
+  { name: "a disabled user with an old hash", stored: 10, kind: "disabled" },
+  { name: "an integration user", kind: "integration" },
+];
+
+for (const row of failureCosts) {
+  test(`a wrong password for ${row.name} spends the configured PBKDF2 iterations`, async () => {
+    const t = buildTestApp();
+    const username = "alice@example.com";
+    if (row.kind === "integration") await t.seed.integrationUser({ username });
+    if (row.stored !== undefined) {
+      const user = await t.seed.user({ username });
+      await t.store.users.replacePassword(user.id, await hashPassword(user.password, { iterations: row.stored, random: t.app.deps.random }));
+      if (row.kind === "disabled") await t.store.users.setDisabled(user.id, true);
+    }
+    const browser = testBrowser(t.app);
+    const fields = await signInForm(browser);
+    const spent = countIterations(t);
+    const res = await browser.post("/signin", { ...fields, username, password: "not the password" });
+    assert.equal(res.status, 400);
+    assert.equal(spent(), t.config.pbkdf2Iterations);
+  });
+}
+
+// Lowering the setting never weakens a stored hash; what remains is documented in docs/ui.md: a wrong password for
+// such an account costs its own, higher count.
+test("a hash with more iterations than configured is kept at sign-in, and a wrong password costs its own count", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user();
+  const strong = await hashPassword(user.password, { iterations: 5000, random: t.app.deps.random });
+  await t.store.users.replacePassword(user.id, strong);
+  const spent = countIterations(t);
+  assert.equal((await signIn(testBrowser(t.app), { username: user.username, password: "not the password" })).status, 400);
+  assert.equal(spent(), 5000);
+  assert.equal((await signIn(testBrowser(t.app), user)).status, 303);
+  assert.equal((await t.store.users.findById(user.id))!.passwordHash, strong);
 });
 
 // An admin's `users set-password` or `users disable` lands while a sign-in with the old password is being checked
