@@ -18,6 +18,14 @@ export interface User {
   createdAt: number;
 }
 
+/**
+ * The password hash `user` signs in with, or undefined for a user who cannot sign in: an integration user, a
+ * disabled one, one without a password.
+ */
+export function signInHash(user: User | undefined): string | undefined {
+  return user && user.kind === "person" && !user.disabled && user.passwordHash !== null ? user.passwordHash : undefined;
+}
+
 /** When given, every token and grant family of the user is revoked as well, at that time (epoch seconds). */
 export interface RevokeOptions {
   revokeTokensAt?: number;

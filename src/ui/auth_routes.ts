@@ -9,12 +9,13 @@ import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
 import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
 import { audit } from "../oauth/audit.ts";
-import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
+import { MAX_USERNAME_LENGTH, signInHash, type User } from "../store/users.ts";
 import { verifyCsrf } from "./csrf.ts";
 import { createDemoStore } from "./demo_state.ts";
+import { deviceCookie, recognizedDevice } from "./device.ts";
 import { clearPreSession, endSession, readPreSession, readSession, sessionCookieValue, startSession } from "./session.ts";
 import { waitInWords } from "./error_page.ts";
-import { SIGN_IN, SIGN_OUT, signInPage } from "./sign_in_page.ts";
+import { SIGN_IN, SIGN_OUT, signInPage, type SignInPageOptions } from "./sign_in_page.ts";
 
 const GENERIC_FAILURE = "Incorrect username or password";
 const TIMED_OUT = "Your sign-in form timed out; enter your password again";
@@ -88,44 +89,71 @@ interface Verified {
 async function checkCredentials(deps: Deps, username: string, password: string): Promise<Verified | undefined> {
   const user = username ? await deps.store.users.findByUsername(username) : undefined;
   // Integration users and disabled users cannot sign in; they take the same path as unknown ones.
-  const usable = user && user.kind === "person" && !user.disabled && user.passwordHash !== null ? user : undefined;
-  const checked = usable?.passwordHash ?? dummyHash(deps.config.pbkdf2Iterations);
-  if (!(await verifyPassword(password, checked, { pbkdf2: deps.pbkdf2 })) || !usable) {
+  const usable = signInHash(user);
+  const checked = usable ?? dummyHash(deps.config.pbkdf2Iterations);
+  if (!(await verifyPassword(password, checked, { pbkdf2: deps.pbkdf2 })) || !usable || !user) {
     await spendShortfall(deps, password, checked);
     return undefined;
   }
-  if (passwordIterations(checked) >= deps.config.pbkdf2Iterations) return { user: usable, passwordHash: checked };
+  if (passwordIterations(checked) >= deps.config.pbkdf2Iterations) return { user, passwordHash: checked };
   // The stored hash predates a stronger setting: upgrade it now that we hold the plaintext, unless an admin set a
   // new password while this one was being checked (then the old one no longer signs in).
   const { pbkdf2Iterations: iterations } = deps.config;
   const upgraded = await hashPassword(password, { iterations, random: deps.random, pbkdf2: deps.pbkdf2 });
-  if (await deps.store.users.updatePasswordHash(usable.id, upgraded, { replacing: checked })) {
-    return { user: usable, passwordHash: upgraded };
+  if (await deps.store.users.updatePasswordHash(user.id, upgraded, { replacing: checked })) {
+    return { user, passwordHash: upgraded };
   }
   // The hash changed meanwhile. Another sign-in with the same password (a double-clicked button) may have upgraded
   // it first: that hash verifies this password too. An admin's new password does not.
-  const stored = (await deps.store.users.findById(usable.id))?.passwordHash;
+  const stored = (await deps.store.users.findById(user.id))?.passwordHash;
   if (!stored || !(await verifyPassword(password, stored, { pbkdf2: deps.pbkdf2 }))) return undefined;
-  return { user: usable, passwordHash: stored };
+  return { user, passwordHash: stored };
 }
+
+/** The throttle keys of one sign-in attempt, by what each step does with them. */
+interface SignInKeys {
+  /** Keys that must not be locked out for the attempt to go ahead. */
+  checked: ThrottleKey[];
+  /** Keys the attempt counts against, before its password is checked. */
+  counted: ThrottleKey[];
+  /** Keys a success resets: this username from this address, and this device. */
+  own: ThrottleKey[];
+  /** Shared keys a success only takes its own attempt back from. */
+  shared: ThrottleKey[];
+}
+
+const deviceKey = (device: string): ThrottleKey => ({ id: `signin:device:${device}` });
 
 /**
  * Throttle keys of a sign-in attempt: the username from this address (the tight limit), the username from anywhere
  * and the address (both shared, SHARED_KEY_FACTOR times the limit). A username key alone would let anyone lock a
  * person out of signing in with a few wrong passwords a minute; keyed with the address, an attacker locks out only
- * themselves, while the username's shared key still caps a guessing attack spread over many addresses. The address
- * is its bucket (an IPv6 /64) so rotating through one's own /64 finds no fresh key. An implausible username gets no
- * key of its own: a key embedding a 60 KB name would cost that much memory, so such attempts count against the
- * address only.
+ * themselves, while the username's shared key still caps a guessing attack spread over many addresses. That shared
+ * key would still let guesses from a few dozen addresses lock the person out everywhere, so a browser that signed in
+ * as this user before (`device`, see exemptDevice) is not held back by it: it has a key of its own instead, with the
+ * tight limit, and its failures still count against the username. The address is its bucket (an IPv6 /64) so
+ * rotating through one's own /64 finds no fresh key. An implausible username gets no key of its own: a key embedding
+ * a 60 KB name would cost that much memory, so such attempts count against the address only.
  */
-function throttleKeys(username: string | undefined, clientIp: string): { mine?: ThrottleKey; shared: ThrottleKey[]; all: ThrottleKey[] } {
+function throttleKeys(username: string | undefined, clientIp: string, device: string | undefined): SignInKeys {
   const bucket = addressBucket(clientIp);
   const address = { id: `signin:ip:${bucket}`, shared: true };
-  if (username === undefined) return { shared: [address], all: [address] };
+  if (username === undefined) return { checked: [address], counted: [address], own: [], shared: [address] };
   const name = username.toLowerCase();
-  const mine = { id: `signin:user:${name}|ip:${bucket}` };
+  const own = [{ id: `signin:user:${name}|ip:${bucket}` }, ...(device === undefined ? [] : [deviceKey(device)])];
   const everywhere = { id: `signin:user:${name}`, shared: true };
-  return { mine, shared: [everywhere, address], all: [mine, everywhere, address] };
+  const checked = device === undefined ? [...own, everywhere, address] : [...own, address];
+  return { checked, counted: [...own, everywhere, address], own, shared: [everywhere, address] };
+}
+
+/**
+ * The device that exempts this attempt from the username-wide key: the browser's device cookie for this username
+ * (device.ts), while that device is under its own failure limit. Past it the cookie exempts nothing for the rest of
+ * the window, so a stolen device cookie buys a guesser no more than the address keys would.
+ */
+async function exemptDevice(deps: Deps, request: Request, username: string, now: number): Promise<string | undefined> {
+  const device = username ? await recognizedDevice(deps, request, username) : undefined;
+  return device !== undefined && deps.throttle.retryAfter([deviceKey(device)], now) === 0 ? device : undefined;
 }
 
 /**
@@ -142,14 +170,13 @@ async function formNotAccepted(deps: Deps, request: Request, form: Record<string
   const error = hadCookie
     ? TIMED_OUT
     : `${TIMED_OUT}. fieldgate needs cookies to sign you in: if this happens again, allow cookies for ${new URL(deps.config.baseUrl).host}`;
-  return signInPage(deps, request, {
-    next,
-    username: username.length <= MAX_USERNAME_LENGTH ? username : "",
-    error,
-    status: 400,
-    renew: true,
-    ...(await continuation(deps, next)),
-  });
+  return signInAgain(deps, request, { next, username, error, status: 400, renew: true });
+}
+
+/** The sign-in form again after an attempt that did not sign in, keeping the application and a plausible username. */
+async function signInAgain(deps: Deps, request: Request, view: SignInPageOptions & { username: string }): Promise<Response> {
+  const username = view.username.length <= MAX_USERNAME_LENGTH ? view.username : "";
+  return signInPage(deps, request, { ...view, username, ...(await continuation(deps, view.next)) });
 }
 
 async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
@@ -160,53 +187,46 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   const next = safeNext(form.next);
   // No account has a longer name: such a name fails like a wrong password, without a lookup.
   const plausible = username.length <= MAX_USERNAME_LENGTH;
-  const { mine, shared, all: keys } = throttleKeys(plausible ? username : undefined, ctx.clientIp);
   const now = nowSeconds(deps.clock);
-  const wait = deps.throttle.retryAfter(keys, now);
+  const device = plausible ? await exemptDevice(deps, request, username, now) : undefined;
+  const keys = throttleKeys(plausible ? username : undefined, ctx.clientIp, device);
+  const wait = deps.throttle.retryAfter(keys.checked, now);
   if (wait > 0) {
     // The form again rather than a dead-end page: it keeps the application and username, and says how long to wait.
-    return signInPage(deps, request, {
-      next,
-      username: plausible ? username : "",
-      error: `Too many failed attempts. Try again in ${waitInWords(wait)}`,
-      status: 429,
-      headers: tooManyRequests(wait).headers,
-      ...(await continuation(deps, next)),
-    });
+    const error = `Too many failed attempts. Try again in ${waitInWords(wait)}`;
+    return signInAgain(deps, request, { next, username, error, status: 429, headers: tooManyRequests(wait).headers });
   }
   // Counted as a failure before the password is checked: the check takes tens of milliseconds (PBKDF2), and
   // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
   // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
-  const lockout = deps.throttle.fail(keys, now);
-  let user: User | undefined;
+  const lockout = deps.throttle.fail(keys.counted, now);
+  let verified: Verified | undefined;
   let session: string | undefined;
   try {
-    const verified = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
+    verified = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
     // PBKDF2 takes long enough for an admin to set a new password (ending every session) or disable the user
     // meanwhile: the session starts only if the hash just verified is still the stored one, in its transaction.
     session = verified && await startSession(deps, request, { userId: verified.user.id, passwordHash: verified.passwordHash });
-    if (session) user = verified!.user;
   } catch (error) {
     // Not a wrong password (the database was busy, say): the attempt does not count.
-    deps.throttle.forgive(keys);
+    deps.throttle.forgive(keys.counted);
     throw error;
   }
-  if (!user || !session) {
+  if (!verified || !session) {
     await audit(deps, "sign_in_failed", { ip: ctx.clientIp });
     if (lockout) await audit(deps, "throttled", { ip: ctx.clientIp, detail: { surface: "sign_in" } });
-    const more = await continuation(deps, next);
-    return signInPage(deps, request, {
-      next, username: plausible ? username : "", error: GENERIC_FAILURE, rejected: true, status: 400, ...more,
-    });
+    return signInAgain(deps, request, { next, username, error: GENERIC_FAILURE, rejected: true, status: 400 });
   }
-  // The username's failures from here are forgotten; the shared keys only get this attempt back: resetting them
-  // would let one valid sign-in launder a spraying attack.
-  if (mine) deps.throttle.reset([mine]);
-  deps.throttle.forgive(shared);
+  // The failures of this username from here and of this device are forgotten; the shared keys only get this
+  // attempt back: resetting them would let one valid sign-in launder a spraying attack.
+  deps.throttle.reset(keys.own);
+  deps.throttle.forgive(keys.shared);
   const response = redirect(next, 303);
-  await audit(deps, "sign_in_succeeded", { userId: user.id, ip: ctx.clientIp });
+  await audit(deps, "sign_in_succeeded", { userId: verified.user.id, ip: ctx.clientIp });
   response.headers.append("set-cookie", session);
   response.headers.append("set-cookie", clearPreSession(deps));
+  // This browser is recognized at its next sign-ins as this user's, even while the username is locked out.
+  response.headers.append("set-cookie", await deviceCookie(deps, { userId: verified.user.id, passwordHash: verified.passwordHash }));
   return response;
 }
 

@@ -1,19 +1,13 @@
 // CSRF tokens: HMAC-SHA256 keyed by a cookie secret over a purpose and, for consent, the exact request approved.
-import { encodeBase64Url } from "../crypto/base64url.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
-
-const encoder = new TextEncoder();
+import { hmacSha256Base64Url } from "../crypto/hmac.ts";
 
 /**
  * The token for a form. Keyed by the (pre-)session cookie value the browser holds, so another site cannot compute
  * it; bound to `purpose` and `binding` so a token for one form or one authorization request is useless for another.
  */
-export async function csrfToken(cookieValue: string, purpose: string, binding = ""): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(cookieValue), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`${purpose}\n${binding}`));
-  return encodeBase64Url(new Uint8Array(mac));
+export function csrfToken(cookieValue: string, purpose: string, binding = ""): Promise<string> {
+  return hmacSha256Base64Url(cookieValue, `${purpose}\n${binding}`);
 }
 
 /** True when `presented` is the token for this cookie, purpose and binding; compared in constant time. */
