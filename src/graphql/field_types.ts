@@ -83,11 +83,8 @@ export const FieldType: GraphQLObjectType<Field, GraphqlContext> = new GraphQLOb
       type: nonNull(JsonScalar),
       description: "The field boundary as a GeoJSON Polygon or MultiPolygon geometry object (RFC 7946), rings in RFC 7946 order.",
       // Stored as JSON.stringify output (src/geo/geojson.ts): spliced into the response as it is. Only numbers and
-      // ASCII keys, so its length is its size in bytes, charged against the response's cap before it is served.
-      resolve: (f, _args, ctx): unknown => {
-        ctx.chargeBoundary(f.boundary.length);
-        return new RawJson(f.boundary);
-      },
+      // ASCII keys, so its length is its size in bytes, charged against the response's cap (context.ts).
+      resolve: async (f, _args, ctx): Promise<unknown> => new RawJson(await ctx.boundary(f.id)),
     },
     centroid: { type: nonNull(GeoPointType), description: "Area-weighted centre of the boundary; it can lie outside an L- or U-shaped, holed or multi-part field.", resolve: (f) => f.centroid },
     created_at: { type: nonNull(DateTimeScalar), description: "When the field was recorded.", resolve: (f) => new Date(f.createdAt * 1000) },

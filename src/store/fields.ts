@@ -2,6 +2,11 @@
 import type { Db, Row } from "./sqlite.ts";
 import { createReadCache, type ReadView } from "./read_cache.ts";
 
+/**
+ * A field as pages and lookups return it: every attribute but its boundary, which can be hundreds of kilobytes and
+ * is read only for the fields a request serves it for (`boundaries`). A query selecting only ids over nested pages
+ * (4,600 rows within the cost limit) otherwise held every boundary of every row in memory.
+ */
 export interface Field {
   id: number;
   organizationId: number;
@@ -9,15 +14,23 @@ export interface Field {
   areaHa: number;
   crop: string | null;
   season: string | null;
-  /** GeoJSON Polygon or MultiPolygon geometry, as stored JSON text. */
-  boundary: string;
   centroid: { lon: number; lat: number };
   createdAt: number;
   updatedAt: number;
 }
 
 /** A field to insert: the stored attributes without the ids and timestamps the store assigns. */
-export type NewField = Omit<Field, "id" | "organizationId" | "createdAt" | "updatedAt">;
+export interface NewField extends Omit<Field, "id" | "organizationId" | "createdAt" | "updatedAt"> {
+  /** GeoJSON Polygon or MultiPolygon geometry, as JSON text. */
+  boundary: string;
+}
+
+/** What `boundaries` read: the texts by field id, and whether the byte budget left any out. */
+export interface Boundaries {
+  texts: Map<number, string>;
+  /** True when the next boundary in id order would have passed `maxBytes`: it and those after it are not read. */
+  cut: boolean;
+}
 
 /** A page: the fields after `afterId` in id order, at most `limit` of them. */
 export interface PageOptions {
@@ -53,7 +66,17 @@ export interface FieldStore {
   countAndPage(filter: FieldFilter, options: PageOptions): Promise<{ total: number; rows: Field[] }>;
   /** The field if it belongs to one of `organizationIds`. */
   findById(id: number, organizationIds: readonly number[]): Promise<Field | undefined>;
+  /**
+   * The GeoJSON text of the fields `ids` that belong to `organizationIds`, in id order for as long as their total
+   * stays within `maxBytes` (the text is ASCII: characters are bytes). An id missing from `texts` without `cut`
+   * names no such field (deleted since its page was read, or another organization's).
+   */
+  boundaries(ids: readonly number[], organizationIds: readonly number[], maxBytes: number): Promise<Boundaries>;
 }
+
+// Every column but the boundary (see Field).
+const FIELD_COLUMNS = "id, organization_id, name, area_ha, crop, season, centroid_lon, centroid_lat, created_at, updated_at";
+const IN_SCOPE = "id IN (SELECT value FROM json_each(?)) AND organization_id IN (SELECT value FROM json_each(?))";
 
 function toField(row: Row): Field {
   return {
@@ -63,7 +86,6 @@ function toField(row: Row): Field {
     areaHa: Number(row.area_ha),
     crop: row.crop === null ? null : String(row.crop),
     season: row.season === null ? null : String(row.season),
-    boundary: String(row.boundary),
     centroid: { lon: Number(row.centroid_lon), lat: Number(row.centroid_lat) },
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -136,7 +158,7 @@ export function createFieldStore(db: Db): FieldStore {
   };
   const pageNow = (filter: FieldFilter, { afterId, limit }: PageOptions): Field[] => {
     const { where, params } = scopeOf(filter);
-    const rows = db.prepare(`SELECT * FROM fields WHERE ${where} AND id > ? ORDER BY id LIMIT ?`)
+    const rows = db.prepare(`SELECT ${FIELD_COLUMNS} FROM fields WHERE ${where} AND id > ? ORDER BY id LIMIT ?`)
       .all(...params, afterId, limit) as Row[];
     return rows.map(toField);
   };
@@ -166,9 +188,30 @@ export function createFieldStore(db: Db): FieldStore {
       return db.readTogether(() => ({ total: countNow(filter), rows: pageNow(filter, options) }));
     },
     async findById(id, organizationIds) {
-      const row = db.prepare("SELECT * FROM fields WHERE id = ? AND organization_id IN (SELECT value FROM json_each(?))")
+      const row = db.prepare(`SELECT ${FIELD_COLUMNS} FROM fields WHERE id = ? AND organization_id IN (SELECT value FROM json_each(?))`)
         .get(id, JSON.stringify(organizationIds)) as Row | undefined;
       return row && toField(row);
+    },
+    async boundaries(ids, organizationIds, maxBytes) {
+      const scope = [JSON.stringify(ids), JSON.stringify(organizationIds)];
+      // Sizes first (octet_length needs no copy of the text into JavaScript), so what is read stays within the budget.
+      return db.readTogether((): Boundaries => {
+        const sizes = db.prepare(`SELECT id, octet_length(boundary) AS bytes FROM fields WHERE ${IN_SCOPE} ORDER BY id`)
+          .all(...scope) as Row[];
+        const fitting: number[] = [];
+        let total = 0;
+        for (const row of sizes) {
+          total += Number(row.bytes);
+          if (total > maxBytes) break;
+          fitting.push(Number(row.id));
+        }
+        const texts = new Map<number, string>();
+        if (fitting.length > 0) {
+          const rows = db.prepare(`SELECT id, boundary FROM fields WHERE ${IN_SCOPE}`).all(JSON.stringify(fitting), scope[1]!) as Row[];
+          for (const row of rows) texts.set(Number(row.id), String(row.boundary));
+        }
+        return { texts, cut: fitting.length < sizes.length };
+      });
     },
   };
 }

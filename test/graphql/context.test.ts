@@ -18,15 +18,75 @@ function boundaryLimitError(error: unknown): boolean {
   return error instanceof GraphQLError && error.extensions.code === "BOUNDARY_LIMIT_EXCEEDED";
 }
 
-test("chargeBoundary allows boundaries up to the cap exactly and refuses every one after it", async () => {
+/** The ids and boundary sizes of acme's fields, in id order. */
+async function acmeBoundaries(t: TestApp) {
+  const acme = (await t.store.organizations.findBySlug("acme"))!.id;
+  const rows = await t.store.fields.page({ organizationIds: [acme] }, { afterId: 0, limit: 100 });
+  const { texts } = await t.store.fields.boundaries(rows.map((f) => f.id), [acme], 1 << 30);
+  return rows.map((f) => ({ id: f.id, bytes: texts.get(f.id)!.length }));
+}
+
+test("boundary serves texts up to the cap exactly and refuses every one after it, each request with its own budget", async () => {
   const { t, acmeToken } = await buildWorld({ FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1024" });
+  await t.seed.fields(20, { org: "acme" });
+  const fields = await acmeBoundaries(t);
+  let fitting = 0;
+  for (let total = 0; total + fields[fitting]!.bytes <= 1_024; fitting++) total += fields[fitting]!.bytes;
   const ctx = await contextFor(t, acmeToken);
-  ctx.chargeBoundary(1_000);
-  ctx.chargeBoundary(24);
-  assert.throws(() => ctx.chargeBoundary(1), boundaryLimitError);
-  assert.throws(() => ctx.chargeBoundary(0), boundaryLimitError, "past the cap, even an empty boundary is refused");
+  // One pass, as graphql-js asks for a page's boundaries.
+  const served = await Promise.allSettled(fields.map((f) => ctx.boundary(f.id)));
+  assert.deepEqual(served.map((r) => r.status), fields.map((_, i) => (i < fitting ? "fulfilled" : "rejected")));
+  for (const result of served) if (result.status === "rejected") assert.ok(boundaryLimitError(result.reason));
+  await assert.rejects(ctx.boundary(fields[0]!.id), boundaryLimitError, "past the cap, every later boundary is refused");
   const next = await contextFor(t, acmeToken);
-  assert.doesNotThrow(() => next.chargeBoundary(1_024), "each request has its own budget");
+  assert.equal((await next.boundary(fields[0]!.id)).length, fields[0]!.bytes, "each request has its own budget");
+});
+
+test("boundary reads one pass's boundaries in one store call, never more text than the budget left", async () => {
+  const { t, acmeToken } = await buildWorld({ FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1024" });
+  await t.seed.fields(20, { org: "acme" });
+  const fields = await acmeBoundaries(t);
+  const store = t.app.deps.store.fields;
+  const read = store.boundaries.bind(store);
+  const calls: { ids: number; maxBytes: number; bytes: number }[] = [];
+  store.boundaries = async (ids, organizationIds, maxBytes) => {
+    const result = await read(ids, organizationIds, maxBytes);
+    calls.push({ ids: ids.length, maxBytes, bytes: [...result.texts.values()].reduce((n, text) => n + text.length, 0) });
+    return result;
+  };
+  const ctx = await contextFor(t, acmeToken);
+  await Promise.allSettled(fields.slice(0, 3).map((f) => ctx.boundary(f.id)));
+  await Promise.allSettled(fields.map((f) => ctx.boundary(f.id)));
+  assert.equal(calls.length, 2);
+  assert.deepEqual(calls.map((c) => c.ids), [3, fields.length]);
+  const first = fields.slice(0, 3).reduce((n, f) => n + f.bytes, 0);
+  assert.deepEqual(calls.map((c) => c.maxBytes), [1_024, 1_024 - first]);
+  for (const call of calls) assert.ok(call.bytes <= call.maxBytes, JSON.stringify(call));
+});
+
+test("a field deleted between its page and its boundary is a FIELD_DELETED error, not an internal one", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const [field] = await acmeBoundaries(t);
+  const ctx = await contextFor(t, acmeToken);
+  const acme = (await t.store.organizations.findBySlug("acme"))!.id;
+  await t.store.fields.insertMany(acme, [], { now: t.clock.nowSeconds(), replace: true });
+  await assert.rejects(ctx.boundary(field!.id), (error) => error instanceof GraphQLError && error.extensions.code === "FIELD_DELETED");
+});
+
+test("a query that selects no boundary reads none, however many nested fields it lists", async () => {
+  const { t, acmeToken } = await buildWorld();
+  await t.seed.fields(20, { org: "acme" });
+  const store = t.app.deps.store.fields;
+  let reads = 0;
+  const read = store.boundaries.bind(store);
+  store.boundaries = (...args) => (reads++, read(...args));
+  const res = await gql(t, acmeToken, "{ fields(first: 100) { nodes { organization { fields(first: 46) { nodes { id } } } } } }");
+  assert.equal(res.body.errors, undefined);
+  assert.ok(listAt(res.body.data, "fields", "nodes").length > 20);
+  assert.equal(reads, 0);
+  const withBoundary = await gql(t, acmeToken, "{ fields(first: 3) { nodes { boundary } } }");
+  assert.equal(withBoundary.body.errors, undefined);
+  assert.equal(reads, 1, "a page's boundaries in one read");
 });
 
 // acme gets 27 fields with boundaries of 87 to 122 bytes: 5 fit in 1 024 bytes, 27 do not.

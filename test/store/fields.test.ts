@@ -61,7 +61,26 @@ test("rows become domain objects with parsed centroid and timestamps", async () 
   assert.deepEqual(a1!.centroid, { lon: 5.0005, lat: 52.0005 });
   assert.equal(a1!.createdAt, 100);
   assert.equal(a1!.crop, "wheat");
-  assert.equal(JSON.parse(a1!.boundary).type, "Polygon");
+  assert.ok(!("boundary" in a1!), "pages leave the boundary to boundaries()");
+});
+
+test("boundaries reads the texts in id order within the byte budget, and only the given organizations' fields", async () => {
+  const { fields, a, b } = await setup();
+  const ids = [...await fields.page({ organizationIds: [a, b] }, { afterId: 0, limit: 10 })].map((f) => f.id);
+  const all = await fields.boundaries(ids, [a, b], 1_000_000);
+  assert.equal(all.cut, false);
+  assert.deepEqual([...all.texts.keys()].sort((x, y) => x - y), ids);
+  for (const text of all.texts.values()) assert.equal(JSON.parse(text).type, "Polygon");
+  const sizes = ids.map((id) => all.texts.get(id)!.length);
+  // Exactly the first two fit: the third would pass the budget, so neither it nor any later one is read.
+  const two = await fields.boundaries(ids, [a, b], sizes[0]! + sizes[1]!);
+  assert.equal(two.cut, true);
+  assert.deepEqual([...two.texts.keys()], ids.slice(0, 2));
+  assert.deepEqual(await fields.boundaries(ids, [a, b], sizes[0]! - 1), { texts: new Map(), cut: true });
+  // Another organization's ids are simply not there, and nothing was cut for them.
+  const scoped = await fields.boundaries(ids, [b], 1_000_000);
+  assert.equal(scoped.cut, false);
+  assert.ok(scoped.texts.size > 0 && scoped.texts.size < ids.length);
 });
 
 const planRows: { name: string; filter: FieldFilter; index: RegExp }[] = [
@@ -157,7 +176,7 @@ function commitBeforePage(db: Db, commit: () => Promise<unknown>): { db: Db; lan
       },
     });
   return {
-    db: { ...db, prepare: (sql) => (sql.startsWith("SELECT * FROM fields WHERE") ? hook(db.prepare(sql)) : db.prepare(sql)) },
+    db: { ...db, prepare: (sql) => (/^SELECT id, .* FROM fields WHERE .* LIMIT \?$/.test(sql) ? hook(db.prepare(sql)) : db.prepare(sql)) },
     landed: () => landed,
   };
 }
