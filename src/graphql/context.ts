@@ -1,7 +1,7 @@
 // Per-request GraphQL context: who is acting, which organizations they may see, memoized loaders, the boundary budget.
 import type { Deps } from "../deps.ts";
 import type { AccessContext } from "../oauth/bearer_auth.ts";
-import type { Boundaries, FieldStore } from "../store/fields.ts";
+import type { BoundaryBudget, Field } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
 import type { User } from "../store/users.ts";
 import { graphqlError } from "./errors.ts";
@@ -17,13 +17,15 @@ export interface GraphqlContext {
   /** The acting user (the integration user for client credentials, the approving user for code tokens). */
   viewer(): Promise<User | undefined>;
   /**
-   * The field's boundary text. The boundaries one pass of the resolvers asks for are read together, in one
-   * statement pair, and the response serves at most `config.graphql.maxBoundaryBytes` of them; what is read from
-   * the store stays within the same budget.
-   * @throws GraphQLError BOUNDARY_LIMIT_EXCEEDED once the boundaries served would pass the cap
-   * @throws GraphQLError FIELD_DELETED when the field was deleted after its page was read
+   * This response's boundary budget, `config.graphql.maxBoundaryBytes`: the store reads a boundary only if it takes
+   * its size, so the boundaries read for one response never exceed the cap whatever the query selects.
    */
-  boundary(fieldId: number): Promise<string>;
+  boundaryBudget: BoundaryBudget;
+  /**
+   * The field's boundary text, read with its row under `boundaryBudget`.
+   * @throws GraphQLError BOUNDARY_LIMIT_EXCEEDED when the budget did not take it
+   */
+  boundaryOf(field: Field): string;
 }
 
 function once<T>(load: () => Promise<T>): () => Promise<T> {
@@ -31,63 +33,39 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
   return () => (promise ??= load());
 }
 
-interface Waiter {
-  resolve(text: string): void;
-  reject(error: unknown): void;
-}
-
 /**
- * Boundaries for one response. graphql-js asks for the boundaries of a page's nodes in one synchronous pass, so
- * every id asked for before the next microtask is read in one store call; the response's running total of
- * boundary bytes decides which are served. Once past the cap every later boundary fails too, so the response (and
- * memory) never holds more than the cap of boundary text, however many the query selects or how large they are.
+ * A response's running total of boundary bytes. Once a boundary would pass the cap it and every later one are
+ * refused, so the response (and memory) never holds more than the cap of boundary text, however many boundaries
+ * the query selects or how large they are.
  */
-function boundaryLoader(fields: FieldStore, organizationIds: readonly number[], maxBytes: number) {
+function boundaryBudget(maxBytes: number): { budget: BoundaryBudget; boundaryOf(field: Field): string } {
   let spent = 0;
-  let batch: Map<number, Waiter[]> | undefined;
-  const overCap = () =>
-    graphqlError("BOUNDARY_LIMIT_EXCEEDED", `The boundaries in this response would exceed ${maxBytes} bytes; ask for fewer fields per request`);
-  const serve = async (wanted: Map<number, Waiter[]>) => {
-    const ids = [...wanted.keys()].sort((a, b) => a - b);
-    let loaded: Boundaries;
-    try {
-      loaded = spent > maxBytes ? { texts: new Map(), cut: true } : await fields.boundaries(ids, organizationIds, maxBytes - spent);
-    } catch (error) {
-      for (const waiters of wanted.values()) for (const waiter of waiters) waiter.reject(error);
-      return;
-    }
-    for (const id of ids) {
-      const text = loaded.texts.get(id);
-      // Each waiter is one copy of the text in the response (the same field under two aliases is served twice).
-      for (const waiter of wanted.get(id)!) {
-        if (text === undefined) {
-          waiter.reject(loaded.cut ? overCap() : graphqlError("FIELD_DELETED", "The field was deleted while this request ran"));
-          continue;
+  let refused = false;
+  return {
+    budget: {
+      take(bytes) {
+        if (refused || spent + bytes > maxBytes) {
+          refused = true;
+          return false;
         }
-        spent += text.length;
-        if (spent > maxBytes) waiter.reject(overCap());
-        else waiter.resolve(text);
-      }
-    }
+        spent += bytes;
+        return true;
+      },
+    },
+    boundaryOf(field) {
+      if (field.boundary !== undefined) return field.boundary;
+      throw graphqlError(
+        "BOUNDARY_LIMIT_EXCEEDED",
+        `The boundaries in this response would exceed ${maxBytes} bytes; ask for fewer fields per request`,
+      );
+    },
   };
-  return (fieldId: number): Promise<string> =>
-    new Promise((resolve, reject) => {
-      if (!batch) {
-        const current = (batch = new Map());
-        queueMicrotask(() => {
-          batch = undefined;
-          void serve(current);
-        });
-      }
-      const waiters = batch.get(fieldId);
-      if (waiters) waiters.push({ resolve, reject });
-      else batch.set(fieldId, [{ resolve, reject }]);
-    });
 }
 
 /** Builds the context for one request from the authenticated access token. */
 export function createContext(deps: Deps, access: AccessContext): GraphqlContext {
   const userId = access.token.userId;
+  const boundaries = boundaryBudget(deps.config.graphql.maxBoundaryBytes);
   return {
     deps,
     access,
@@ -100,6 +78,7 @@ export function createContext(deps: Deps, access: AccessContext): GraphqlContext
       return new Map(list.map((organization) => [organization.id, organization]));
     }),
     viewer: once(() => deps.store.users.findById(userId)),
-    boundary: boundaryLoader(deps.store.fields, [...access.organizationIds], deps.config.graphql.maxBoundaryBytes),
+    boundaryBudget: boundaries.budget,
+    boundaryOf: boundaries.boundaryOf,
   };
 }

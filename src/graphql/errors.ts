@@ -14,7 +14,6 @@ export type GraphqlErrorCode =
   | "ALIAS_LIMIT_EXCEEDED"
   | "TOKEN_LIMIT_EXCEEDED"
   | "BOUNDARY_LIMIT_EXCEEDED"
-  | "FIELD_DELETED"
   | "INTERNAL_SERVER_ERROR";
 
 /** A GraphQL error we raise on purpose; its message is safe to show the client. */

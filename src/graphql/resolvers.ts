@@ -1,5 +1,5 @@
 // Resolvers: every data read goes through the acting user's organization ids; nothing else reaches the store.
-import type { Field, FieldFilter, FieldStore, PageOptions } from "../store/fields.ts";
+import type { BoundaryBudget, Field, FieldFilter, FieldStore, PageOptions } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
 import type { ReadView } from "../store/store.ts";
 import type { GraphqlContext } from "./context.ts";
@@ -51,17 +51,17 @@ interface Reads {
  * (total_count, nodes, edges, page_info) in one synchronous pass, so every part asked for before the next microtask
  * is read together: with both, `total_count` and `nodes` describe the same moment even while an import commits.
  */
-function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptions, view: ReadView) {
+function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptions, view: ReadView, boundaries?: BoundaryBudget) {
   let pending: { wanted: { count: boolean; page: boolean }; reads: Promise<Reads> } | undefined;
   return (part: "count" | "page"): Promise<Reads> => {
     if (!pending) {
       const wanted = { count: false, page: false };
       const reads = Promise.resolve().then((): Promise<Reads> => {
         pending = undefined;
-        if (wanted.count && wanted.page) return fields.countAndPage(filter, options);
+        if (wanted.count && wanted.page) return fields.countAndPage(filter, options, boundaries);
         // Alone, the count may come from what an earlier request under the same view kept (read_cache.ts).
         if (wanted.count) return fields.count(filter, view).then((total) => ({ total }));
-        return fields.page(filter, options).then((rows) => ({ rows }));
+        return fields.page(filter, options, boundaries).then((rows) => ({ rows }));
       });
       pending = { wanted, reads };
     }
@@ -70,8 +70,16 @@ function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptio
   };
 }
 
-/** Builds a scoped connection; `organizationIds` must already be limited to the caller's memberships. */
-export function fieldConnection(ctx: GraphqlContext, organizationIds: readonly number[], args: FieldsArgs): FieldConnection {
+/**
+ * Builds a scoped connection; `organizationIds` must already be limited to the caller's memberships. Its rows carry
+ * their boundaries only with `withBoundaries` (the query selects them), within the response's boundary budget.
+ */
+export function fieldConnection(
+  ctx: GraphqlContext,
+  organizationIds: readonly number[],
+  args: FieldsArgs,
+  withBoundaries = false,
+): FieldConnection {
   const limit = pageSize(args.first, ctx.deps.config.graphql.maxPageSize);
   const afterId = args.after === null || args.after === undefined ? 0 : decodeCursor(args.after);
   const filter: FieldFilter = {
@@ -80,7 +88,8 @@ export function fieldConnection(ctx: GraphqlContext, organizationIds: readonly n
     ...(args.season != null && { season: args.season }),
   };
   // One row more than asked tells whether another page follows, without a second query (with first: 0 too).
-  const read = gatherReads(ctx.deps.store.fields, filter, { afterId, limit: limit + 1 }, ctx.access.view);
+  const budget = withBoundaries ? ctx.boundaryBudget : undefined;
+  const read = gatherReads(ctx.deps.store.fields, filter, { afterId, limit: limit + 1 }, ctx.access.view, budget);
   return {
     totalCount: memo(async () => (await read("count")).total!),
     page: memo(async () => {
@@ -94,20 +103,21 @@ export function fieldConnection(ctx: GraphqlContext, organizationIds: readonly n
  * Query.fields: the caller's fields, optionally narrowed to one organization. An organization_id the caller is
  * not a member of (or that does not exist) yields an empty connection, so ids reveal nothing about other tenants.
  */
-export async function resolveFields(ctx: GraphqlContext, args: FieldsArgs): Promise<FieldConnection> {
+export async function resolveFields(ctx: GraphqlContext, args: FieldsArgs, withBoundaries = false): Promise<FieldConnection> {
   const memberships = ctx.organizationIds;
   let ids = [...memberships];
   if (args.organization_id != null) {
     const wanted = parseGlobalId("Organization", args.organization_id);
     ids = memberships.has(wanted) ? [wanted] : [];
   }
-  return fieldConnection(ctx, ids, args);
+  return fieldConnection(ctx, ids, args, withBoundaries);
 }
 
 /** Query.field: the field, or null when it does not exist or belongs to another organization (indistinguishable). */
-export async function resolveField(ctx: GraphqlContext, id: string): Promise<Field | null> {
+export async function resolveField(ctx: GraphqlContext, id: string, withBoundary = false): Promise<Field | null> {
   const fieldId = parseGlobalId("Field", id);
-  return (await ctx.deps.store.fields.findById(fieldId, [...ctx.organizationIds])) ?? null;
+  const budget = withBoundary ? ctx.boundaryBudget : undefined;
+  return (await ctx.deps.store.fields.findById(fieldId, [...ctx.organizationIds], budget)) ?? null;
 }
 
 /** Query.organizations: the organizations the acting user belongs to. */

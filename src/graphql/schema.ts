@@ -5,6 +5,7 @@ import type { GraphqlContext } from "./context.ts";
 import { globalId } from "./cursor.ts";
 import { filterArgs, pageArgs, FieldConnectionType, FieldType, OrganizationType } from "./field_types.ts";
 import { resolveField, resolveFields, resolveOrganizations, type FieldsArgs } from "./resolvers.ts";
+import { connectionSelectsBoundary, selects } from "./selection.ts";
 
 const ApplicationType = new GraphQLObjectType<TokenDetails>({
   name: "Application",
@@ -61,13 +62,13 @@ const QueryType = new GraphQLObjectType<unknown, GraphqlContext>({
         },
         ...filterArgs,
       },
-      resolve: (_root, args: FieldsArgs, ctx) => resolveFields(ctx, args),
+      resolve: (_root, args: FieldsArgs, ctx, info) => resolveFields(ctx, args, connectionSelectsBoundary(info)),
     },
     field: {
       type: FieldType,
       description: "One field by id; null when it does not exist or belongs to an organization the user is not in.",
       args: { id: { type: new GraphQLNonNull(GraphQLID), description: "Global id of the field." } },
-      resolve: (_root, args: { id: string }, ctx) => resolveField(ctx, args.id),
+      resolve: (_root, args: { id: string }, ctx, info) => resolveField(ctx, args.id, selects(info, ["boundary"])),
     },
     organizations: {
       type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(OrganizationType))),

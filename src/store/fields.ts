@@ -3,9 +3,9 @@ import type { Db, Row } from "./sqlite.ts";
 import { createReadCache, type ReadView } from "./read_cache.ts";
 
 /**
- * A field as pages and lookups return it: every attribute but its boundary, which can be hundreds of kilobytes and
- * is read only for the fields a request serves it for (`boundaries`). A query selecting only ids over nested pages
- * (4,600 rows within the cost limit) otherwise held every boundary of every row in memory.
+ * A field as pages and lookups return it. The boundary can be hundreds of kilobytes, so it is read only when the
+ * caller passes a BoundaryBudget, and only as far as the budget goes: a query selecting only ids over nested pages
+ * (4,600 rows within the GraphQL cost limit) otherwise held every boundary of every row in memory.
  */
 export interface Field {
   id: number;
@@ -14,22 +14,24 @@ export interface Field {
   areaHa: number;
   crop: string | null;
   season: string | null;
+  /** GeoJSON Polygon or MultiPolygon geometry as JSON text; absent when not asked for or past the budget. */
+  boundary?: string;
   centroid: { lon: number; lat: number };
   createdAt: number;
   updatedAt: number;
 }
 
 /** A field to insert: the stored attributes without the ids and timestamps the store assigns. */
-export interface NewField extends Omit<Field, "id" | "organizationId" | "createdAt" | "updatedAt"> {
-  /** GeoJSON Polygon or MultiPolygon geometry, as JSON text. */
+export interface NewField extends Omit<Field, "id" | "organizationId" | "createdAt" | "updatedAt" | "boundary"> {
   boundary: string;
 }
 
-/** What `boundaries` read: the texts by field id, and whether the byte budget left any out. */
-export interface Boundaries {
-  texts: Map<number, string>;
-  /** True when the next boundary in id order would have passed `maxBytes`: it and those after it are not read. */
-  cut: boolean;
+/**
+ * How many bytes of boundary text a read may still take. Asked once per row in id order before its text is read:
+ * a refused row and every later one of that read come back without a boundary.
+ */
+export interface BoundaryBudget {
+  take(bytes: number): boolean;
 }
 
 /** A page: the fields after `afterId` in id order, at most `limit` of them. */
@@ -60,23 +62,18 @@ export interface FieldStore {
    * (read_cache.ts), the answer is kept for the next request under the same view: counts change only by a write.
    */
   count(filter: FieldFilter, view?: ReadView): Promise<number>;
-  /** Fields with id > afterId in id order, at most `limit`. */
-  page(filter: FieldFilter, options: PageOptions): Promise<Field[]>;
+  /** Fields with id > afterId in id order, at most `limit`; with `boundaries`, their boundaries as far as it goes. */
+  page(filter: FieldFilter, options: PageOptions, boundaries?: BoundaryBudget): Promise<Field[]>;
   /** `count` and `page` read in one snapshot, so the total and the rows describe the same moment. */
-  countAndPage(filter: FieldFilter, options: PageOptions): Promise<{ total: number; rows: Field[] }>;
-  /** The field if it belongs to one of `organizationIds`. */
-  findById(id: number, organizationIds: readonly number[]): Promise<Field | undefined>;
-  /**
-   * The GeoJSON text of the fields `ids` that belong to `organizationIds`, in id order for as long as their total
-   * stays within `maxBytes` (the text is ASCII: characters are bytes). An id missing from `texts` without `cut`
-   * names no such field (deleted since its page was read, or another organization's).
-   */
-  boundaries(ids: readonly number[], organizationIds: readonly number[], maxBytes: number): Promise<Boundaries>;
+  countAndPage(filter: FieldFilter, options: PageOptions, boundaries?: BoundaryBudget): Promise<{ total: number; rows: Field[] }>;
+  /** The field if it belongs to one of `organizationIds`; with `boundaries`, its boundary if the budget allows. */
+  findById(id: number, organizationIds: readonly number[], boundaries?: BoundaryBudget): Promise<Field | undefined>;
 }
 
-// Every column but the boundary (see Field).
+// Every column but the boundary (see Field), and with its size when boundaries are wanted: octet_length needs no
+// copy of the text into JavaScript.
 const FIELD_COLUMNS = "id, organization_id, name, area_ha, crop, season, centroid_lon, centroid_lat, created_at, updated_at";
-const IN_SCOPE = "id IN (SELECT value FROM json_each(?)) AND organization_id IN (SELECT value FROM json_each(?))";
+const SIZED_COLUMNS = `${FIELD_COLUMNS}, octet_length(boundary) AS boundary_bytes`;
 
 function toField(row: Row): Field {
   return {
@@ -156,11 +153,25 @@ export function createFieldStore(db: Db): FieldStore {
     const row = db.prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM field_counts WHERE ${where}`).get(...params) as Row;
     return Number(row.n);
   };
-  const pageNow = (filter: FieldFilter, { afterId, limit }: PageOptions): Field[] => {
+  /** The rows' boundaries, in row order while the budget takes them; the caller holds the rows' snapshot. */
+  const withBoundaries = (rows: Row[], budget: BoundaryBudget): Field[] => {
+    const fields = rows.map(toField);
+    let taken = 0;
+    while (taken < rows.length && budget.take(Number(rows[taken]!.boundary_bytes))) taken++;
+    if (taken === 0) return fields;
+    const ids = JSON.stringify(fields.slice(0, taken).map((f) => f.id));
+    const texts = new Map<number, string>();
+    for (const row of db.prepare("SELECT id, boundary FROM fields WHERE id IN (SELECT value FROM json_each(?))").all(ids) as Row[]) {
+      texts.set(Number(row.id), String(row.boundary));
+    }
+    for (const field of fields.slice(0, taken)) field.boundary = texts.get(field.id);
+    return fields;
+  };
+  const pageNow = (filter: FieldFilter, { afterId, limit }: PageOptions, budget?: BoundaryBudget): Field[] => {
     const { where, params } = scopeOf(filter);
-    const rows = db.prepare(`SELECT ${FIELD_COLUMNS} FROM fields WHERE ${where} AND id > ? ORDER BY id LIMIT ?`)
+    const rows = db.prepare(`SELECT ${budget ? SIZED_COLUMNS : FIELD_COLUMNS} FROM fields WHERE ${where} AND id > ? ORDER BY id LIMIT ?`)
       .all(...params, afterId, limit) as Row[];
-    return rows.map(toField);
+    return budget ? withBoundaries(rows, budget) : rows.map(toField);
   };
   return {
     async insertMany(organizationId, fields, { now, replace = false }) {
@@ -181,37 +192,21 @@ export function createFieldStore(db: Db): FieldStore {
       // by its bearer check) it costs no statement at all until something is written.
       return view ? counts.read(view, countKey(filter), () => countNow(filter))! : countNow(filter);
     },
-    async page(filter, options) {
-      return pageNow(filter, options);
+    async page(filter, options, boundaries) {
+      // With boundaries, two statements: read in one snapshot, so a row and its boundary are of the same moment.
+      return boundaries ? db.readTogether(() => pageNow(filter, options, boundaries)) : pageNow(filter, options);
     },
-    async countAndPage(filter, options) {
-      return db.readTogether(() => ({ total: countNow(filter), rows: pageNow(filter, options) }));
+    async countAndPage(filter, options, boundaries) {
+      return db.readTogether(() => ({ total: countNow(filter), rows: pageNow(filter, options, boundaries) }));
     },
-    async findById(id, organizationIds) {
-      const row = db.prepare(`SELECT ${FIELD_COLUMNS} FROM fields WHERE id = ? AND organization_id IN (SELECT value FROM json_each(?))`)
-        .get(id, JSON.stringify(organizationIds)) as Row | undefined;
-      return row && toField(row);
-    },
-    async boundaries(ids, organizationIds, maxBytes) {
-      const scope = [JSON.stringify(ids), JSON.stringify(organizationIds)];
-      // Sizes first (octet_length needs no copy of the text into JavaScript), so what is read stays within the budget.
-      return db.readTogether((): Boundaries => {
-        const sizes = db.prepare(`SELECT id, octet_length(boundary) AS bytes FROM fields WHERE ${IN_SCOPE} ORDER BY id`)
-          .all(...scope) as Row[];
-        const fitting: number[] = [];
-        let total = 0;
-        for (const row of sizes) {
-          total += Number(row.bytes);
-          if (total > maxBytes) break;
-          fitting.push(Number(row.id));
-        }
-        const texts = new Map<number, string>();
-        if (fitting.length > 0) {
-          const rows = db.prepare(`SELECT id, boundary FROM fields WHERE ${IN_SCOPE}`).all(JSON.stringify(fitting), scope[1]!) as Row[];
-          for (const row of rows) texts.set(Number(row.id), String(row.boundary));
-        }
-        return { texts, cut: fitting.length < sizes.length };
-      });
+    async findById(id, organizationIds, boundaries) {
+      const read = () => {
+        const row = db.prepare(`SELECT ${boundaries ? SIZED_COLUMNS : FIELD_COLUMNS} FROM fields WHERE id = ?
+          AND organization_id IN (SELECT value FROM json_each(?))`).get(id, JSON.stringify(organizationIds)) as Row | undefined;
+        if (!row) return undefined;
+        return boundaries ? withBoundaries([row], boundaries)[0] : toField(row);
+      };
+      return boundaries ? db.readTogether(read) : read();
     },
   };
 }

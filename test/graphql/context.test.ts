@@ -6,6 +6,7 @@ import { authenticateBearer } from "../../src/oauth/bearer_auth.ts";
 import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
 import { BASE } from "../helpers/requests.ts";
 import type { TestApp } from "../helpers/test_app.ts";
+import type { Field } from "../../src/store/fields.ts";
 
 /** The context the endpoint would build for a request with `token`. */
 async function contextFor(t: TestApp, token: string) {
@@ -18,75 +19,59 @@ function boundaryLimitError(error: unknown): boolean {
   return error instanceof GraphQLError && error.extensions.code === "BOUNDARY_LIMIT_EXCEEDED";
 }
 
-/** The ids and boundary sizes of acme's fields, in id order. */
-async function acmeBoundaries(t: TestApp) {
-  const acme = (await t.store.organizations.findBySlug("acme"))!.id;
-  const rows = await t.store.fields.page({ organizationIds: [acme] }, { afterId: 0, limit: 100 });
-  const { texts } = await t.store.fields.boundaries(rows.map((f) => f.id), [acme], 1 << 30);
-  return rows.map((f) => ({ id: f.id, bytes: texts.get(f.id)!.length }));
+test("the boundary budget takes sizes up to the cap exactly and refuses every later one; each request has its own", async () => {
+  const { t, acmeToken } = await buildWorld({ FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1024" });
+  const ctx = await contextFor(t, acmeToken);
+  assert.equal(ctx.boundaryBudget.take(1_000), true);
+  assert.equal(ctx.boundaryBudget.take(24), true);
+  assert.equal(ctx.boundaryBudget.take(1), false);
+  assert.equal(ctx.boundaryBudget.take(0), false, "once refused, even an empty boundary is");
+  assert.throws(() => ctx.boundaryOf({ id: 1 } as Field), boundaryLimitError, "a row the budget refused has no boundary to serve");
+  const next = await contextFor(t, acmeToken);
+  assert.equal(next.boundaryBudget.take(1_024), true, "each request has its own budget");
+});
+
+/** Which field reads of the app's store were handed a boundary budget, by method. */
+function spyBudgets(t: TestApp) {
+  const store = t.app.deps.store.fields;
+  const calls: [string, boolean][] = [];
+  const { page, countAndPage, findById } = store;
+  store.page = (filter, options, boundaries) => (calls.push(["page", boundaries !== undefined]), page.call(store, filter, options, boundaries));
+  store.countAndPage = (filter, options, boundaries) =>
+    (calls.push(["countAndPage", boundaries !== undefined]), countAndPage.call(store, filter, options, boundaries));
+  store.findById = (id, organizationIds, boundaries) =>
+    (calls.push(["findById", boundaries !== undefined]), findById.call(store, id, organizationIds, boundaries));
+  return calls;
 }
 
-test("boundary serves texts up to the cap exactly and refuses every one after it, each request with its own budget", async () => {
-  const { t, acmeToken } = await buildWorld({ FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1024" });
-  await t.seed.fields(20, { org: "acme" });
-  const fields = await acmeBoundaries(t);
-  let fitting = 0;
-  for (let total = 0; total + fields[fitting]!.bytes <= 1_024; fitting++) total += fields[fitting]!.bytes;
-  const ctx = await contextFor(t, acmeToken);
-  // One pass, as graphql-js asks for a page's boundaries.
-  const served = await Promise.allSettled(fields.map((f) => ctx.boundary(f.id)));
-  assert.deepEqual(served.map((r) => r.status), fields.map((_, i) => (i < fitting ? "fulfilled" : "rejected")));
-  for (const result of served) if (result.status === "rejected") assert.ok(boundaryLimitError(result.reason));
-  await assert.rejects(ctx.boundary(fields[0]!.id), boundaryLimitError, "past the cap, every later boundary is refused");
-  const next = await contextFor(t, acmeToken);
-  assert.equal((await next.boundary(fields[0]!.id)).length, fields[0]!.bytes, "each request has its own budget");
-});
-
-test("boundary reads one pass's boundaries in one store call, never more text than the budget left", async () => {
-  const { t, acmeToken } = await buildWorld({ FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "1024" });
-  await t.seed.fields(20, { org: "acme" });
-  const fields = await acmeBoundaries(t);
-  const store = t.app.deps.store.fields;
-  const read = store.boundaries.bind(store);
-  const calls: { ids: number; maxBytes: number; bytes: number }[] = [];
-  store.boundaries = async (ids, organizationIds, maxBytes) => {
-    const result = await read(ids, organizationIds, maxBytes);
-    calls.push({ ids: ids.length, maxBytes, bytes: [...result.texts.values()].reduce((n, text) => n + text.length, 0) });
-    return result;
-  };
-  const ctx = await contextFor(t, acmeToken);
-  await Promise.allSettled(fields.slice(0, 3).map((f) => ctx.boundary(f.id)));
-  await Promise.allSettled(fields.map((f) => ctx.boundary(f.id)));
-  assert.equal(calls.length, 2);
-  assert.deepEqual(calls.map((c) => c.ids), [3, fields.length]);
-  const first = fields.slice(0, 3).reduce((n, f) => n + f.bytes, 0);
-  assert.deepEqual(calls.map((c) => c.maxBytes), [1_024, 1_024 - first]);
-  for (const call of calls) assert.ok(call.bytes <= call.maxBytes, JSON.stringify(call));
-});
-
-test("a field deleted between its page and its boundary is a FIELD_DELETED error, not an internal one", async () => {
-  const { t, acmeToken } = await buildWorld();
-  const [field] = await acmeBoundaries(t);
-  const ctx = await contextFor(t, acmeToken);
-  const acme = (await t.store.organizations.findBySlug("acme"))!.id;
-  await t.store.fields.insertMany(acme, [], { now: t.clock.nowSeconds(), replace: true });
-  await assert.rejects(ctx.boundary(field!.id), (error) => error instanceof GraphQLError && error.extensions.code === "FIELD_DELETED");
-});
-
-test("a query that selects no boundary reads none, however many nested fields it lists", async () => {
+test("a query reads boundaries only where it selects them: nodes, edges, fragments, field(id:)", async () => {
   const { t, acmeToken } = await buildWorld();
   await t.seed.fields(20, { org: "acme" });
-  const store = t.app.deps.store.fields;
-  let reads = 0;
-  const read = store.boundaries.bind(store);
-  store.boundaries = (...args) => (reads++, read(...args));
-  const res = await gql(t, acmeToken, "{ fields(first: 100) { nodes { organization { fields(first: 46) { nodes { id } } } } } }");
-  assert.equal(res.body.errors, undefined);
-  assert.ok(listAt(res.body.data, "fields", "nodes").length > 20);
-  assert.equal(reads, 0);
-  const withBoundary = await gql(t, acmeToken, "{ fields(first: 3) { nodes { boundary } } }");
-  assert.equal(withBoundary.body.errors, undefined);
-  assert.equal(reads, 1, "a page's boundaries in one read");
+  const calls = spyBudgets(t);
+  // Up to 4 600 rows within the cost limit, none with its boundary (about 175 MB with 1 000-vertex fields before).
+  const nested = await gql(t, acmeToken, "{ fields(first: 100) { nodes { organization { fields(first: 46) { nodes { id } } } } } }");
+  assert.equal(nested.body.errors, undefined);
+  assert.ok(calls.length > 20);
+  assert.deepEqual(calls.filter(([, budgeted]) => budgeted), []);
+  const rows: [string, [string, boolean][]][] = [
+    ["{ fields(first: 3) { nodes { boundary } } }", [["page", true]]],
+    ["{ fields(first: 3) { total_count edges { node { b: boundary } } } }", [["countAndPage", true]]],
+    ["{ fields(first: 3) { nodes { ...F } } } fragment F on Field { ... on Field { boundary } }", [["page", true]]],
+    ["{ fields(first: 3) { nodes { id } } x: fields(first: 2) { nodes { boundary } } }", [["page", false], ["page", true]]],
+  ];
+  for (const [query, expected] of rows) {
+    calls.length = 0;
+    const res = await gql(t, acmeToken, query);
+    assert.equal(res.body.errors, undefined, query);
+    assert.deepEqual(calls, expected, query);
+  }
+  const id = at(listAt((await gql(t, acmeToken, "{ fields(first: 1) { nodes { id } } }")).body.data, "fields", "nodes")[0], "id");
+  for (const [selection, budgeted] of [["name", false], ["boundary", true]] as const) {
+    calls.length = 0;
+    const res = await gql(t, acmeToken, `{ field(id: "${id}") { ${selection} } }`);
+    assert.equal(res.body.errors, undefined);
+    assert.deepEqual(calls, [["findById", budgeted]]);
+  }
 });
 
 // acme gets 27 fields with boundaries of 87 to 122 bytes: 5 fit in 1 024 bytes, 27 do not.

@@ -64,23 +64,38 @@ test("rows become domain objects with parsed centroid and timestamps", async () 
   assert.ok(!("boundary" in a1!), "pages leave the boundary to boundaries()");
 });
 
-test("boundaries reads the texts in id order within the byte budget, and only the given organizations' fields", async () => {
+/** A budget that takes up to `bytes` in total and records every size it was asked for. */
+function budget(bytes: number) {
+  const asked: number[] = [];
+  let left = bytes;
+  return {
+    asked,
+    take(size: number) {
+      asked.push(size);
+      if (size > left) return false;
+      left -= size;
+      return true;
+    },
+  };
+}
+
+test("boundaries are read only with a budget, in id order for as long as it takes them", async () => {
   const { fields, a, b } = await setup();
-  const ids = [...await fields.page({ organizationIds: [a, b] }, { afterId: 0, limit: 10 })].map((f) => f.id);
-  const all = await fields.boundaries(ids, [a, b], 1_000_000);
-  assert.equal(all.cut, false);
-  assert.deepEqual([...all.texts.keys()].sort((x, y) => x - y), ids);
-  for (const text of all.texts.values()) assert.equal(JSON.parse(text).type, "Polygon");
-  const sizes = ids.map((id) => all.texts.get(id)!.length);
-  // Exactly the first two fit: the third would pass the budget, so neither it nor any later one is read.
-  const two = await fields.boundaries(ids, [a, b], sizes[0]! + sizes[1]!);
-  assert.equal(two.cut, true);
-  assert.deepEqual([...two.texts.keys()], ids.slice(0, 2));
-  assert.deepEqual(await fields.boundaries(ids, [a, b], sizes[0]! - 1), { texts: new Map(), cut: true });
-  // Another organization's ids are simply not there, and nothing was cut for them.
-  const scoped = await fields.boundaries(ids, [b], 1_000_000);
-  assert.equal(scoped.cut, false);
-  assert.ok(scoped.texts.size > 0 && scoped.texts.size < ids.length);
+  const filter = { organizationIds: [a, b] };
+  const all = await fields.page(filter, { afterId: 0, limit: 10 }, budget(1_000_000));
+  assert.equal(all.length, 5);
+  for (const f of all) assert.equal(JSON.parse(f.boundary!).type, "Polygon");
+  const size = all[0]!.boundary!.length;
+  // Room for two: the third row is refused, and the later rows come back without a boundary too.
+  const two = budget(2 * size + 1);
+  const cut = await fields.page(filter, { afterId: 0, limit: 10 }, two);
+  assert.deepEqual(cut.map((f) => f.boundary !== undefined), [true, true, false, false, false]);
+  assert.deepEqual(two.asked, [size, size, size], "asked in id order, and not again once refused");
+  const [counted] = [(await fields.countAndPage(filter, { afterId: 0, limit: 1 }, budget(size))).rows];
+  assert.equal(counted![0]!.boundary, all[0]!.boundary);
+  assert.equal((await fields.findById(all[0]!.id, [a, b], budget(size)))?.boundary, all[0]!.boundary);
+  assert.equal((await fields.findById(all[0]!.id, [a, b], budget(size - 1)))?.boundary, undefined);
+  assert.equal((await fields.findById(all[0]!.id, [a, b]))?.boundary, undefined);
 });
 
 const planRows: { name: string; filter: FieldFilter; index: RegExp }[] = [
