@@ -59,7 +59,8 @@ test("a query reads boundaries only where it selects them: nodes, edges, fragmen
     ["{ fields(first: 3) { nodes { ...F } } } fragment F on Field { ... on Field { boundary } }", [["page", true]]],
     ["{ fields(first: 3) { nodes { id } } x: fields(first: 2) { nodes { boundary } } }", [["page", false], ["page", true]]],
   ];
-  for (const [query, expected] of rows) {
+  // Twice each: the second run of a query text finds the lookahead's answer kept for its (cached) syntax nodes.
+  for (const [query, expected] of [...rows, ...rows]) {
     calls.length = 0;
     const res = await gql(t, acmeToken, query);
     assert.equal(res.body.errors, undefined, query);
