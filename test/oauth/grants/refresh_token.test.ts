@@ -128,6 +128,14 @@ test("refresh: reuse revokes only its own family, not the user's other approvals
   assert.equal((await refresh(t, client, b.refresh_token)).res.status, 200);
 });
 
+/** Reuse was detected once, and it revoked the grant: `pair` (issued before the reuse) is dead. */
+async function assertReuseRevoked(t: TestApp, client: SeededClient, pair: { access_token: string; refresh_token: string }) {
+  assert.equal((await tokenInfo(t, pair.access_token)).status, 401);
+  assert.equal((await refresh(t, client, pair.refresh_token)).res.status, 400);
+  const detected = (await t.store.audit.list({})).filter((e) => e.event === "refresh_reuse_detected");
+  assert.equal(detected.length, 1);
+}
+
 test("refresh: within the grace period a retry gets a fresh pair and the lost pair dies", async () => {
   const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "5" });
   const { client, tokens } = await authCodeTokens(t);
@@ -154,10 +162,7 @@ test("refresh: the pair a grace retry replaced, presented later, is reuse and re
   const replaced = await refresh(t, client, received.refresh_token);
   assert.equal(replaced.res.status, 400);
   assert.equal(replaced.body.error, "invalid_grant");
-  assert.equal((await tokenInfo(t, retry.body.access_token)).status, 401);
-  assert.equal((await refresh(t, client, retry.body.refresh_token)).res.status, 400);
-  const detected = (await t.store.audit.list({})).filter((e) => e.event === "refresh_reuse_detected");
-  assert.equal(detected.length, 1);
+  await assertReuseRevoked(t, client, retry.body);
 });
 
 test("refresh: once the grant is revoked, the pair a grace retry replaced is invalid, not reported as reuse", async () => {
@@ -219,10 +224,7 @@ test("refresh: the grace retry is granted once; a second replay of the same toke
   // Still inside the window: whoever replays now is not the client that lost one response.
   const again = await refresh(t, client, tokens.refresh_token);
   assert.equal(again.body.error, "invalid_grant");
-  assert.equal((await tokenInfo(t, retry.body.access_token)).status, 401);
-  assert.equal((await refresh(t, client, retry.body.refresh_token)).res.status, 400);
-  const detected = (await t.store.audit.list({})).filter((e) => e.event === "refresh_reuse_detected");
-  assert.equal(detected.length, 1);
+  await assertReuseRevoked(t, client, retry.body);
 });
 
 test("refresh: two concurrent refreshes of one token give exactly one 200 (grace 0)", async () => {
