@@ -71,6 +71,15 @@ function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptio
 }
 
 /**
+ * The budget for a page read with one row more than it serves (the probe for hasNextPage): that row's boundary is
+ * never served, so it is neither read nor charged to the response.
+ */
+function servedRowsOnly(budget: BoundaryBudget, rows: number): BoundaryBudget {
+  let asked = 0;
+  return { take: (bytes) => asked++ < rows && budget.take(bytes) };
+}
+
+/**
  * Builds a scoped connection; `organizationIds` must already be limited to the caller's memberships. Its rows carry
  * their boundaries only with `withBoundaries` (the query selects them), within the response's boundary budget.
  */
@@ -88,7 +97,7 @@ export function fieldConnection(
     ...(args.season != null && { season: args.season }),
   };
   // One row more than asked tells whether another page follows, without a second query (with first: 0 too).
-  const budget = withBoundaries ? ctx.boundaryBudget : undefined;
+  const budget = withBoundaries ? servedRowsOnly(ctx.boundaryBudget, limit) : undefined;
   const read = gatherReads(ctx.deps.store.fields, filter, { afterId, limit: limit + 1 }, ctx.access.view, budget);
   return {
     totalCount: memo(async () => (await read("count")).total!),

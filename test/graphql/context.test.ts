@@ -2,6 +2,7 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { GraphQLError } from "graphql";
 import { createContext } from "../../src/graphql/context.ts";
+import { fieldConnection } from "../../src/graphql/resolvers.ts";
 import { authenticateBearer } from "../../src/oauth/bearer_auth.ts";
 import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
 import { BASE } from "../helpers/requests.ts";
@@ -29,6 +30,18 @@ test("the boundary budget takes sizes up to the cap exactly and refuses every la
   assert.throws(() => ctx.boundaryOf({ id: 1 } as Field), boundaryLimitError, "a row the budget refused has no boundary to serve");
   const next = await contextFor(t, acmeToken);
   assert.equal(next.boundaryBudget.take(1_024), true, "each request has its own budget");
+});
+
+test("a page charges the boundaries it serves, not the one row read only to tell whether a next page exists", async () => {
+  const { t, acmeToken } = await buildWorld();
+  await t.seed.fields(20, { org: "acme" });
+  const ctx = await contextFor(t, acmeToken);
+  const charged: number[] = [];
+  ctx.boundaryBudget = { take: (bytes) => (charged.push(bytes), true) };
+  const acme = (await t.store.organizations.findBySlug("acme"))!.id;
+  const page = await fieldConnection(ctx, [acme], { first: 3 }, true).page();
+  assert.equal(page.hasNextPage, true);
+  assert.deepEqual(page.nodes.map((f) => f.boundary!.length), charged);
 });
 
 /** Which field reads of the app's store were handed a boundary budget, by method. */
