@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import type { App } from "../app.ts";
 import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
@@ -143,7 +143,9 @@ async function createPrivateFile(path: string): Promise<boolean> {
 
 /** CliDeps.canonicalPath on Node. */
 async function canonicalPath(path: string): Promise<string> {
-  const absolute = resolve(path);
+  // Made absolute without resolve(): it folds "link/.." by text, where the kernel (and realpath) go through the
+  // link, so "link/../fg.db-journal" would name another file than the one it opens.
+  const absolute = isAbsolute(path) ? path : `${process.cwd()}/${path}`;
   const real = (at: string) => realpath(at).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT" || error.code === "ENOTDIR") return undefined;
     throw error;

@@ -76,6 +76,13 @@ test("backup refuses the database's own -journal, -wal and -shm however the path
     assert.match(refused.stderr, /one of the database's own files/, target);
     assert.equal(existsSync(target), false, target);
   }
+  // "link/.." goes through the link to its target's parent, as the kernel resolves it, not back to where it started.
+  mkdirSync(join(h.dir, "elsewhere"));
+  symlinkSync(join(h.dir, "sub"), join(h.dir, "elsewhere", "up"));
+  const dotted = join(h.dir, "elsewhere") + `/up/../${name}-journal`;
+  const viaLink = await h.run(["backup", dotted]);
+  assert.equal(viaLink.code, 2, dotted);
+  assert.equal(existsSync(`${h.dbPath}-journal`), false);
   // Through the symlinked directory, any other name is an ordinary new file.
   assert.equal((await h.run(["backup", join(h.dir, "link", "copy.db")])).code, 0);
 });
