@@ -41,19 +41,29 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 function boundaryBudget(maxBytes: number): { budget: BoundaryBudget; boundaryOf(field: Field): string } {
   let spent = 0;
   let refused = false;
-  return {
-    budget: {
-      take(bytes) {
-        if (refused || spent + bytes > maxBytes) {
-          refused = true;
-          return false;
-        }
-        spent += bytes;
-        return true;
-      },
+  const budget: BoundaryBudget = {
+    take(bytes) {
+      if (refused || spent + bytes > maxBytes) {
+        refused = true;
+        return false;
+      }
+      spent += bytes;
+      return true;
     },
+  };
+  // A row's read paid for one copy of its boundary. The same row served again (`a: boundary b: boundary`, or
+  // `nodes` and `edges { node }` together) is another copy in the response, and pays again.
+  const served = new WeakSet<Field>();
+  const mayServe = (field: Field, text: string): boolean => {
+    if (served.has(field)) return budget.take(text.length);
+    served.add(field);
+    return true;
+  };
+  return {
+    budget,
     boundaryOf(field) {
-      if (field.boundary !== undefined) return field.boundary;
+      const text = field.boundary;
+      if (text !== undefined && mayServe(field, text)) return text;
       throw graphqlError(
         "BOUNDARY_LIMIT_EXCEEDED",
         `The boundaries in this response would exceed ${maxBytes} bytes; ask for fewer fields per request`,

@@ -44,6 +44,47 @@ test("a page charges the boundaries it serves, not the one row read only to tell
   assert.deepEqual(page.nodes.map((f) => f.boundary!.length), charged);
 });
 
+test("the same boundary served twice in a response is charged twice: aliases, nodes and edges together", async () => {
+  const { t, acmeToken } = await boundaryWorld();
+  const [row] = listAt((await gql(t, acmeToken, "{ fields(first: 1) { nodes { id boundary } } }")).body.data, "fields", "nodes");
+  const bytes = JSON.stringify(at(row, "boundary")).length;
+  const copies = Math.floor(1_024 / bytes) + 1;
+  const aliased = (n: number) => `{ field(id: "${at(row, "id")}") { ${Array.from({ length: n }, (_, i) => `b${i}: boundary`).join(" ")} } }`;
+  const many = await gql(t, acmeToken, aliased(copies));
+  assert.equal(many.body.errors?.[0]?.extensions?.code, "BOUNDARY_LIMIT_EXCEEDED", `${copies} copies of ${bytes} bytes`);
+  const fits = await gql(t, acmeToken, aliased(copies - 1));
+  assert.equal(fits.body.errors, undefined, "one copy fewer fits the cap");
+  // As many rows as fit once; each once through nodes and once through edges is twice that (over 1 024).
+  const acme = (await t.store.organizations.findBySlug("acme"))!.id;
+  const sizes = (await t.store.fields.page({ organizationIds: [acme] }, { afterId: 0, limit: 30 }, { take: () => true }))
+    .map((f) => f.boundary!.length);
+  let fitting = 0;
+  for (let total = sizes[0]!; total <= 1_024; total += sizes[fitting]!) fitting++;
+  const once = await gql(t, acmeToken, `{ fields(first: ${fitting}) { nodes { boundary } } }`);
+  assert.equal(once.body.errors, undefined);
+  const both = await gql(t, acmeToken, `{ fields(first: ${fitting}) { nodes { boundary } edges { node { boundary } } } }`);
+  assert.equal(both.body.errors?.[0]?.extensions?.code, "BOUNDARY_LIMIT_EXCEEDED");
+});
+
+test("boundaries under @skip or a false @include are not read, so they spend none of the budget", async () => {
+  const { t, acmeToken } = await boundaryWorld();
+  const calls = spyBudgets(t);
+  // The cap (1 024 bytes) holds about ten boundaries: the skipped page would spend it all if it were read.
+  const query = `query ($with: Boolean!) {
+    a: fields(first: 20) { nodes { id boundary @include(if: $with) } }
+    b: fields(first: 20) { nodes { ... on Field @skip(if: true) { boundary } } }
+    c: fields(first: 2) { nodes { boundary } } }`;
+  const res = await gql(t, acmeToken, query, { with: false });
+  assert.equal(res.body.errors, undefined);
+  assert.equal(listAt(res.body.data, "c", "nodes").length, 2);
+  assert.deepEqual(calls.map(([, budgeted]) => budgeted), [false, false, true]);
+  // The same text with the variable the other way reads them: an answer a variable decided is not kept.
+  calls.length = 0;
+  const withBoundaries = await gql(t, acmeToken, query, { with: true });
+  assert.equal(withBoundaries.body.errors?.[0]?.extensions?.code, "BOUNDARY_LIMIT_EXCEEDED");
+  assert.deepEqual(calls.map(([, budgeted]) => budgeted), [true, false, true]);
+});
+
 /** Which field reads of the app's store were handed a boundary budget, by method. */
 function spyBudgets(t: TestApp) {
   const store = t.app.deps.store.fields;
