@@ -59,7 +59,9 @@ export function validateScope(raw: string): string {
   return scopes.join(" ");
 }
 
-const USERNAME = /^[^\s\p{Cc}]+$/u;
+// Printable means visible too: format characters (zero-width space, bidi overrides), other separators, private-use
+// and lone surrogate code points would let `alice@example.com` and a look-alike with an invisible character coexist.
+const USERNAME = /^[^\s\p{Cc}\p{Cf}\p{Z}\p{Co}\p{Cs}]+$/u;
 
 /** Usernames are sign-in names: printable, no spaces, at most 254 characters (an e-mail address fits). */
 export function validateUsername(raw: string): string {
