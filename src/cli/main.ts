@@ -43,6 +43,11 @@ function findCommand(args: readonly string[]): { command: Command; rest: string[
 
 // Command-line flags override the environment by becoming environment entries, so loadConfig stays the one reader.
 function effectiveEnv(args: ParsedArgs, env: CliDeps["env"]): Record<string, string | undefined> {
+  // An empty value is a mistake, never a choice: `--db "$DB"` with DB unset would otherwise fall back to the default
+  // database, and `users delete` would erase someone there.
+  for (const flag of ["db", "port", "host", "base-url"]) {
+    if (optionalFlag(args, flag) === "") throw new UsageError(`--${flag} needs a value`);
+  }
   const overrides: Record<string, string | undefined> = {
     FIELDGATE_DB: optionalFlag(args, "db"),
     PORT: optionalFlag(args, "port"),
@@ -57,7 +62,8 @@ function effectiveEnv(args: ParsedArgs, env: CliDeps["env"]): Record<string, str
 function checkPositionals(command: Command, args: ParsedArgs): void {
   if (args.positionals.length === command.positionals.length) return;
   const expected = command.positionals.length ? command.positionals.join(" ") : "no positional arguments";
-  throw new UsageError(`${command.name} takes ${expected}, got ${args.positionals.length ? args.positionals.join(" ") : "none"}`);
+  // Counted, not echoed: a password typed as an argument by mistake would otherwise reach stderr and the job's logs.
+  throw new UsageError(`${command.name} takes ${expected}, got ${args.positionals.length} positional argument${args.positionals.length === 1 ? "" : "s"}`);
 }
 
 function loadValidConfig(env: Record<string, string | undefined>) {
@@ -81,8 +87,11 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
   command.validate?.(args, stdin, deps);
   const env = effectiveEnv(args, deps.env);
   const config = loadValidConfig(env);
-  if (!command.createsDatabase && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {
-    throw new UsageError(`no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add and clients add create one)`);
+  const creates = typeof command.createsDatabase === "function" ? command.createsDatabase(args) : command.createsDatabase === true;
+  if (!creates && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {
+    throw new UsageError(
+      `no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add and an authorization_code clients add create one; a client_credentials client needs its integration user there first)`,
+    );
   }
   const store = await deps.openStore(config.dbPath, command.storeOptions);
   try {

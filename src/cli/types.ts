@@ -159,11 +159,12 @@ export interface Command {
   /** Options for opening the store (serve turns automatic checkpoints off). */
   storeOptions?: OpenOptions;
   /**
-   * True for the commands that may start a new database (serve, users add, clients add). Every other command
+   * True for the commands that may start a new database (serve, users add, clients add for authorization_code; a
+   * function decides from the arguments). Every other command
    * acts on what a database already holds, so a path where none exists is a mistyped --db or FIELDGATE_DB: it is
    * refused rather than answered from a new, empty file ("No users.").
    */
-  createsDatabase?: true;
+  createsDatabase?: true | ((args: ParsedArgs) => boolean);
   run(ctx: CommandContext): Promise<CommandResult | number>;
 }
 

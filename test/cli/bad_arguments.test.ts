@@ -42,6 +42,13 @@ const ROWS: Row[] = [
   // 130 emoji are 260 UTF-16 units: over the 254 the sign-in form and check count, so the user could never sign in.
   { name: "users add with a username over 254 UTF-16 units", args: ["users", "add", "--username", "\u{1F33E}".repeat(130), "--org", "acme", "--integration"], message: /254/ },
   { name: "users add with a username containing a space", args: ["users", "add", "--username", "a b", "--org", "acme", "--integration"] },
+  // Invisible characters would let a look-alike of an existing username be registered beside it.
+  { name: "users add with a zero-width space in the username", args: ["users", "add", "--username", "alice\u200b@example.com", "--org", "acme", "--integration"], message: /printable characters/ },
+  { name: "users add with a bidi override in the username", args: ["users", "add", "--username", "\u202emoc.elpmaxe@ecila", "--org", "acme", "--integration"], message: /printable characters/ },
+  { name: "users add with a no-break space in the username", args: ["users", "add", "--username", "alice\u00a0b", "--org", "acme", "--integration"], message: /printable characters/ },
+  // `--db "$DB"` with DB unset: never the default database.
+  { name: "a command with an empty --db", args: ["users", "list", "--db", ""], message: /--db needs a value/ },
+  { name: "serve with an empty --port", args: ["serve", "--port", ""], message: /--port needs a value/ },
   { name: "users add with an org slug that is not a slug", args: ["users", "add", "--username", "u", "--org", "Acme Corp", "--integration"] },
   { name: "an option given twice", args: ["users", "add", "--username", "u", "--username", "v", "--org", "acme", "--integration"], message: /more than once/ },
   { name: "a value for a boolean option", args: ["users", "list", "--json=yes"] },
@@ -110,6 +117,15 @@ for (const row of ROWS) {
     assert.equal(h.snapshot(), before);
   });
 }
+
+test("cli counts surplus positional arguments instead of echoing them (a password typed there by mistake)", async () => {
+  const h = cliHarness();
+  await setupOrg(h);
+  const result = await h.run(["users", "set-password", "alice@example.com", "S3cret-Passw0rd!", "--password-stdin"], { stdin: "another password\n" });
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /takes USERNAME, got 2 positional arguments/);
+  assert.ok(!result.stderr.includes("S3cret-Passw0rd!"));
+});
 
 test("cli refuses a password shorter than the minimum without echoing it", async () => {
   const h = cliHarness();

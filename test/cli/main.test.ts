@@ -203,6 +203,19 @@ for (const [name, build] of Object.entries(ON_EXISTING_DATABASE)) {
   });
 }
 
+test("clients add for client_credentials on a path with no database refuses with exit 2 and creates nothing", async () => {
+  const h = cliHarness();
+  const missing = join(h.dir, "typo", "fieldgate.db");
+  const args = ["clients", "add", "--name", "Sync", "--grant", "client_credentials", "--scope", "fields:read", "--integration-user", "robot"];
+  const result = await h.run([...args, "--db", missing]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /no database at .*a client_credentials client needs its integration user there first/);
+  assert.equal(existsSync(join(h.dir, "typo")), false, "neither the file nor its directory");
+  // An authorization_code client needs nothing in the database, so it may start one.
+  const code = ["clients", "add", "--name", "Web", "--grant", "authorization_code", "--redirect-uri", "https://app.example/cb", "--scope", "fields:read"];
+  assert.equal((await h.run([...code, "--db", missing])).code, 0);
+});
+
 test("the same commands run once the database exists (here created by users add)", async () => {
   const h = cliHarness();
   await setupOrg(h);

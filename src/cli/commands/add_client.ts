@@ -26,7 +26,9 @@ function checkArgs(args: ParsedArgs): void {
 
 export const addClient: Command = {
   name: "clients add",
-  createsDatabase: true,
+  // A client_credentials client needs its integration user, which a new database cannot hold: on a mistyped --db
+  // the command would create and migrate a file only to refuse, and later commands would find it ("No users.").
+  createsDatabase: (args) => optionalFlag(args, "grant") !== "client_credentials",
   summary: "register a client; prints its client_id and client_secret once",
   positionals: [],
   flags: {
