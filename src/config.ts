@@ -34,8 +34,8 @@ export interface GraphqlLimits {
   /** Largest page a connection returns. */
   maxPageSize: number;
   /**
-   * Most bytes of boundary GeoJSON one response may carry. The cost model caps how many boundaries a query asks
-   * for, but not how large each is: the import accepts any number of vertices.
+   * Most bytes of boundary GeoJSON one response may read and carry. The cost model caps how many boundaries a query
+   * asks for, but not how large each is: up to 10 000 positions per field (about 400 KB) pass the import.
    */
   maxBoundaryBytes: number;
 }

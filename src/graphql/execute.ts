@@ -60,8 +60,9 @@ export interface Executor {
 /**
  * Bounds of the document cache. 64 KiB of query text fills the 500 entries at ~130 characters each, or holds 32
  * queries the size of the standard introspection query (~2 KB); at the worst measured ~130 bytes kept per character
- * (a valid document of 990 fragment spreads) it is about 8.5 MB, small beside serve's 256 MB heap. A text over 16 KiB, 8 times the standard introspection query, is prepared for
- * its request and not kept, so no single query takes more than a quarter of the cache.
+ * (a valid document of 990 fragment spreads) it is about 8.5 MB, small beside serve's 256 MB heap. A text over
+ * 16 KiB, 8 times the standard introspection query, is prepared for its request and not kept, so no single query
+ * takes more than a quarter of the cache.
  */
 export const DOCUMENT_CACHE_BOUNDS: Readonly<CacheBounds> = Object.freeze({
   maxEntries: 500,
