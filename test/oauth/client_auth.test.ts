@@ -215,6 +215,17 @@ test("client auth throttle: a registered client that is not failing is answered 
   assert.equal((await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials" }), ip)).status, 429);
 });
 
+test("client auth throttle: a registered client's failures count toward its address's limit for unknown ids", async () => {
+  const t = throttledApp();
+  const ip = { remoteAddress: "203.0.113.14" };
+  const clients = [await t.seed.client({ grant: "client_credentials" }), await t.seed.client({ grant: "client_credentials" })];
+  for (const client of clients) for (let i = 0; i < MAX; i++) await t.app.fetch(cc(client.clientId, "wrong"), ip);
+  const limit = MAX * SHARED_KEY_FACTOR;
+  for (let i = 0; i < limit - clients.length * MAX - 1; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
+  assert.equal((await t.app.fetch(cc("guess-last", "wrong"), ip)).status, 401, "the last tolerated failure");
+  assert.equal((await t.app.fetch(cc("guess-new", "wrong"), ip)).status, 429);
+});
+
 test("client auth throttle: a registered client failing at an address others have locked gets its own limit, then 429", async () => {
   const t = throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
