@@ -74,7 +74,7 @@ export function summarizeProbe(samples: readonly ProbeSample[], baselineMedian: 
     max: round1(sorted.length > 0 ? sorted[sorted.length - 1]! : Number.NaN),
     failures: samples.filter((s) => !s.ok).length,
     slow: samples.filter((s) => s.ms > TARGET.maxMs).length,
-    ratio: baselineMedian > 0 ? Math.round((median / baselineMedian) * 100) / 100 : Number.NaN,
+    ratio: baselineMedian > 0 ? Math.round((round1(median) / baselineMedian) * 100) / 100 : Number.NaN,
   };
   return { ...summary, meets: meetsTarget(summary, baselineMedian) };
 }
@@ -129,12 +129,12 @@ const fixed = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "-");
 /** The phase as a small text table, one line per probe, then the attacker's tally. */
 export function formatPhase(report: PhaseReport): string {
   const lines = [`${report.title}`];
-  const header = `  ${"probe".padEnd(22)}${pad("median", 9)}${pad("p99", 9)}${pad("max", 9)}${pad("fail", 6)}${pad(">1s", 5)}${pad("n", 6)}${pad("x base", 8)}  target`;
+  const header = `  ${"probe".padEnd(22)}${pad("median", 9)}${pad("p99", 9)}${pad("max", 9)}${pad("fail", 6)}${pad(">1s", 5)}${pad("n", 6)}${pad("x base", 10)}  target`;
   lines.push(header);
   for (const [name, s] of Object.entries(report.probes)) {
     const ratio = Number.isFinite(s.ratio) ? `${s.ratio.toFixed(2)}x` : "-";
     lines.push(`  ${name.padEnd(22)}${pad(fixed(s.median), 9)}${pad(fixed(s.p99), 9)}${pad(fixed(s.max), 9)}` +
-      `${pad(String(s.failures), 6)}${pad(String(s.slow), 5)}${pad(String(s.count), 6)}${pad(ratio, 8)}  ${s.meets ? "met" : "MISSED"}`);
+      `${pad(String(s.failures), 6)}${pad(String(s.slow), 5)}${pad(String(s.count), 6)}${pad(ratio, 10)}  ${s.meets ? "met" : "MISSED"}`);
   }
   const tally = Object.entries(report.attacker).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} x${v}`);
   if (report.phase !== "baseline") lines.push(`  attacker got: ${tally.length > 0 ? tally.join(", ") : "nothing back"}`);
