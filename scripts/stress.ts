@@ -19,6 +19,8 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const PROBE_INTERVAL_MS = 100;
 /** After an attack, how long the server may take to finish the work it queued before the next phase starts. */
 const SETTLE_LIMIT_MS = 60_000;
+/** How many times the innocent person tries to sign in before a phase, a second apart. */
+const SIGN_IN_ATTEMPTS = 30;
 /** Prepared codes must outlive the phase: the server's longest code lifetime (600 s) bounds `--seconds`. */
 const MAX_SECONDS = 300;
 
@@ -67,12 +69,27 @@ async function setUp(server: RunningServer, dir: string, db: string): Promise<Se
   return { base: server.base, db, demo, attacker: { ...attacker, accessToken: tokens.access_token } };
 }
 
+/**
+ * The innocent person signed in, anew each phase (an earlier attack may have ended older sessions). A fixed server
+ * may still be refusing sign-ins for a moment after an attack (its password queue full: 503), so this retries for a
+ * while before giving up.
+ */
+async function signInPatiently(s: Setup) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await signedInBrowser(s.base, s.demo);
+    } catch (error) {
+      if (attempt === SIGN_IN_ATTEMPTS) throw error;
+      await pause(1_000);
+    }
+  }
+}
+
 /** A fresh token and `count` unused PKCE codes for the innocent client, made before the phase so they cost nothing in it. */
 async function prepareInnocent(s: Setup, count: number) {
   const cc = await postJson(s.base, "/oauth/token", { grant_type: "client_credentials", ...s.demo.clientCredentialsClient });
   if (cc.status !== 200) throw new Error(`client credentials answered ${cc.status}`);
-  // Signed in anew each phase: an earlier attack may have ended older sessions of the same person.
-  const browser = await signedInBrowser(s.base, s.demo);
+  const browser = await signInPatiently(s);
   const codes = [];
   for (let i = 0; i < count; i++) codes.push(await authorizeCode(browser, s.demo));
   return { base: s.base, accessToken: String(cc.json!.access_token), codes, client: s.demo.authorizationCodeClient };
@@ -156,6 +173,11 @@ async function checkAddresses(): Promise<void> {
   }
 }
 
+/** What the figures depend on: the runtime, the cores, and how busy the machine was at the start. */
+function machine() {
+  return { node: process.version, cores: availableParallelism(), loadAverage: Math.round(loadavg()[0]! * 10) / 10 };
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   await checkAddresses();
@@ -167,9 +189,10 @@ async function main(): Promise<void> {
   try {
     const s = await setUp(server, dir, db);
     const print = (report: PhaseReport) => options.json || console.log(`${formatPhase(report)}\n`);
+    const m = machine();
     if (!options.json) {
-      console.log(`stress: ${options.seconds} s per phase against ${s.base} (node ${process.version}, ` +
-        `${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}: figures from a busy machine are noisy)\n`);
+      console.log(`stress: ${options.seconds} s per phase against ${s.base} (node ${m.node}, ${m.cores} cores, ` +
+        `load average ${m.loadAverage}: figures from a busy machine are noisy)\n`);
     }
     const baseline = await runPhase(s, { seconds: options.seconds });
     print(baseline);
@@ -177,9 +200,10 @@ async function main(): Promise<void> {
     for (const attack of ATTACKS.filter((a) => !options.only || a.id === options.only)) {
       phases.push(await runPhase(s, { seconds: options.seconds, attack, baseline }));
       print(phases.at(-1)!);
+      if (server.child.exitCode !== null) throw new Error(`the server exited during ${attack.id}:\n${server.output().slice(-2_000)}`);
     }
     const missed = phases.slice(1).filter((p) => !p.meets).map((p) => p.phase);
-    if (options.json) console.log(JSON.stringify({ seconds: options.seconds, target: TARGET, phases, missed }, null, 2));
+    if (options.json) console.log(JSON.stringify({ seconds: options.seconds, machine: m, target: TARGET, phases, missed }, null, 2));
     else console.log(missed.length === 0 ? "stress: target met under every attack" : `stress: target MISSED under ${missed.join(", ")}`);
     process.exitCode = missed.length === 0 ? 0 : 1;
   } finally {

@@ -1,7 +1,7 @@
 // The three attacks of issue 27 and the innocent client's probes, each a bounded loop over loopback.
 import { hiddenFields, type IssuedCode } from "./client.ts";
 import { bump, expensiveDocument, graphqlOutcome, type ProbeSample } from "./stress_report.ts";
-import { cookieHeaders, keepAlive, pause, remember, send, type Answer, type Jar } from "./stress_http.ts";
+import { cookieHeaders, keepAlive, pause, remember, send, type Answer, type Jar, type SendOptions } from "./stress_http.ts";
 
 /** Where the attacks come from: the innocent client stays on 127.0.0.1, so no address throttle it meets is theirs. */
 export const ADDRESSES = {
@@ -31,8 +31,13 @@ const JSON_TYPE = { "content-type": "application/json" };
 
 /** The outcome an attacker's request is counted under: its status, or why it got none. */
 function outcome(answer: Answer): string {
-  return answer.error === undefined ? String(answer.status) : answer.error;
+  if (answer.error === undefined) return String(answer.status);
+  // Cut off by the phase's end: the server still owes (and may still be doing) the work.
+  return answer.error === "aborted" ? "unanswered at the end" : answer.error;
 }
+
+/** A loop whose request failed in transport (the server is gone or refusing connections) waits before it retries. */
+const RETRY_PAUSE_MS = 100;
 
 /** (1) Four connections looping the two expensive documents in turn, each text new so a document cache misses. */
 async function graphqlAttack(ctx: AttackContext): Promise<void> {
@@ -48,7 +53,8 @@ async function graphqlAttack(ctx: AttackContext): Promise<void> {
         headers: { ...JSON_TYPE, authorization: `Bearer ${ctx.attacker.accessToken}` },
         body: JSON.stringify({ query }),
       });
-      bump(ctx.tally, answer.error ?? graphqlOutcome(answer.status, answer.body));
+      bump(ctx.tally, answer.error === undefined ? graphqlOutcome(answer.status, answer.body) : outcome(answer));
+      if (answer.error !== undefined) await pause(RETRY_PAUSE_MS, ctx.signal);
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));
@@ -115,11 +121,13 @@ async function successfulSignIns(ctx: AttackContext): Promise<void> {
       const jar: Jar = new Map();
       const form = await openSignIn(ctx, jar, localAddress);
       if (!form || ctx.signal.aborted) {
-        await pause(100, ctx.signal);
+        await pause(RETRY_PAUSE_MS, ctx.signal);
         continue;
       }
       const fields = { ...form, username: ctx.attacker.username, password: ctx.attacker.password };
-      bump(ctx.tally, outcome(await postSignIn(ctx, jar, { localAddress, fields })));
+      const answer = await postSignIn(ctx, jar, { localAddress, fields });
+      bump(ctx.tally, outcome(answer));
+      if (answer.error !== undefined) await pause(RETRY_PAUSE_MS, ctx.signal);
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));
@@ -149,7 +157,7 @@ export interface Probe {
 const PROBE_TIMEOUT_MS = 15_000;
 
 /** A probe that sends one request on its own keep-alive connection and checks the answer. */
-function probe(name: string, build: () => { path: string; init?: Partial<Parameters<typeof send>[1]> } | undefined, ok: (a: Answer) => boolean): Probe {
+function probe(name: string, build: () => { path: string; init?: Partial<SendOptions> } | undefined, ok: (a: Answer) => boolean): Probe {
   const agent = keepAlive(1);
   return {
     name,
