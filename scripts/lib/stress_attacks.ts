@@ -165,7 +165,8 @@ function probe(name: string, build: () => { path: string; init?: Partial<SendOpt
       const request = build();
       if (!request) return undefined;
       const answer = await send(request.path, { agent, timeoutMs: PROBE_TIMEOUT_MS, ...request.init });
-      return { ms: answer.ms, ok: answer.error === undefined && ok(answer) };
+      const good = answer.error === undefined && ok(answer);
+      return good ? { ms: answer.ms, ok: true } : { ms: answer.ms, ok: false, outcome: answer.error ?? String(answer.status) };
     },
   };
 }

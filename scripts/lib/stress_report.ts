@@ -46,6 +46,8 @@ export function expensiveDocument(variant: AttackVariant, n: number): string {
 export interface ProbeSample {
   ms: number;
   ok: boolean;
+  /** For a failure: the status it got, or why it got none ("timeout"). */
+  outcome?: string;
 }
 
 /** One probe's figures in one phase; times in milliseconds, `ratio` to the baseline median. */
@@ -55,6 +57,8 @@ export interface ProbeSummary {
   p99: number;
   max: number;
   failures: number;
+  /** The failures by what they got. */
+  failedWith: Record<string, number>;
   /** Requests that took longer than TARGET.maxMs, answered or not. */
   slow: number;
   ratio: number;
@@ -67,12 +71,15 @@ const round1 = (x: number) => Math.round(x * 10) / 10;
 export function summarizeProbe(samples: readonly ProbeSample[], baselineMedian: number): ProbeSummary {
   const sorted = Float64Array.from(samples, (s) => s.ms).sort();
   const median = percentile(sorted, 50);
+  const failedWith = new Map<string, number>();
+  for (const s of samples) if (!s.ok) bump(failedWith, s.outcome ?? "unexpected answer");
   const summary = {
     count: samples.length,
     median: round1(median),
     p99: round1(percentile(sorted, 99)),
     max: round1(sorted.length > 0 ? sorted[sorted.length - 1]! : Number.NaN),
     failures: samples.filter((s) => !s.ok).length,
+    failedWith: Object.fromEntries(failedWith),
     slow: samples.filter((s) => s.ms > TARGET.maxMs).length,
     ratio: baselineMedian > 0 ? Math.round((round1(median) / baselineMedian) * 100) / 100 : Number.NaN,
   };
@@ -123,6 +130,11 @@ export interface PhaseReport {
   meets: boolean;
 }
 
+/** "429 x180, 400 x20": a tally, largest first. */
+function formatTally(tally: Record<string, number>): string {
+  return Object.entries(tally).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} x${v}`).join(", ");
+}
+
 const pad = (text: string, width: number) => text.padStart(width);
 const fixed = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : "-");
 
@@ -136,8 +148,10 @@ export function formatPhase(report: PhaseReport): string {
     lines.push(`  ${name.padEnd(22)}${pad(fixed(s.median), 9)}${pad(fixed(s.p99), 9)}${pad(fixed(s.max), 9)}` +
       `${pad(String(s.failures), 6)}${pad(String(s.slow), 5)}${pad(String(s.count), 6)}${pad(ratio, 10)}  ${s.meets ? "met" : "MISSED"}`);
   }
-  const tally = Object.entries(report.attacker).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} x${v}`);
-  if (report.phase !== "baseline") lines.push(`  attacker got: ${tally.length > 0 ? tally.join(", ") : "nothing back"}`);
+  for (const [name, s] of Object.entries(report.probes)) {
+    if (s.failures > 0) lines.push(`  ${name} failed with: ${formatTally(s.failedWith)}`);
+  }
+  if (report.phase !== "baseline") lines.push(`  attacker got: ${formatTally(report.attacker) || "nothing back"}`);
   if (report.addressesSeen) lines.push(`  server saw attacker addresses: ${report.addressesSeen.join(", ") || "none recorded"}`);
   if (report.settleMs !== undefined) {
     lines.push(`  recovered ${report.settled ? "after" : "NOT within"} ${(report.settleMs / 1000).toFixed(1)} s once the attack stopped`);

@@ -41,12 +41,13 @@ test("stress documents refuse a negative or fractional number", () => {
 const ms = (...values: number[]) => values.map((v) => ({ ms: v, ok: true }));
 
 test("summarizeProbe gives median, p99, max, failures and the ratio to the baseline", () => {
-  const samples = [...ms(...Array.from({ length: 99 }, (_, i) => i + 1)), { ms: 1_500, ok: false }];
+  const samples = [...ms(...Array.from({ length: 99 }, (_, i) => i + 1)), { ms: 1_500, ok: false, outcome: "timeout" }];
   const s = summarizeProbe(samples, 25);
   assert.deepEqual(
     { count: s.count, median: s.median, p99: s.p99, max: s.max, failures: s.failures, slow: s.slow, ratio: s.ratio },
     { count: 100, median: 50, p99: 99, max: 1_500, failures: 1, slow: 1, ratio: 2 },
   );
+  assert.deepEqual(s.failedWith, { timeout: 1 });
   assert.equal(s.meets, false);
 });
 
@@ -91,7 +92,10 @@ test("formatPhase shows each probe's verdict, the attacker's tally and the recov
   const report: PhaseReport = {
     phase: "signin",
     title: "attack 2",
-    probes: { "GET /signin": summarizeProbe(ms(40, 50, 60), 2), "GET /healthz": summarizeProbe(ms(1, 1, 2), 1) },
+    probes: {
+      "GET /signin": summarizeProbe([...ms(40, 50), { ms: 60, ok: false, outcome: "503" }], 2),
+      "GET /healthz": summarizeProbe(ms(1, 1, 2), 1),
+    },
     attacker: { "429": 180, "400": 20 },
     addressesSeen: ["127.0.0.2", "127.0.0.3"],
     settleMs: 1_250,
@@ -101,6 +105,7 @@ test("formatPhase shows each probe's verdict, the attacker's tally and the recov
   const text = formatPhase(report);
   assert.match(text, /GET \/signin .* MISSED/);
   assert.match(text, /GET \/healthz .* met/);
+  assert.match(text, /GET \/signin failed with: 503 x1/);
   assert.match(text, /attacker got: 429 x180, 400 x20/);
   assert.match(text, /127\.0\.0\.2, 127\.0\.0\.3/);
   assert.match(text, /recovered after 1\.3 s/);
