@@ -133,6 +133,7 @@ async function successfulSignIns(ctx: AttackContext): Promise<void> {
   await Promise.all(Array.from({ length: 8 }, worker));
 }
 
+/** The attacks in the order they run; `--only` picks one by id. */
 export const ATTACKS: readonly Attack[] = [
   { id: "graphql", title: "attack 1: 4 connections looping expensive GraphQL documents", run: graphqlAttack },
   { id: "signin", title: "attack 2: 200 parallel failing sign-ins from 127.0.0.2 and 127.0.0.3", run: failingSignIns },
