@@ -16,6 +16,15 @@ export type Log = (event: string, fields?: Record<string, unknown>) => void;
 /** SHA-256 of a UTF-8 string as lowercase hex; the default is crypto.subtle, an adapter may inject a faster one. */
 export type Digest = (value: string) => Promise<string>;
 
+/** AES-256 on single 16-byte blocks under one key (no mode, no padding): a keyed permutation of blocks. */
+export interface BlockCipher {
+  encrypt(block: Uint8Array): Promise<Uint8Array>;
+  decrypt(block: Uint8Array): Promise<Uint8Array>;
+}
+
+/** Makes a BlockCipher for a 256-bit key; the default is Web Crypto, an adapter may inject a faster one. */
+export type BlockCipherFactory = (key: Uint8Array) => Promise<BlockCipher>;
+
 /** PBKDF2-HMAC-SHA256 of a password, 256 bits; injected so tests can count the iterations a sign-in spends. */
 export type Pbkdf2 = (password: string, salt: Uint8Array, iterations: number) => Promise<Uint8Array>;
 
@@ -33,6 +42,8 @@ export interface Deps {
   random: Random;
   log: Log;
   digest: Digest;
+  /** The AES block cipher behind GraphQL's opaque ids, keyed once per app. */
+  blockCipher: BlockCipherFactory;
   /** The password hashing function sign-in verifies with (crypto.subtle; tests wrap it to count iterations). */
   pbkdf2: Pbkdf2;
   /** Failed client authentications and sign-ins, keyed e.g. "client:<id>|ip:<addr>" or "ip:<addr>". */
