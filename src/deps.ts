@@ -16,10 +16,13 @@ export type Log = (event: string, fields?: Record<string, unknown>) => void;
 /** SHA-256 of a UTF-8 string as lowercase hex; the default is crypto.subtle, an adapter may inject a faster one. */
 export type Digest = (value: string) => Promise<string>;
 
-/** AES-256 on single 16-byte blocks under one key (no mode, no padding): a keyed permutation of blocks. */
+/**
+ * AES-256 under one key applied to each 16-byte block on its own (ECB, no padding): a keyed permutation of blocks.
+ * Both take and return any whole number of blocks, so a page of ids costs one call.
+ */
 export interface BlockCipher {
-  encrypt(block: Uint8Array): Promise<Uint8Array>;
-  decrypt(block: Uint8Array): Promise<Uint8Array>;
+  encrypt(blocks: Uint8Array): Promise<Uint8Array>;
+  decrypt(blocks: Uint8Array): Promise<Uint8Array>;
 }
 
 /** Makes a BlockCipher for a 256-bit key; the default is Web Crypto, an adapter may inject a faster one. */

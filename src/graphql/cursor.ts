@@ -29,14 +29,11 @@ export interface IdCodec {
  * valid block fixes (tag, zeros, the top of a safe integer) are the authentication: a forged or altered id opens to
  * a random block, which passes with probability 2^-75 (encode-then-encipher, Bellare and Rogaway, ASIACRYPT 2000).
  */
-function plainBlock(type: IdType, rowId: number): Uint8Array {
+function writePlainBlock(view: DataView, offset: number, type: IdType, rowId: number): void {
   if (!Number.isSafeInteger(rowId) || rowId < 1) throw new RangeError(`row id ${rowId} cannot be sealed`);
-  const block = new Uint8Array(BLOCK_BYTES);
-  const view = new DataView(block.buffer);
-  view.setUint8(0, TYPE_TAGS[type]);
-  view.setUint32(8, Math.floor(rowId / TWO_32));
-  view.setUint32(12, rowId % TWO_32);
-  return block;
+  view.setUint8(offset, TYPE_TAGS[type]);
+  view.setUint32(offset + 8, Math.floor(rowId / TWO_32));
+  view.setUint32(offset + 12, rowId % TWO_32);
 }
 
 /** The row id a deciphered block holds when it is a valid block of `type`. */
@@ -69,8 +66,11 @@ export function createIdCodec(deps: Pick<Deps, "store" | "clock" | "random" | "b
   return {
     async seal(type, rowIds) {
       const aes = await keyed();
-      const sealed = await Promise.all(rowIds.map((rowId) => aes.encrypt(plainBlock(type, rowId))));
-      return sealed.map(encodeBase64Url);
+      const blocks = new Uint8Array(rowIds.length * BLOCK_BYTES);
+      const view = new DataView(blocks.buffer);
+      rowIds.forEach((rowId, i) => writePlainBlock(view, i * BLOCK_BYTES, type, rowId));
+      const sealed = await aes.encrypt(blocks);
+      return rowIds.map((_, i) => encodeBase64Url(sealed.subarray(i * BLOCK_BYTES, (i + 1) * BLOCK_BYTES)));
     },
     async open(type, value) {
       if (!ID_SHAPE.test(value)) return undefined;
