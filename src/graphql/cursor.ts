@@ -37,7 +37,7 @@ function writePlainBlock(view: DataView, offset: number, type: IdType, rowId: nu
 }
 
 /** The row id a deciphered block holds when it is a valid block of `type`. */
-function rowIdOf(type: IdType, block: Uint8Array): number | undefined {
+function rowIdInBlock(type: IdType, block: Uint8Array): number | undefined {
   if (block.length !== BLOCK_BYTES || block[0] !== TYPE_TAGS[type]) return undefined;
   for (let i = 1; i < 8; i++) if (block[i] !== 0) return undefined;
   const view = new DataView(block.buffer, block.byteOffset, BLOCK_BYTES);
@@ -77,7 +77,7 @@ export function createIdCodec(deps: Pick<Deps, "store" | "clock" | "random" | "b
       const bytes = decodeBase64Url(value)!;
       // 22 characters carry 132 bits: only the encoding with the last 4 zero is accepted, so each id has one spelling.
       if (encodeBase64Url(bytes) !== value) return undefined;
-      return rowIdOf(type, await (await keyed()).decrypt(bytes));
+      return rowIdInBlock(type, await (await keyed()).decrypt(bytes));
     },
   };
 }
