@@ -1,6 +1,9 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createIdCodec, requestIds, type IdType } from "../../src/graphql/cursor.ts";
+import { encodeBase64Url } from "../../src/crypto/base64url.ts";
+import { webCryptoBlockCipher } from "../../src/crypto/block_cipher.ts";
+import type { BlockCipher } from "../../src/deps.ts";
 import { buildTestApp } from "../helpers/test_app.ts";
 
 const TYPES: IdType[] = ["Field", "Organization", "User"];
@@ -70,6 +73,36 @@ test("every one-character change of an id is refused, none opens as another row"
     assert.equal(await codec.open("Field", altered), undefined, `position ${i}: ${altered}`);
   }
 });
+
+/** A plaintext block: tag, then bytes 1..7, then the 64-bit row id as high and low 32-bit halves. */
+function block(tag: number, middle: number, high: number, low: number): Uint8Array {
+  const bytes = new Uint8Array(16);
+  const view = new DataView(bytes.buffer);
+  view.setUint8(0, tag);
+  view.setUint8(4, middle);
+  view.setUint32(8, high);
+  view.setUint32(12, low);
+  return bytes;
+}
+
+const invalidBlocks = [
+  { name: "an unknown type tag", block: block(4, 0, 0, 6) },
+  { name: "a nonzero byte where zeros belong", block: block(1, 1, 0, 6) },
+  { name: "row 0", block: block(1, 0, 0, 0) },
+  { name: "a row id beyond the safe integers", block: block(1, 0, 0x0020_0000, 0) },
+];
+
+for (const { name, block: plain } of invalidBlocks) {
+  test(`open refuses a block with ${name}, even enciphered under the deployment's own key`, async () => {
+    const t = buildTestApp();
+    let aes: BlockCipher | undefined;
+    const codec = createIdCodec({ ...t.app.deps, blockCipher: async (key) => (aes = await webCryptoBlockCipher(key)) });
+    await codec.seal("Field", [1]);
+    const valid = encodeBase64Url(await aes!.encrypt(block(1, 0, 0, 6)));
+    assert.equal(await codec.open("Field", valid), 6, "the same construction with the right fixed bytes opens");
+    assert.equal(await codec.open("Field", encodeBase64Url(await aes!.encrypt(plain))), undefined);
+  });
+}
 
 const malformed = [
   { name: "empty", value: "" },
