@@ -1,8 +1,12 @@
 // createApp(options) -> { fetch }: the route table and the one error boundary; every runtime serves this.
 import type { Config } from "./config.ts";
-import { cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Log, type Random, type DemoCredentials } from "./deps.ts";
+import {
+  cryptoRandom, jsonLog, systemClock, type BlockCipherFactory, type Clock, type Deps, type Digest, type Log, type Random,
+  type DemoCredentials,
+} from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
+import { webCryptoBlockCipher } from "./crypto/block_cipher.ts";
 import { createThrottle, isIpAddress, UNKNOWN_ADDRESS } from "./http/throttle.ts";
 import { createMetrics, methodLabel, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import { metricsRoutes } from "./http/metrics_route.ts";
@@ -24,6 +28,7 @@ export interface AppOptions {
   random?: Random;
   log?: Log;
   digest?: Digest;
+  blockCipher?: BlockCipherFactory;
   demo?: DemoCredentials;
 }
 
@@ -131,6 +136,7 @@ export function createApp(options: AppOptions): App {
     random: options.random ?? cryptoRandom,
     log: options.log ? sheltered(options.log) : jsonLog,
     digest: options.digest ?? sha256Hex,
+    blockCipher: options.blockCipher ?? webCryptoBlockCipher,
     pbkdf2: pbkdf2Sha256,
     throttle: createThrottle({
       maxFailures: options.config.throttleMaxFailures,

@@ -6,6 +6,7 @@ import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, t
 import { createHiddenLine } from "../cli/hidden_line.ts";
 import { createBufferedLog } from "./buffered_log.ts";
 import { pooledRandom } from "./pooled_random.ts";
+import { syncBlockCipher } from "./sync_block_cipher.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
 
 // The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
@@ -178,6 +179,7 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     random: pooledRandom(),
     log: overrides.log ?? denoStderrLog(),
     digest: syncSha256Hex,
+    blockCipher: syncBlockCipher,
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);
       return openStore(path, options);

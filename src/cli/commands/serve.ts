@@ -150,7 +150,8 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   if (!seed && options.remind && config.demo && demo) remindOfDemo(config, io);
   // The seed registered the demo client's redirect URI under the first start's base URL; it follows this one's.
   if (config.demo && demo) await syncDemoRedirectUri(store, { demo, baseUrl: config.baseUrl, log: deps.log });
-  return createApp({ config, store, clock: deps.clock, random: deps.random, log: deps.log, digest: deps.digest, demo });
+  const { clock, random, log, digest, blockCipher } = deps;
+  return createApp({ config, store, clock, random, log, digest, blockCipher, demo });
 }
 
 export const serve: Command = {
