@@ -74,6 +74,7 @@ async function serve(deps: Deps, executor: Executor, request: Request, ctx: Requ
     variables: params.variables,
     context: createContext(deps, access),
     report,
+    locations: !prepared.otherText,
   });
   return respond(media, result, "data" in result ? 200 : failedStatus(media));
 }

@@ -26,7 +26,7 @@ test("prepare caches by query text: a repeat returns the same prepared document"
 });
 
 test("the cache is bounded and evicts the least recently used entry", () => {
-  const executor = createExecutor(buildFieldSchema(), limits, { ...small, maxChars: 1_000 });
+  const executor = createExecutor(buildFieldSchema(), limits, { cache: { ...small, maxChars: 1_000 } });
   const a = executor.prepare("{ a: __typename }");
   executor.prepare("{ b: __typename }");
   executor.prepare("{ c: __typename }");
@@ -40,7 +40,7 @@ test("the cache is bounded and evicts the least recently used entry", () => {
 });
 
 test("the cache evicts least recently used entries until a new text fits the character budget", () => {
-  const executor = createExecutor(buildFieldSchema(), limits, { ...small, maxEntries: 500 });
+  const executor = createExecutor(buildFieldSchema(), limits, { cache: { ...small, maxEntries: 500 } });
   const a = executor.prepare(queryOf(40, "A"));
   const b = executor.prepare(queryOf(30, "B"));
   executor.prepare(queryOf(20, "C"));
@@ -54,7 +54,7 @@ test("the cache evicts least recently used entries until a new text fits the cha
 });
 
 test("a text over the per-entry cap is prepared for its request but not cached", () => {
-  const executor = createExecutor(buildFieldSchema(), limits, small);
+  const executor = createExecutor(buildFieldSchema(), limits, { cache: small });
   const long = queryOf(41, "L");
   const first = executor.prepare(long);
   assert.ok(first.document, "the long query still runs");
@@ -67,7 +67,7 @@ test("a text over the per-entry cap is prepared for its request but not cached",
 });
 
 test("the cache never holds more characters or entries than its bounds, whatever the order of texts", () => {
-  const executor = createExecutor(buildFieldSchema(), limits, small);
+  const executor = createExecutor(buildFieldSchema(), limits, { cache: small });
   // A fixed pseudo-random walk over 12 texts of 20 to 45 characters, repeats included, so hits and evictions mix.
   let seed = 7;
   for (let i = 0; i < 400; i++) {
