@@ -1,16 +1,11 @@
 // Limits checked on the parsed document before graphql-js validates it: size, repeated response names, spread depth.
 import { Kind, type DocumentNode, type GraphQLFormattedError, type SelectionSetNode } from "graphql";
+import { MAX_NESTING } from "./document_text.ts";
 import { requestError } from "./errors.ts";
 
 /**
- * Deepest nesting of `{ [ (` in the text, and of selection sets through fragment spreads. graphql-js parses, validates
- * and executes by recursion and overflows its stack near 3 000 levels (less inside a request); 256 leaves room for
- * the deepest query FIELDGATE_GRAPHQL_MAX_DEPTH (at most 100) admits, with an inline fragment at every level.
- */
-export const MAX_NESTING = 256;
-/**
  * Field selections and fragment spreads in the document text, each counted once wherever it is spread. Validation
- * is linear in them; the standard introspection query has 91, a page with every Field attribute about 25.
+ * is linear in them; the standard introspection query has 76, a page with every Field attribute about 25.
  */
 export const MAX_SELECTIONS = 500;
 /**

@@ -12,6 +12,14 @@ export interface TextShape {
   nesting: number;
 }
 
+/**
+ * Deepest nesting of `{ [ (` in a query, of selection sets through fragment spreads, and of JSON variables. graphql-js
+ * parses, validates and executes by recursion and overflows its stack near 3 000 levels (less inside a request); 256
+ * leaves room for the deepest query FIELDGATE_GRAPHQL_MAX_DEPTH (at most 100) admits, with an inline fragment at
+ * every level.
+ */
+export const MAX_NESTING = 256;
+
 const SPACE = 0x20;
 const TAB = 0x09;
 const LF = 0x0a;

@@ -51,7 +51,7 @@ async function serve(deps: Deps, executor: Executor, request: Request, ctx: Requ
   if (!media) throw notAcceptable();
   const isGet = request.method === "GET" || request.method === "HEAD";
   const params = isGet ? paramsFromUrl(ctx.url) : await paramsFromBody(request, deps.config.maxBodyBytes);
-  if ("failure" in params) return respond(media, errorsBody([requestError("BAD_REQUEST", params.failure)]), 400);
+  if ("failure" in params) return respond(media, errorsBody([requestError(params.code ?? "BAD_REQUEST", params.failure)]), 400);
   const prepared = executor.prepare(params.query);
   const operation = operationTypeOf(prepared, params.operationName);
   if (isGet && operation !== undefined && operation !== "query") {

@@ -13,8 +13,8 @@ import {
 import type { GraphqlLimits } from "../config.ts";
 import type { GraphqlContext } from "./context.ts";
 import { createTextCache, type CacheBounds } from "./document_cache.ts";
-import { checkShape, MAX_NESTING } from "./document_shape.ts";
-import { scanText } from "./document_text.ts";
+import { checkShape } from "./document_shape.ts";
+import { MAX_NESTING, scanText } from "./document_text.ts";
 import { formatError, requestError } from "./errors.ts";
 import { checkLimits } from "./limits.ts";
 import { clarifyValidationError, VALIDATION_RULES } from "./validation_rules.ts";
