@@ -1,5 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { Lexer, Source, TokenKind } from "graphql";
 import { scanText } from "../../src/graphql/document_text.ts";
 
@@ -63,3 +64,27 @@ for (const row of nesting) {
     assert.equal(scanText(row.text).nesting, row.depth);
   });
 }
+
+/** Tokens of `text`, or the lexer's error message: a key must fail to lex exactly where its text does. */
+function lexed(text: string): string[] | string {
+  try {
+    return tokens(text);
+  } catch (error) {
+    return (error as Error).message.replace(/\s*\n[\s\S]*$/, "");
+  }
+}
+
+test("scanText's key lexes to the same tokens as its text, or fails with the same error, for any mix of pieces", () => {
+  const piece = fc.constantFrom(
+    "{", "}", "[", "]", "(", ")", ":", "...", "..", ".", "@", "$", "!", "=", "|", "&", "a", "fields", "_x1", "1", "-1.5e3",
+    '"a b"', '"a,  b"', '"\\""', '"\\\\"', '"\\u00e9"', '"# not a comment"', '"', '"""', '"""a\n  b"""', '"""x\\"""y"""',
+    "#c", "\u00a0", "\t", " ", "  ", ",", "\n", "\r\n", "\ufeff", "\\",
+  );
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+      const text = pieces.join("");
+      assert.deepEqual(lexed(scanText(text).key), lexed(text));
+    }),
+    { numRuns: 2_000 },
+  );
+});
