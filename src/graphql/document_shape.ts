@@ -56,15 +56,15 @@ function walkDefinition(tally: Tally, set: SelectionSetNode, root: number): { ne
     const { set, parent, depth } = stack.pop()!;
     nesting = Math.max(nesting, depth);
     for (const selection of set.selections) {
-      tally.selections++;
       if (selection.kind === Kind.FIELD) {
+        tally.selections++;
         const name = selection.alias?.value ?? selection.name.value;
         count(tally, parent, name, 1);
         if (selection.selectionSet) stack.push({ set: selection.selectionSet, parent: pathOf(tally, parent, name), depth: depth + 1 });
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        tally.selections--; // a type condition, not a selection of its own
         stack.push({ set: selection.selectionSet, parent, depth: depth + 1 });
       } else {
+        tally.selections++;
         spreads.push({ parent, depth, name: selection.name.value });
       }
     }
@@ -123,19 +123,21 @@ function pairsOf(tally: Tally): number {
   return pairs;
 }
 
-/**
- * Checks the limits a document must meet before validation, in time linear in its selections and spreads.
- * @returns the first limit broken as a GraphQL error, or undefined
- */
-export function checkShape(document: DocumentNode): GraphQLFormattedError | undefined {
-  const tally: Tally = { selections: 0, paths: new Map(), names: new Map() };
+interface Definitions {
+  operations: { nesting: number; spreads: Spread[] }[];
+  fragments: Map<string, FragmentInfo>;
+}
+
+/** Walks every definition until the selections pass the cap; a repeated fragment name is one fragment here. */
+function tallyDefinitions(tally: Tally, document: DocumentNode): Definitions {
+  const operations: Definitions["operations"] = [];
   const fragments = new Map<string, FragmentInfo>();
-  const operations: { nesting: number; spreads: Spread[] }[] = [];
   for (const definition of document.definitions) {
+    if (tally.selections > MAX_SELECTIONS) break;
     if (definition.kind === Kind.OPERATION_DEFINITION) {
       operations.push(walkDefinition(tally, definition.selectionSet, pathOf(tally, 0, `#${operations.length}`)));
     } else if (definition.kind === Kind.FRAGMENT_DEFINITION) {
-      // A repeated name is one fragment here (validation refuses the repeat): its spreads and names add up.
+      // Validation refuses the repeat; until then the spreads and names of both definitions add up.
       const name = definition.name.value;
       const root = pathOf(tally, 0, `...${name}`);
       const walked = walkDefinition(tally, definition.selectionSet, root);
@@ -147,32 +149,50 @@ export function checkShape(document: DocumentNode): GraphQLFormattedError | unde
         fragments.set(name, { root, ...walked });
       }
     }
-    if (tally.selections > MAX_SELECTIONS) break;
   }
-  if (tally.selections > MAX_SELECTIONS) {
-    return requestError("SELECTION_LIMIT_EXCEEDED", `Query has more than ${MAX_SELECTIONS} field selections and fragment spreads`);
-  }
-  const deepest = resolveFragments(tally, fragments);
-  let nesting = 0;
+  return { operations, fragments };
+}
+
+function deepestNesting({ operations }: Definitions, deepest: Map<string, number>): number {
+  let nesting = Math.max(0, ...deepest.values());
   for (const operation of operations) {
     nesting = Math.max(nesting, operation.nesting);
     for (const s of operation.spreads) nesting = Math.max(nesting, s.depth + (deepest.get(s.name) ?? 0));
   }
-  for (const n of deepest.values()) nesting = Math.max(nesting, n);
-  if (nesting > MAX_NESTING) {
-    return requestError("NESTING_LIMIT_EXCEEDED", `Query nests selections ${nesting} levels deep through fragments; at most ${MAX_NESTING} are allowed`);
-  }
-  // Fragments spread below the top of a definition add their top-level names where they are spread, once per parent.
+  return nesting;
+}
+
+/** Adds each fragment's top-level names where it is spread below a definition's top, once per parent. */
+function mergeSpreadNames(tally: Tally, { operations, fragments }: Definitions): void {
   const merged = new Set<string>();
   for (const info of [...operations, ...fragments.values()]) {
     for (const s of info.spreads) {
       const from = fragments.get(s.name);
       const key = `${s.parent} ${s.name}`;
+      // A fragment's own top level was merged in resolveFragments.
       if (!from || merged.has(key) || ("root" in info && s.parent === info.root)) continue;
       merged.add(key);
       mergeNames(tally, s.parent, from.root);
     }
   }
+}
+
+/**
+ * Checks the limits a document must meet before validation, in time linear in its selections and spreads.
+ * @returns the first limit broken as a GraphQL error, or undefined
+ */
+export function checkShape(document: DocumentNode): GraphQLFormattedError | undefined {
+  const tally: Tally = { selections: 0, paths: new Map(), names: new Map() };
+  const definitions = tallyDefinitions(tally, document);
+  if (tally.selections > MAX_SELECTIONS) {
+    return requestError("SELECTION_LIMIT_EXCEEDED", `Query has more than ${MAX_SELECTIONS} field selections and fragment spreads`);
+  }
+  const nesting = deepestNesting(definitions, resolveFragments(tally, definitions.fragments));
+  if (nesting > MAX_NESTING) {
+    const message = `Query nests selections ${nesting} levels deep through fragments; at most ${MAX_NESTING} are allowed`;
+    return requestError("NESTING_LIMIT_EXCEEDED", message);
+  }
+  mergeSpreadNames(tally, definitions);
   const pairs = pairsOf(tally);
   if (pairs > MAX_REPEATED_PAIRS) {
     return requestError(
