@@ -105,8 +105,8 @@ function parseOrError(query: string, maxTokens: number): DocumentNode | GraphQLF
   }
 }
 
-function prepareUncached(executor: Internals, query: string, nesting: number): Prepared {
-  const { schema, limits } = executor;
+function prepareUncached(internals: Internals, query: string, nesting: number): Prepared {
+  const { schema, limits } = internals;
   // graphql-js parses by recursion: a text nested deeper than any query needs is refused before it can overflow.
   if (nesting > MAX_NESTING) {
     const error = requestError("NESTING_LIMIT_EXCEEDED", `Query nests brackets ${nesting} levels deep; at most ${MAX_NESTING} are allowed`);
@@ -118,7 +118,7 @@ function prepareUncached(executor: Internals, query: string, nesting: number): P
   // Cheap counts first, so no graphql-js rule (OverlappingFieldsCanBeMerged is quadratic) sees an oversized document.
   const misshapen = checkShape(parsed);
   if (misshapen) return { operations, errors: [misshapen] };
-  const invalid = executor.validate(schema, parsed, VALIDATION_RULES, { maxErrors: 20 });
+  const invalid = internals.validate(schema, parsed, VALIDATION_RULES, { maxErrors: 20 });
   if (invalid.length > 0) {
     return {
       operations,
@@ -132,6 +132,7 @@ function prepareUncached(executor: Internals, query: string, nesting: number): P
   return broken ? { operations, errors: [broken] } : { document: parsed, operations };
 }
 
+/** What preparing a text needs from the executor that owns the cache. */
 interface Internals {
   schema: GraphQLSchema;
   limits: GraphqlLimits;

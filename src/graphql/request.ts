@@ -67,10 +67,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 const PARAMETERS = ["query", "operationName", "variables", "extensions"];
 
 /**
- * True when `value` nests objects and arrays more than `max` levels deep, found without recursion. JSON.parse builds
- * values nested 100 000 deep; any recursive reader of them after it (variable coercion, a log line) would overflow.
+ * True when `value` nests objects and arrays more than `max` levels deep, found without recursion: JSON.parse builds
+ * values nested 100 000 deep, and refusing them here spares every later reader (variable coercion, a JSON scalar, a
+ * log line) from having to walk them without recursion.
  */
-export function nestsDeeper(value: unknown, max: number): boolean {
+function nestsDeeper(value: unknown, max: number): boolean {
   const stack: { value: object; depth: number }[] = [];
   if (typeof value === "object" && value !== null) stack.push({ value, depth: 1 });
   while (stack.length > 0) {
