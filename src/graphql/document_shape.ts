@@ -9,11 +9,17 @@ import { requestError } from "./errors.ts";
  */
 export const MAX_SELECTIONS = 500;
 /**
- * Pairs of fields under one response path that share a response name, which graphql-js's OverlappingFieldsCanBeMerged
- * compares one by one (quadratic: 284 copies of one field are 40 186 pairs per level). A fragment's top-level fields
- * count where it is spread, so 20 spread fragments that each select `id` and `__typename` make 420.
+ * Fragment definitions in one document. What fragments cost to validate grows with the square of their number (pairs
+ * spread side by side, chains that spread one another); the standard introspection query defines 3.
  */
-export const MAX_REPEATED_PAIRS = 1_000;
+export const MAX_FRAGMENTS = 100;
+/**
+ * Comparisons graphql-js's OverlappingFieldsCanBeMerged makes one by one, quadratic in what repeats: pairs of fields
+ * under one response path that share a response name (284 copies of one field are 40 186 pairs per level), plus
+ * distinct pairs of fragments spread side by side. A fragment's top-level fields count where it is spread, so 20
+ * component fragments that each select `id` and `__typename`, spread in one place, make 420 + 190.
+ */
+export const MAX_COMPARISONS = 1_000;
 
 interface Spread {
   parent: number;
@@ -25,11 +31,15 @@ interface FragmentInfo {
   root: number;
   nesting: number;
   spreads: Spread[];
+  /** This fragment and every fragment it spreads at its top level, transitively: what graphql-js compares it with. */
+  reach?: Set<string>;
 }
 
 /** Selection counts gathered in one iterative walk; response paths are numbered, their names counted per parent. */
 interface Tally {
   selections: number;
+  /** Response paths whose selection set has fields of its own, which graphql-js compares with each fragment spread there. */
+  fielded: Set<number>;
   paths: Map<string, number>;
   names: Map<number, Map<string, number>>;
 }
@@ -58,6 +68,7 @@ function walkDefinition(tally: Tally, set: SelectionSetNode, root: number): { ne
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {
         tally.selections++;
+        tally.fielded.add(parent);
         const name = selection.alias?.value ?? selection.name.value;
         count(tally, parent, name, 1);
         if (selection.selectionSet) stack.push({ set: selection.selectionSet, parent: pathOf(tally, parent, name), depth: depth + 1 });
@@ -96,14 +107,15 @@ function resolveFragments(tally: Tally, fragments: Map<string, FragmentInfo>): M
         continue;
       }
       let nesting = info.nesting;
-      const merged = new Set<string>();
+      info.reach = new Set([top.name]);
       for (const s of info.spreads) {
         if (state.get(s.name) !== "done") continue;
         nesting = Math.max(nesting, s.depth + deepest.get(s.name)!);
         // graphql-js collects a fragment spread twice in one selection set once.
-        if (s.parent !== info.root || merged.has(s.name)) continue;
-        merged.add(s.name);
-        mergeNames(tally, info.root, fragments.get(s.name)!.root);
+        if (s.parent !== info.root || info.reach.has(s.name)) continue;
+        const spread = fragments.get(s.name)!;
+        mergeNames(tally, info.root, spread.root);
+        for (const name of spread.reach!) info.reach.add(name);
       }
       deepest.set(top.name, nesting);
       state.set(top.name, "done");
@@ -117,7 +129,7 @@ function mergeNames(tally: Tally, into: number, from: number): void {
   for (const [name, n] of tally.names.get(from) ?? []) count(tally, into, name, n);
 }
 
-function pairsOf(tally: Tally): number {
+function fieldPairs(tally: Tally): number {
   let pairs = 0;
   for (const names of tally.names.values()) for (const n of names.values()) pairs += (n * (n - 1)) / 2;
   return pairs;
@@ -178,14 +190,53 @@ function mergeSpreadNames(tally: Tally, { operations, fragments }: Definitions):
 }
 
 /**
+ * Comparisons of fragments where they meet a selection set: graphql-js compares each fragment spread there, and what
+ * it spreads at its top level, with the set's own fields (once per set), and every two fragments spread side by side
+ * (once per pair for the whole document). Counting stops once there are more than `max`.
+ */
+function fragmentPairs(tally: Tally, { operations, fragments }: Definitions, max: number): number {
+  const byParent = new Map<number, Set<string>>();
+  for (const info of [...operations, ...fragments.values()]) {
+    for (const s of info.spreads) {
+      if (!fragments.get(s.name)?.reach) continue;
+      let side = byParent.get(s.parent);
+      if (!side) byParent.set(s.parent, (side = new Set()));
+      side.add(s.name);
+    }
+  }
+  let withFields = 0;
+  const pairs = new Set<string>();
+  for (const [parent, side] of byParent) {
+    const reaches = [...side].map((name) => [...fragments.get(name)!.reach!]);
+    if (tally.fielded.has(parent)) for (const reach of reaches) withFields += reach.length;
+    for (let i = 0; i < reaches.length; i++) {
+      for (let j = i + 1; j < reaches.length; j++) {
+        for (const a of reaches[i]!) {
+          for (const b of reaches[j]!) {
+            if (a !== b) pairs.add(a < b ? `${a} ${b}` : `${b} ${a}`);
+            if (withFields + pairs.size > max) return withFields + pairs.size;
+          }
+        }
+      }
+    }
+    if (withFields + pairs.size > max) break;
+  }
+  return withFields + pairs.size;
+}
+
+/**
  * Checks the limits a document must meet before validation, in time linear in its selections and spreads.
  * @returns the first limit broken as a GraphQL error, or undefined
  */
 export function checkShape(document: DocumentNode): GraphQLFormattedError | undefined {
-  const tally: Tally = { selections: 0, paths: new Map(), names: new Map() };
+  const tally: Tally = { selections: 0, fielded: new Set(), paths: new Map(), names: new Map() };
   const definitions = tallyDefinitions(tally, document);
   if (tally.selections > MAX_SELECTIONS) {
     return requestError("SELECTION_LIMIT_EXCEEDED", `Query has more than ${MAX_SELECTIONS} field selections and fragment spreads`);
+  }
+  if (definitions.fragments.size > MAX_FRAGMENTS) {
+    const message = `Query defines ${definitions.fragments.size} fragments; at most ${MAX_FRAGMENTS} are allowed`;
+    return requestError("SELECTION_LIMIT_EXCEEDED", message);
   }
   const nesting = deepestNesting(definitions, resolveFragments(tally, definitions.fragments));
   if (nesting > MAX_NESTING) {
@@ -193,12 +244,12 @@ export function checkShape(document: DocumentNode): GraphQLFormattedError | unde
     return requestError("NESTING_LIMIT_EXCEEDED", message);
   }
   mergeSpreadNames(tally, definitions);
-  const pairs = pairsOf(tally);
-  if (pairs > MAX_REPEATED_PAIRS) {
-    return requestError(
-      "REPEATED_FIELD_LIMIT_EXCEEDED",
-      `Query repeats response names in ${pairs} pairs of fields; at most ${MAX_REPEATED_PAIRS} are allowed (select each field once)`,
-    );
+  const fields = fieldPairs(tally);
+  const pairs = fields + fragmentPairs(tally, definitions, Math.max(0, MAX_COMPARISONS - fields));
+  if (pairs > MAX_COMPARISONS) {
+    const message = `Query needs ${pairs} comparisons of fields that share a response name or fragments spread side by side` +
+      ` to validate; at most ${MAX_COMPARISONS} are allowed (select each field once, spread fewer fragments in one place)`;
+    return requestError("OVERLAP_LIMIT_EXCEEDED", message);
   }
   return undefined;
 }

@@ -101,7 +101,7 @@ test("a document too repetitive to validate cheaply is refused before validation
   const res = await t.app.fetch(graphqlRequest(acmeToken, { query }, { accept: GQL }));
   assert.equal(res.status, 400);
   const body = await res.json();
-  assert.equal(body.errors[0].extensions.code, "REPEATED_FIELD_LIMIT_EXCEEDED");
+  assert.equal(body.errors[0].extensions.code, "OVERLAP_LIMIT_EXCEEDED");
   assert.match(body.errors[0].message, /select each field once/);
 });
 

@@ -42,7 +42,7 @@ const rows = [
   { name: "inline fragments nested 3 000 levels", query: `{ ${nest(3_000, "... on Query { ", "__typename", " }")} }`, code: "NESTING_LIMIT_EXCEEDED" },
   { name: "284 copies of organizations { fields { total_count } }", query: repeated(284, "organizations { fields { total_count } }"), code: "SELECTION_LIMIT_EXCEEDED" },
   { name: "284 copies of fields { page_info { has_next_page } }", query: repeated(284, "fields { page_info { has_next_page } }"), code: "SELECTION_LIMIT_EXCEEDED" },
-  { name: "46 copies of organizations { id }", query: repeated(46, "organizations { id }"), code: "REPEATED_FIELD_LIMIT_EXCEEDED" },
+  { name: "46 copies of organizations { id }", query: repeated(46, "organizations { id }"), code: "OVERLAP_LIMIT_EXCEEDED" },
   { name: "a query deeper than maxDepth", query: deep, code: "DEPTH_LIMIT_EXCEEDED" },
   { name: "a query costlier than maxCost", query: costly, code: "COST_LIMIT_EXCEEDED" },
   { name: "more aliases than maxAliases", query: aliased, code: "ALIAS_LIMIT_EXCEEDED" },
@@ -77,17 +77,20 @@ for (const row of rows) {
   });
 }
 
-/** A chain of `n` fragments on Query, each spreading the next. */
-const fragmentChain = (n: number) => ["{ ...F0 }", ...Array.from({ length: n }, (_, i) => `fragment F${i} on Query { ...F${i + 1} }`),
+/** A chain of `n` + 1 fragments on Query, each spreading the next inside `wrap` levels of `viewer { }`. */
+const fragmentChain = (n: number, wrap = 0) => ["{ ...F0 }",
+  ...Array.from({ length: n }, (_, i) => `fragment F${i} on Query { ${"viewer { ".repeat(wrap)}...F${i + 1}${" }".repeat(wrap)} }`),
   `fragment F${n} on Query { __typename }`].join("\n");
 
 // With the token limit at its highest setting, nothing but the nesting and selection limits stands before recursion.
 const manyTokenRows = [
   { name: "selection sets nested 20 000 levels", query: nest(20_000, "{ viewer ", "id", "}"), code: "NESTING_LIMIT_EXCEEDED" },
   { name: "a list argument nested 90 000 levels", query: `{ fields(crop: ${nest(45_000, "[", '"x"', "]")}) { total_count } }`, code: "NESTING_LIMIT_EXCEEDED" },
-  { name: "a chain of 300 fragment spreads", query: fragmentChain(300), code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a chain of 90 fragments nesting three levels each", query: fragmentChain(89, 2), code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a chain of 300 fragment spreads", query: fragmentChain(300), code: "SELECTION_LIMIT_EXCEEDED" },
   { name: "a chain of 10 000 fragment spreads", query: fragmentChain(10_000), code: "SELECTION_LIMIT_EXCEEDED" },
-  { name: "a fragment cycle through 400 fragments", query: fragmentChain(400).replace("fragment F400 on Query { __typename }", "fragment F400 on Query { ...F0 }"), code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a fragment cycle through 400 fragments", query: fragmentChain(400).replace("fragment F400 on Query { __typename }", "fragment F400 on Query { ...F0 }"), code: "SELECTION_LIMIT_EXCEEDED" },
+  { name: "a fragment cycle nesting through 90 fragments", query: fragmentChain(89, 2).replace("fragment F89 on Query { __typename }", "fragment F89 on Query { ...F0 }"), code: "NESTING_LIMIT_EXCEEDED" },
   { name: "30 000 copies of __typename", query: repeated(30_000, "__typename"), code: "SELECTION_LIMIT_EXCEEDED" },
 ];
 
