@@ -1,4 +1,4 @@
-// Limits checked on the parsed document before graphql-js validates it: size, repeated response names, spread depth.
+// Limits checked on the parsed document before graphql-js validates it: size, aliases, repetition, spread depth.
 import { Kind, type DocumentNode, type GraphQLFormattedError, type SelectionSetNode } from "graphql";
 import { MAX_NESTING } from "./document_text.ts";
 import { requestError } from "./errors.ts";
@@ -38,6 +38,7 @@ interface FragmentInfo {
 /** Selection counts gathered in one iterative walk; response paths are numbered, their names counted per parent. */
 interface Tally {
   selections: number;
+  aliases: number;
   /** Response paths whose selection set has fields of its own, which graphql-js compares with each fragment spread there. */
   fielded: Set<number>;
   paths: Map<string, number>;
@@ -69,6 +70,7 @@ function walkDefinition(tally: Tally, set: SelectionSetNode, root: number): { ne
       if (selection.kind === Kind.FIELD) {
         tally.selections++;
         tally.fielded.add(parent);
+        if (selection.alias) tally.aliases++;
         const name = selection.alias?.value ?? selection.name.value;
         count(tally, parent, name, 1);
         if (selection.selectionSet) stack.push({ set: selection.selectionSet, parent: pathOf(tally, parent, name), depth: depth + 1 });
@@ -226,13 +228,17 @@ function fragmentPairs(tally: Tally, { operations, fragments }: Definitions, max
 
 /**
  * Checks the limits a document must meet before validation, in time linear in its selections and spreads.
+ * @param maxAliases aliases allowed in the document (FIELDGATE_GRAPHQL_MAX_ALIASES)
  * @returns the first limit broken as a GraphQL error, or undefined
  */
-export function checkShape(document: DocumentNode): GraphQLFormattedError | undefined {
-  const tally: Tally = { selections: 0, fielded: new Set(), paths: new Map(), names: new Map() };
+export function checkShape(document: DocumentNode, maxAliases: number): GraphQLFormattedError | undefined {
+  const tally: Tally = { selections: 0, aliases: 0, fielded: new Set(), paths: new Map(), names: new Map() };
   const definitions = tallyDefinitions(tally, document);
   if (tally.selections > MAX_SELECTIONS) {
     return requestError("SELECTION_LIMIT_EXCEEDED", `Query has more than ${MAX_SELECTIONS} field selections and fragment spreads`);
+  }
+  if (tally.aliases > maxAliases) {
+    return requestError("ALIAS_LIMIT_EXCEEDED", `Query uses ${tally.aliases} aliases; at most ${maxAliases} are allowed`);
   }
   if (definitions.fragments.size > MAX_FRAGMENTS) {
     const message = `Query defines ${definitions.fragments.size} fragments; at most ${MAX_FRAGMENTS} are allowed`;

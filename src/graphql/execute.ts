@@ -116,7 +116,7 @@ function prepareUncached(internals: Internals, query: string, nesting: number): 
   if (!("kind" in parsed)) return { operations: [], errors: [parsed] };
   const operations = operationsOf(parsed);
   // Cheap counts first, so no graphql-js rule (OverlappingFieldsCanBeMerged is quadratic) sees an oversized document.
-  const misshapen = checkShape(parsed);
+  const misshapen = checkShape(parsed, limits.maxAliases);
   if (misshapen) return { operations, errors: [misshapen] };
   const invalid = internals.validate(schema, parsed, VALIDATION_RULES, { maxErrors: 20 });
   if (invalid.length > 0) {

@@ -4,6 +4,9 @@ import { getIntrospectionQuery, parse } from "graphql";
 import { checkShape, MAX_COMPARISONS, MAX_FRAGMENTS, MAX_SELECTIONS } from "../../src/graphql/document_shape.ts";
 import { MAX_NESTING } from "../../src/graphql/document_text.ts";
 
+/** Aliases allowed in these checks: high, so the rows below meet the other limits first. */
+const ALIASES = 1_000;
+
 const times = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join(" ");
 
 /** A chain of `n` + 1 fragments on Query, each spreading the next one inside `wrap` levels of `viewer { }`. */
@@ -39,7 +42,7 @@ const rows = [
 
 for (const row of rows) {
   test(`checkShape refuses ${row.name} with ${row.code}`, () => {
-    assert.equal(checkShape(parse(row.query, { noLocation: true }))?.extensions?.code, row.code);
+    assert.equal(checkShape(parse(row.query, { noLocation: true }), ALIASES)?.extensions?.code, row.code);
   });
 }
 
@@ -60,13 +63,19 @@ const passing = [
 
 for (const row of passing) {
   test(`checkShape lets ${row.name} through to validation`, () => {
-    assert.equal(checkShape(parse(row.query, { noLocation: true })), undefined);
+    assert.equal(checkShape(parse(row.query, { noLocation: true }), ALIASES), undefined);
   });
 }
 
+test("checkShape counts aliases against the configured limit before validation", () => {
+  const query = `{ ${times(31, (i) => `a${i}: __typename`)} }`;
+  assert.equal(checkShape(parse(query), 30)?.extensions?.code, "ALIAS_LIMIT_EXCEEDED");
+  assert.equal(checkShape(parse(query), 31), undefined);
+});
+
 test("checkShape's pair cap counts the pairs a quadratic comparison would make", () => {
   // 45 copies: 990 pairs of `organizations` and 990 of `organizations.id`, 1 980 in all.
-  const error = checkShape(parse(`{ ${times(45, () => "organizations { id }")} }`));
+  const error = checkShape(parse(`{ ${times(45, () => "organizations { id }")} }`), ALIASES);
   assert.match(error?.message ?? "", /needs 1980 comparisons/);
   assert.ok(1_980 > MAX_COMPARISONS);
 });
