@@ -4,8 +4,9 @@ import { MAX_NESTING } from "./document_text.ts";
 import { requestError } from "./errors.ts";
 
 /**
- * Field selections and fragment spreads in the document text, each counted once wherever it is spread. Validation
- * is linear in them; the standard introspection query has 76, a page with every Field attribute about 25.
+ * Field selections and fragment spreads, a fragment's counted once for each operation that uses it (graphql-js
+ * walks every operation's fragments again for its variables). Validation is linear in them; the standard
+ * introspection query has 76, a page with every Field attribute about 25.
  */
 export const MAX_SELECTIONS = 500;
 /**
@@ -27,10 +28,16 @@ interface Spread {
   name: string;
 }
 
-interface FragmentInfo {
-  root: number;
+interface Walked {
   nesting: number;
   spreads: Spread[];
+  selections: number;
+}
+
+interface FragmentInfo extends Walked {
+  root: number;
+  /** This fragment and every fragment it spreads at any depth, transitively. */
+  uses?: Set<string>;
   /** This fragment and every fragment it spreads at its top level, transitively: what graphql-js compares it with. */
   reach?: Set<string>;
 }
@@ -59,7 +66,8 @@ function count(tally: Tally, parent: number, name: string, by: number): void {
 }
 
 /** Walks one definition's selections with an explicit stack; inline fragments merge into their parent's path. */
-function walkDefinition(tally: Tally, set: SelectionSetNode, root: number): { nesting: number; spreads: Spread[] } {
+function walkDefinition(tally: Tally, set: SelectionSetNode, root: number): Walked {
+  const before = tally.selections;
   const spreads: Spread[] = [];
   let nesting = 0;
   const stack: { set: SelectionSetNode; parent: number; depth: number }[] = [{ set, parent: root, depth: 1 }];
@@ -82,7 +90,7 @@ function walkDefinition(tally: Tally, set: SelectionSetNode, root: number): { ne
       }
     }
   }
-  return { nesting, spreads };
+  return { nesting, spreads, selections: tally.selections - before };
 }
 
 /**
@@ -110,9 +118,11 @@ function resolveFragments(tally: Tally, fragments: Map<string, FragmentInfo>): M
       }
       let nesting = info.nesting;
       info.reach = new Set([top.name]);
+      info.uses = new Set([top.name]);
       for (const s of info.spreads) {
         if (state.get(s.name) !== "done") continue;
         nesting = Math.max(nesting, s.depth + deepest.get(s.name)!);
+        for (const name of fragments.get(s.name)!.uses!) info.uses.add(name);
         // graphql-js collects a fragment spread twice in one selection set once.
         if (s.parent !== info.root || info.reach.has(s.name)) continue;
         const spread = fragments.get(s.name)!;
@@ -138,7 +148,7 @@ function fieldPairs(tally: Tally): number {
 }
 
 interface Definitions {
-  operations: { nesting: number; spreads: Spread[] }[];
+  operations: Walked[];
   fragments: Map<string, FragmentInfo>;
 }
 
@@ -159,12 +169,28 @@ function tallyDefinitions(tally: Tally, document: DocumentNode): Definitions {
       if (known) {
         known.nesting = Math.max(known.nesting, walked.nesting);
         known.spreads.push(...walked.spreads);
+        known.selections += walked.selections;
       } else {
         fragments.set(name, { root, ...walked });
       }
     }
   }
   return { operations, fragments };
+}
+
+/** Selections each operation reaches, its fragments' included, summed; fragments no operation uses count once. */
+function reachedSelections({ operations, fragments }: Definitions): number {
+  let total = 0;
+  const used = new Set<string>();
+  for (const operation of operations) {
+    const uses = new Set<string>();
+    for (const s of operation.spreads) for (const name of fragments.get(s.name)?.uses ?? []) uses.add(name);
+    total += operation.selections;
+    for (const name of uses) total += fragments.get(name)!.selections;
+    for (const name of uses) used.add(name);
+  }
+  for (const [name, info] of fragments) if (!used.has(name)) total += info.selections;
+  return total;
 }
 
 function deepestNesting({ operations }: Definitions, deepest: Map<string, number>): number {
@@ -244,7 +270,14 @@ export function checkShape(document: DocumentNode, maxAliases: number): GraphQLF
     const message = `Query defines ${definitions.fragments.size} fragments; at most ${MAX_FRAGMENTS} are allowed`;
     return requestError("SELECTION_LIMIT_EXCEEDED", message);
   }
-  const nesting = deepestNesting(definitions, resolveFragments(tally, definitions.fragments));
+  const deepest = resolveFragments(tally, definitions.fragments);
+  const reached = reachedSelections(definitions);
+  if (reached > MAX_SELECTIONS) {
+    const message = `Query reaches ${reached} field selections and fragment spreads, counting a fragment once for each` +
+      ` operation that uses it; at most ${MAX_SELECTIONS} are allowed`;
+    return requestError("SELECTION_LIMIT_EXCEEDED", message);
+  }
+  const nesting = deepestNesting(definitions, deepest);
   if (nesting > MAX_NESTING) {
     const message = `Query nests selections ${nesting} levels deep through fragments; at most ${MAX_NESTING} are allowed`;
     return requestError("NESTING_LIMIT_EXCEEDED", message);
