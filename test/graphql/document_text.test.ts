@@ -65,12 +65,15 @@ for (const row of nesting) {
   });
 }
 
-/** Tokens of `text`, or the lexer's error message: a key must fail to lex exactly where its text does. */
+/**
+ * Tokens of `text`, or the lexer's error message: a key must fail to lex with the same error as its text. The one
+ * difference allowed is which ignored character (or the end) an error names after a broken number or `..`.
+ */
 function lexed(text: string): string[] | string {
   try {
     return tokens(text);
   } catch (error) {
-    return (error as Error).message.replace(/\s*\n[\s\S]*$/, "");
+    return (error as Error).message.replace(/(got: |found )(<EOF>|U\+0009|U\+000A|U\+000D|U\+FEFF|" "|","|"#")/g, "$1<ignored>");
   }
 }
 
@@ -85,6 +88,6 @@ test("scanText's key lexes to the same tokens as its text, or fails with the sam
       const text = pieces.join("");
       assert.deepEqual(lexed(scanText(text).key), lexed(text));
     }),
-    { numRuns: 2_000 },
+    { numRuns: 5_000 },
   );
 });
