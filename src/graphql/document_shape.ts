@@ -94,9 +94,10 @@ function walkDefinition(tally: Tally, set: SelectionSetNode, root: number): Walk
 }
 
 /**
- * Per fragment, in an order where every fragment comes after those it spreads: its deepest nesting through spreads
- * and the names at its top level including those of the fragments it spreads there. An edge that closes a cycle
- * counts nothing; validation refuses the cycle (NoFragmentCycles), and the selection cap bounds its recursion.
+ * Per fragment, in an order where every fragment comes after those it spreads: its deepest nesting through spreads,
+ * the fragments it reaches (at its top level, and at any depth), and the names at its top level including those of
+ * the fragments it spreads there. An edge that closes a cycle counts nothing: validation refuses the cycle
+ * (NoFragmentCycles), whose recursion the fragment cap bounds.
  */
 function resolveFragments(tally: Tally, fragments: Map<string, FragmentInfo>): Map<string, number> {
   const deepest = new Map<string, number>();
