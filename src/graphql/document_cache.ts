@@ -1,4 +1,4 @@
-// A least-recently-used cache keyed by query text, bounded by its entry count and by the characters of its keys.
+// A least-recently-used cache keyed by query text, bounded by its entry count and by the characters its entries weigh.
 
 /**
  * How much a cache may keep. What an entry holds grows with its query text (a parsed document keeps up to ~130 bytes
@@ -17,11 +17,14 @@ export interface CacheBounds {
 export interface TextCache<T> {
   /** The value for `text`, marked most recently used; undefined on a miss. */
   get(text: string): T | undefined;
-  /** Keeps `value` unless `text` is over the per-entry cap, evicting least recently used entries until it fits. */
-  set(text: string, value: T): void;
+  /**
+   * Keeps `value` unless its weight (the characters of text it holds, `text.length` by default) is over the
+   * per-entry cap, evicting least recently used entries until it fits.
+   */
+  set(text: string, value: T, weight?: number): void;
   /** Entries kept. */
   size(): number;
-  /** Characters of query text kept, never more than `maxChars`. */
+  /** Characters of query text kept (summed weights), never more than `maxChars`. */
   chars(): number;
 }
 
@@ -35,12 +38,12 @@ export function createTextCache<T>(bounds: CacheBounds): TextCache<T> {
     throw new RangeError("Cache bounds need maxEntries >= 1 and 1 <= maxEntryChars <= maxChars");
   }
   // Map keeps insertion order: the first key is the least recently used.
-  const entries = new Map<string, T>();
+  const entries = new Map<string, { value: T; weight: number }>();
   let chars = 0;
   const evictOldest = () => {
-    const oldest = entries.keys().next().value as string;
+    const [oldest, entry] = entries.entries().next().value!;
     entries.delete(oldest);
-    chars -= oldest.length;
+    chars -= entry.weight;
   };
   return {
     get(text) {
@@ -48,13 +51,13 @@ export function createTextCache<T>(bounds: CacheBounds): TextCache<T> {
       if (hit === undefined) return undefined;
       entries.delete(text);
       entries.set(text, hit);
-      return hit;
+      return hit.value;
     },
-    set(text, value) {
-      if (text.length > maxEntryChars || entries.has(text)) return;
-      while (entries.size >= maxEntries || chars + text.length > maxChars) evictOldest();
-      entries.set(text, value);
-      chars += text.length;
+    set(text, value, weight = text.length) {
+      if (weight > maxEntryChars || entries.has(text)) return;
+      while (entries.size >= maxEntries || chars + weight > maxChars) evictOldest();
+      entries.set(text, { value, weight });
+      chars += weight;
     },
     size: () => entries.size,
     chars: () => chars,

@@ -53,7 +53,7 @@ async function serve(deps: Deps, app: { executor: Executor; ids: IdCodec }, requ
   if (!media) throw notAcceptable();
   const isGet = request.method === "GET" || request.method === "HEAD";
   const params = isGet ? paramsFromUrl(ctx.url) : await paramsFromBody(request, deps.config.maxBodyBytes);
-  if ("failure" in params) return respond(media, errorsBody([requestError("BAD_REQUEST", params.failure)]), 400);
+  if ("failure" in params) return respond(media, errorsBody([requestError(params.code ?? "BAD_REQUEST", params.failure)]), 400);
   const prepared = executor.prepare(params.query);
   const operation = operationTypeOf(prepared, params.operationName);
   if (isGet && operation !== undefined && operation !== "query") {
@@ -76,6 +76,7 @@ async function serve(deps: Deps, app: { executor: Executor; ids: IdCodec }, requ
     variables: params.variables,
     context: createContext(deps, access, app.ids),
     report,
+    locations: !prepared.otherText,
   });
   return respond(media, result, "data" in result ? 200 : failedStatus(media));
 }

@@ -13,6 +13,8 @@ import {
 import type { GraphqlLimits } from "../config.ts";
 import type { GraphqlContext } from "./context.ts";
 import { createTextCache, type CacheBounds } from "./document_cache.ts";
+import { checkShape } from "./document_shape.ts";
+import { MAX_NESTING, scanText } from "./document_text.ts";
 import { formatError, requestError } from "./errors.ts";
 import { checkLimits } from "./limits.ts";
 import { clarifyValidationError, VALIDATION_RULES } from "./validation_rules.ts";
@@ -29,9 +31,16 @@ export interface OperationSummary {
  * text), only what later requests with the same text need: the errors, and the operations so that GET can still
  * refuse a mutation with 405 (operationTypeOf).
  */
-export type Prepared =
+export type Prepared = (
   | { document: DocumentNode; operations: readonly OperationSummary[]; errors?: undefined }
-  | { document?: undefined; operations: readonly OperationSummary[]; errors: readonly GraphQLFormattedError[] };
+  | { document?: undefined; operations: readonly OperationSummary[]; errors: readonly GraphQLFormattedError[] }
+) & {
+  /**
+   * Set when the entry was prepared from another whitespace variant of this text: its locations point into that
+   * text, so errors are answered without them.
+   */
+  otherText?: true;
+};
 
 /** A formatted execution result; `data` absent means the request failed before execution (a request error). */
 export interface RunResult {
@@ -46,6 +55,8 @@ export interface RunInput {
   context: GraphqlContext;
   /** Called for each unexpected resolver failure before it is masked. */
   report: (error: GraphQLError) => void;
+  /** False when the document's locations belong to another whitespace variant of the request's text. */
+  locations?: boolean;
 }
 
 export interface Executor {
@@ -94,11 +105,20 @@ function parseOrError(query: string, maxTokens: number): DocumentNode | GraphQLF
   }
 }
 
-function prepareUncached(schema: GraphQLSchema, limits: GraphqlLimits, query: string): Prepared {
+function prepareUncached(internals: Internals, query: string, nesting: number): Prepared {
+  const { schema, limits } = internals;
+  // graphql-js parses by recursion: a text nested deeper than any query needs is refused before it can overflow.
+  if (nesting > MAX_NESTING) {
+    const error = requestError("NESTING_LIMIT_EXCEEDED", `Query nests brackets ${nesting} levels deep; at most ${MAX_NESTING} are allowed`);
+    return { operations: [], errors: [error] };
+  }
   const parsed = parseOrError(query, limits.maxTokens);
   if (!("kind" in parsed)) return { operations: [], errors: [parsed] };
   const operations = operationsOf(parsed);
-  const invalid = validate(schema, parsed, VALIDATION_RULES, { maxErrors: 20 });
+  // Cheap counts first, so no graphql-js rule (OverlappingFieldsCanBeMerged is quadratic) sees an oversized document.
+  const misshapen = checkShape(parsed, limits.maxAliases);
+  if (misshapen) return { operations, errors: [misshapen] };
+  const invalid = internals.validate(schema, parsed, VALIDATION_RULES, { maxErrors: 20 });
   if (invalid.length > 0) {
     return {
       operations,
@@ -112,28 +132,56 @@ function prepareUncached(schema: GraphQLSchema, limits: GraphqlLimits, query: st
   return broken ? { operations, errors: [broken] } : { document: parsed, operations };
 }
 
+/** What preparing a text needs from the executor that owns the cache. */
+interface Internals {
+  schema: GraphQLSchema;
+  limits: GraphqlLimits;
+  validate: typeof validate;
+}
+
+export interface ExecutorOptions {
+  /** Bounds of the document cache, DOCUMENT_CACHE_BOUNDS by default (tests set small ones). */
+  cache?: Readonly<CacheBounds>;
+  /** graphql-js's validate unless a test counts the calls. */
+  validate?: typeof validate;
+}
+
+function withoutLocations(errors: readonly GraphQLFormattedError[]): GraphQLFormattedError[] {
+  return errors.map(({ locations: _, ...rest }) => rest);
+}
+
+/** The cached entry as this request's text may see it: its own locations only when it is the text that was parsed. */
+function asSeenBy(entry: { text: string; prepared: Prepared }, query: string): Prepared {
+  const { text, prepared } = entry;
+  if (text === query) return prepared;
+  return prepared.errors ? { ...prepared, errors: withoutLocations(prepared.errors), otherText: true } : { ...prepared, otherText: true };
+}
+
 /**
- * Builds an executor over an immutable schema; its cache lives as long as the app that created it.
- * @param cache bounds of the document cache, DOCUMENT_CACHE_BOUNDS by default (tests set small ones)
+ * Builds an executor over an immutable schema; its cache lives as long as the app that created it. Entries are keyed
+ * by the text with insignificant whitespace, commas and comments collapsed (document_text.ts), and refusals are kept
+ * like successes, so resending a document that was expensive to refuse, respaced or not, costs one scan and a lookup.
  */
-export function createExecutor(
-  schema: GraphQLSchema,
-  limits: GraphqlLimits,
-  cache: Readonly<CacheBounds> = DOCUMENT_CACHE_BOUNDS,
-): Executor {
-  const documents = createTextCache<Prepared>(cache);
+export function createExecutor(schema: GraphQLSchema, limits: GraphqlLimits, options: ExecutorOptions = {}): Executor {
+  const documents = createTextCache<{ text: string; prepared: Prepared }>(options.cache ?? DOCUMENT_CACHE_BOUNDS);
+  const internals: Internals = { schema, limits, validate: options.validate ?? validate };
   return {
     prepare(query) {
-      const hit = documents.get(query);
-      if (hit) return hit;
-      const prepared = prepareUncached(schema, limits, query);
-      documents.set(query, prepared);
+      const { key, nesting } = scanText(query);
+      const hit = documents.get(key);
+      if (hit) return asSeenBy(hit, query);
+      const prepared = prepareUncached(internals, query, nesting);
+      // Weighed by the text it was parsed from: a kept document holds that text and an AST that grows with it.
+      documents.set(key, { text: query, prepared }, query.length);
       return prepared;
     },
-    async run({ document, operationName, variables, context, report }) {
+    async run({ document, operationName, variables, context, report, locations = true }) {
       const result = await execute({ schema, document, operationName, variableValues: variables, contextValue: context });
       const formatted: RunResult = {};
-      if (result.errors) formatted.errors = result.errors.map((error) => formatError(error, report));
+      if (result.errors) {
+        const errors = result.errors.map((error) => formatError(error, report));
+        formatted.errors = locations ? errors : withoutLocations(errors);
+      }
       if ("data" in result) formatted.data = result.data as Record<string, unknown> | null;
       return formatted;
     },

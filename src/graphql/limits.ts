@@ -1,4 +1,4 @@
-// Static limits on a validated document: depth, estimated cost, aliases, one __schema (tokens are capped in parse).
+// Static limits on a validated document: depth, estimated cost, one __schema (document_shape.ts counts before validation).
 import {
   getNamedType,
   getNullableType,
@@ -6,7 +6,6 @@ import {
   isObjectType,
   isInterfaceType,
   Kind,
-  visit,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -156,18 +155,8 @@ function schemaSelections(walk: Walk, set: SelectionSetNode): number {
   return count;
 }
 
-function countAliases(document: DocumentNode): number {
-  let aliases = 0;
-  visit(document, { Field: (node) => void (node.alias && aliases++) });
-  return aliases;
-}
-
 /** Measures a validated document; returns the first limit it breaks as a GraphQL error, or undefined. */
 export function checkLimits(schema: GraphQLSchema, document: DocumentNode, limits: GraphqlLimits): GraphQLFormattedError | undefined {
-  const aliases = countAliases(document);
-  if (aliases > limits.maxAliases) {
-    return requestError("ALIAS_LIMIT_EXCEEDED", `Query uses ${aliases} aliases; at most ${limits.maxAliases} are allowed`);
-  }
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
   const walk: Walk = { schema, limits, fragments, depthMemo: new Map(), costMemo: new Map(), schemaMemo: new Map() };

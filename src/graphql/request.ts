@@ -1,6 +1,8 @@
 // GraphQL-over-HTTP request handling: media type negotiation and the query/variables/operationName parameters.
 import { mediaType, memberNames, readText } from "../http/body.ts";
 import { OAuthError, invalidRequest, isOAuthError } from "../oauth/errors.ts";
+import { MAX_NESTING } from "./document_text.ts";
+import type { GraphqlErrorCode } from "./errors.ts";
 
 export const GRAPHQL_RESPONSE = "application/graphql-response+json";
 export const JSON_MEDIA = "application/json";
@@ -16,6 +18,8 @@ export interface GraphqlParams {
 /** A malformed request: answered 400 with a GraphQL error whatever the media type. */
 export interface ParamsFailure {
   failure: string;
+  /** BAD_REQUEST unless said otherwise. */
+  code?: GraphqlErrorCode;
 }
 
 interface Range {
@@ -62,6 +66,24 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 const PARAMETERS = ["query", "operationName", "variables", "extensions"];
 
+/**
+ * True when `value` nests objects and arrays more than `max` levels deep, found without recursion: JSON.parse builds
+ * values nested 100 000 deep, and refusing them here spares every later reader (variable coercion, a JSON scalar, a
+ * log line) from having to walk them without recursion.
+ */
+function nestsDeeper(value: unknown, max: number): boolean {
+  const stack: { value: object; depth: number }[] = [];
+  if (typeof value === "object" && value !== null) stack.push({ value, depth: 1 });
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (depth > max) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === "object" && child !== null) stack.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return false;
+}
+
 /** Checks the parameter types the GraphQL-over-HTTP spec requires; `extensions` is accepted and ignored. */
 function toParams(raw: Record<string, unknown>): GraphqlParams | ParamsFailure {
   const { query, operationName, variables, extensions } = raw;
@@ -69,6 +91,11 @@ function toParams(raw: Record<string, unknown>): GraphqlParams | ParamsFailure {
   if (operationName != null && typeof operationName !== "string") return { failure: "operationName must be a string" };
   if (variables != null && !isObject(variables)) return { failure: "variables must be an object" };
   if (extensions != null && !isObject(extensions)) return { failure: "extensions must be an object" };
+  for (const [name, value] of [["variables", variables], ["extensions", extensions]] as const) {
+    if (nestsDeeper(value, MAX_NESTING)) {
+      return { failure: `${name} nest deeper than ${MAX_NESTING} levels`, code: "NESTING_LIMIT_EXCEEDED" };
+    }
+  }
   return { query, operationName: operationName ?? undefined, variables: variables ?? undefined };
 }
 

@@ -94,15 +94,54 @@ test("repeated members other than the four parameters are ignored like any unkno
   assert.deepEqual(await res.json(), { data: { fields: { total_count: 7 } } });
 });
 
-test("a document too repetitive for graphql-js to validate gets a message that says so", async () => {
+test("a document too repetitive to validate cheaply is refused before validation with a message that says so", async () => {
   const { t, acmeToken } = await buildWorld();
-  // 900 selections of one field: within the token limit, past OverlappingFieldsCanBeMergedRule's budget.
-  const query = `{ ${"__typename ".repeat(900)}}`;
+  // 400 selections of one field: within the token and selection limits, 79 800 pairs for OverlappingFieldsCanBeMerged.
+  const query = `{ ${"__typename ".repeat(400)}}`;
   const res = await t.app.fetch(graphqlRequest(acmeToken, { query }, { accept: GQL }));
   assert.equal(res.status, 400);
   const body = await res.json();
-  assert.equal(body.errors[0].extensions.code, "GRAPHQL_VALIDATION_FAILED");
-  assert.match(body.errors[0].message, /repeats too many field selections/);
+  assert.equal(body.errors[0].extensions.code, "OVERLAP_LIMIT_EXCEEDED");
+  assert.match(body.errors[0].message, /select each field once/);
+});
+
+/** JSON text of `inner` inside `depth` arrays (or objects), built as text: JSON.stringify overflows long before. */
+const deepList = (depth: number, inner = "1") => "[".repeat(depth) + inner + "]".repeat(depth);
+const deepObject = (depth: number, inner = "1") => '{"a":'.repeat(depth) + inner + "}".repeat(depth);
+const usedString = "query($c: String) { fields(crop: $c) { total_count } }";
+
+const deepJsonRows = [
+  { name: "variables holding a list nested 100 000 levels", body: `{"query":"${usedString}","variables":{"c":${deepList(100_000)}}}`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "variables holding an object nested 100 000 levels", body: `{"query":"${usedString}","variables":{"c":${deepObject(100_000)}}}`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "variables nested one level past the limit", body: `{"query":"${usedString}","variables":{"c":${deepList(256)}}}`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "an undeclared variable nested 3 000 levels", body: `{"query":"{ __typename }","variables":{"c":${deepList(3_000)}}}`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "extensions nested 100 000 levels", body: `{"query":"{ __typename }","extensions":{"c":${deepObject(100_000)}}}`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a body that is a list nested 100 000 levels", body: deepList(100_000), code: "BAD_REQUEST" },
+  { name: "a body whose query member is nested 100 000 levels", body: `{"query":${deepObject(100_000, '"x"')}}`, code: "BAD_REQUEST" },
+];
+
+for (const row of deepJsonRows) {
+  test(`graphql over http: ${row.name} is a 400 request error, never a 500`, async () => {
+    const { t, acmeToken } = await buildWorld({ FIELDGATE_MAX_BODY_BYTES: "1048576" });
+    const res = await t.app.fetch(rawPost(acmeToken, row.body));
+    assert.equal(res.status, 400);
+    const body = await res.json();
+    assert.equal(body.errors[0].extensions.code, row.code);
+  });
+}
+
+test("graphql over http: GET variables nested 100 000 levels are a 400 request error", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const res = await t.app.fetch(getRequest(acmeToken, { query: usedString, variables: `{"c":${deepList(100_000)}}` }));
+  assert.equal(res.status, 400);
+  assert.equal((await res.json()).errors[0].extensions.code, "NESTING_LIMIT_EXCEEDED");
+});
+
+test("graphql over http: variables nested as deep as allowed still run", async () => {
+  const { t, acmeToken } = await buildWorld();
+  // 255 arrays inside the variables object: 256 levels. Coercion then refuses a list where a String is declared.
+  const res = await t.app.fetch(rawPost(acmeToken, `{"query":"${usedString}","variables":{"c":${deepList(255)}}}`));
+  assert.equal((await res.json()).errors[0].extensions.code, "BAD_USER_INPUT");
 });
 
 test("GET runs queries with variables and operationName from the URL", async () => {
@@ -157,4 +196,15 @@ test("a document answered from the cache gets the same answer as when it was fir
     const query = await t.app.fetch(getRequest(acmeToken, { query: "{ fields { total_count } }" }));
     assert.deepEqual(await query.json(), { data: { fields: { total_count: 7 } } }, `request ${i + 1}`);
   }
+});
+
+test("an execution error for a respaced copy of a cached document leaves out the other text's locations", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const first = await (await t.app.fetch(graphqlRequest(acmeToken, { query: "{\n  fields(first: -1) { total_count }\n}" }))).json();
+  assert.equal(first.errors[0].extensions.code, "BAD_USER_INPUT");
+  assert.deepEqual(first.errors[0].locations, [{ line: 2, column: 3 }]);
+  const copy = await (await t.app.fetch(graphqlRequest(acmeToken, { query: "{ fields(first: -1) { total_count } }" }))).json();
+  assert.equal(copy.errors[0].extensions.code, "BAD_USER_INPUT");
+  assert.deepEqual(copy.errors[0].path, ["fields"]);
+  assert.equal(copy.errors[0].locations, undefined);
 });

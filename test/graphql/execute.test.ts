@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { Location, Token } from "graphql";
+import { Location, Token, validate } from "graphql";
 import { loadConfig } from "../../src/config.ts";
 import { createExecutor, operationTypeOf, type Prepared } from "../../src/graphql/execute.ts";
 import { buildFieldSchema } from "../../src/graphql/schema.ts";
@@ -26,7 +26,7 @@ test("prepare caches by query text: a repeat returns the same prepared document"
 });
 
 test("the cache is bounded and evicts the least recently used entry", () => {
-  const executor = createExecutor(buildFieldSchema(), limits, { ...small, maxChars: 1_000 });
+  const executor = createExecutor(buildFieldSchema(), limits, { cache: { ...small, maxChars: 1_000 } });
   const a = executor.prepare("{ a: __typename }");
   executor.prepare("{ b: __typename }");
   executor.prepare("{ c: __typename }");
@@ -40,7 +40,7 @@ test("the cache is bounded and evicts the least recently used entry", () => {
 });
 
 test("the cache evicts least recently used entries until a new text fits the character budget", () => {
-  const executor = createExecutor(buildFieldSchema(), limits, { ...small, maxEntries: 500 });
+  const executor = createExecutor(buildFieldSchema(), limits, { cache: { ...small, maxEntries: 500 } });
   const a = executor.prepare(queryOf(40, "A"));
   const b = executor.prepare(queryOf(30, "B"));
   executor.prepare(queryOf(20, "C"));
@@ -54,7 +54,7 @@ test("the cache evicts least recently used entries until a new text fits the cha
 });
 
 test("a text over the per-entry cap is prepared for its request but not cached", () => {
-  const executor = createExecutor(buildFieldSchema(), limits, small);
+  const executor = createExecutor(buildFieldSchema(), limits, { cache: small });
   const long = queryOf(41, "L");
   const first = executor.prepare(long);
   assert.ok(first.document, "the long query still runs");
@@ -67,7 +67,7 @@ test("a text over the per-entry cap is prepared for its request but not cached",
 });
 
 test("the cache never holds more characters or entries than its bounds, whatever the order of texts", () => {
-  const executor = createExecutor(buildFieldSchema(), limits, small);
+  const executor = createExecutor(buildFieldSchema(), limits, { cache: small });
   // A fixed pseudo-random walk over 12 texts of 20 to 45 characters, repeats included, so hits and evictions mix.
   let seed = 7;
   for (let i = 0; i < 400; i++) {
@@ -111,6 +111,68 @@ for (const row of refused) {
     assert.equal(executor.prepare(row.query), prepared);
   });
 }
+
+/** An executor whose validate calls are counted. */
+function countingExecutor() {
+  const calls = { validate: 0 };
+  const counted: typeof validate = (...args) => {
+    calls.validate++;
+    return validate(...args);
+  };
+  return { executor: createExecutor(buildFieldSchema(), limits, { validate: counted }), calls };
+}
+
+const costly = "{ fields(first: 100) { nodes { organization { fields(first: 100) { nodes { id name } } } } } }";
+const respaced = "{\n  fields(first: 100) {\n    nodes { organization { fields(first: 100), { nodes { id, name } } } } # again\n  }\n}\n";
+
+test("a refused document is served from the cache when sent again, respaced or not, without validating it again", () => {
+  const { executor, calls } = countingExecutor();
+  assert.equal(executor.prepare(costly).errors?.[0]?.extensions?.code, "COST_LIMIT_EXCEEDED");
+  assert.equal(calls.validate, 1);
+  assert.equal(executor.prepare(costly).errors?.[0]?.extensions?.code, "COST_LIMIT_EXCEEDED");
+  assert.equal(executor.prepare(respaced).errors?.[0]?.extensions?.code, "COST_LIMIT_EXCEEDED");
+  assert.equal(calls.validate, 1);
+  assert.equal(executor.cacheSize(), 1);
+});
+
+test("a document refused before validation is cached too and never reaches validate", () => {
+  const { executor, calls } = countingExecutor();
+  const query = `{ ${"organizations { fields { total_count } } ".repeat(284)}}`;
+  for (const text of [query, query.replaceAll("} }", "}  }"), ` ${query}`]) {
+    assert.equal(executor.prepare(text).errors?.[0]?.extensions?.code, "SELECTION_LIMIT_EXCEEDED");
+  }
+  assert.equal(calls.validate, 0);
+  assert.equal(executor.cacheSize(), 1);
+});
+
+test("a valid document respaced is the same cached document", () => {
+  const { executor, calls } = countingExecutor();
+  const first = executor.prepare("{ fields { total_count } }");
+  const second = executor.prepare("query {\n  fields { total_count }\n}".replace("query ", ""));
+  assert.equal(second.document, first.document);
+  assert.equal(calls.validate, 1);
+});
+
+test("whitespace inside string literals keeps documents apart in the cache", () => {
+  const { executor, calls } = countingExecutor();
+  executor.prepare('{ fields(crop: "a b") { total_count } }');
+  executor.prepare('{ fields(crop: "a  b") { total_count } }');
+  executor.prepare('{ fields(crop: """a\n b""") { total_count } }');
+  executor.prepare('{ fields(crop: """a b""") { total_count } }');
+  assert.equal(calls.validate, 4);
+  assert.equal(executor.cacheSize(), 4);
+});
+
+test("errors carry locations for the text that was parsed, and none for a respaced copy of it", () => {
+  const { executor } = countingExecutor();
+  const text = "{\n  nope\n}";
+  assert.deepEqual(executor.prepare(text).errors?.[0]?.locations, [{ line: 2, column: 3 }]);
+  const other = executor.prepare("{ nope }");
+  assert.equal(other.errors?.[0]?.extensions?.code, "GRAPHQL_VALIDATION_FAILED");
+  assert.equal(other.errors?.[0]?.locations, undefined);
+  assert.equal(other.otherText, true);
+  assert.deepEqual(executor.prepare(text).errors?.[0]?.locations, [{ line: 2, column: 3 }]);
+});
 
 test("operationTypeOf picks the operation as getOperationAST does, also for refused documents", () => {
   const executor = createExecutor(buildFieldSchema(), limits);

@@ -29,7 +29,20 @@ const boundaryFragments = `{ a: fields(first: 100) { nodes { ...B } } b: fields(
   c: fields(first: 100) { nodes { ... on Field { boundary } } } } fragment B on Field { boundary }`;
 const typeLookups = Array.from({ length: 4 }, (_, i) => `t${i}: __type(name: "Field") { name }`).join(" ");
 
+/** `open` repeated `n` times around `inner`, closed by `close` repeated as often. */
+const nest = (n: number, open: string, inner: string, close: string) => open.repeat(n) + inner + close.repeat(n);
+const repeated = (n: number, selection: string) => `{ ${`${selection} `.repeat(n)}}`;
+
 const rows = [
+  { name: "a 6 KB list argument nested 3 000 levels", query: `{ fields(crop: ${nest(3_000, "[", '"x"', "]")}) { total_count } }`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "an object argument nested 3 000 levels", query: `{ fields(crop: ${nest(3_000, "{a:", '"x"', "}")}) { total_count } }`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a directive argument nested 3 000 levels", query: `{ fields @include(if: ${nest(3_000, "[", "true", "]")}) { total_count } }`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a variable type nested 3 000 levels", query: `query($c: ${nest(3_000, "[", "String", "]")}) { __typename }`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "selection sets nested 3 000 levels", query: nest(3_000, "{ viewer ", "id", "}"), code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "inline fragments nested 3 000 levels", query: `{ ${nest(3_000, "... on Query { ", "__typename", " }")} }`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "284 copies of organizations { fields { total_count } }", query: repeated(284, "organizations { fields { total_count } }"), code: "SELECTION_LIMIT_EXCEEDED" },
+  { name: "284 copies of fields { page_info { has_next_page } }", query: repeated(284, "fields { page_info { has_next_page } }"), code: "SELECTION_LIMIT_EXCEEDED" },
+  { name: "46 copies of organizations { id }", query: repeated(46, "organizations { id }"), code: "OVERLAP_LIMIT_EXCEEDED" },
   { name: "a query deeper than maxDepth", query: deep, code: "DEPTH_LIMIT_EXCEEDED" },
   { name: "a query costlier than maxCost", query: costly, code: "COST_LIMIT_EXCEEDED" },
   { name: "more aliases than maxAliases", query: aliased, code: "ALIAS_LIMIT_EXCEEDED" },
@@ -63,6 +76,57 @@ for (const row of rows) {
     assert.equal(strict.status, 400);
   });
 }
+
+/** A chain of `n` + 1 fragments on Query, each spreading the next inside `wrap` levels of `viewer { }`. */
+const fragmentChain = (n: number, wrap = 0) => ["{ ...F0 }",
+  ...Array.from({ length: n }, (_, i) => `fragment F${i} on Query { ${"viewer { ".repeat(wrap)}...F${i + 1}${" }".repeat(wrap)} }`),
+  `fragment F${n} on Query { __typename }`].join("\n");
+
+// With the token limit at its highest setting, nothing but the nesting and selection limits stands before recursion.
+const manyTokenRows = [
+  { name: "selection sets nested 20 000 levels", query: nest(20_000, "{ viewer ", "id", "}"), code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a list argument nested 90 000 levels", query: `{ fields(crop: ${nest(45_000, "[", '"x"', "]")}) { total_count } }`, code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a chain of 90 fragments nesting three levels each", query: fragmentChain(89, 2), code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "a chain of 300 fragment spreads", query: fragmentChain(300), code: "SELECTION_LIMIT_EXCEEDED" },
+  { name: "a chain of 10 000 fragment spreads", query: fragmentChain(10_000), code: "SELECTION_LIMIT_EXCEEDED" },
+  { name: "a fragment cycle through 400 fragments", query: fragmentChain(400).replace("fragment F400 on Query { __typename }", "fragment F400 on Query { ...F0 }"), code: "SELECTION_LIMIT_EXCEEDED" },
+  { name: "a fragment cycle nesting through 90 fragments", query: fragmentChain(89, 2).replace("fragment F89 on Query { __typename }", "fragment F89 on Query { ...F0 }"), code: "NESTING_LIMIT_EXCEEDED" },
+  { name: "30 000 copies of __typename", query: repeated(30_000, "__typename"), code: "SELECTION_LIMIT_EXCEEDED" },
+];
+
+for (const row of manyTokenRows) {
+  test(`graphql refuses ${row.name} with ${row.code} under a 100 000-token limit, never a 500`, async () => {
+    const { t, acmeToken } = await buildWorld({ FIELDGATE_GRAPHQL_MAX_TOKENS: "100000", FIELDGATE_MAX_BODY_BYTES: "1048576" });
+    const res = await t.app.fetch(graphqlRequest(acmeToken, { query: row.query }));
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).errors[0].extensions.code, row.code);
+  });
+}
+
+test("the documentation's example queries pass every limit", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const examples = [
+    { query: `query Page($after: String) { fields(first: 100, after: $after) { total_count page_info { has_next_page end_cursor }
+      nodes { id name area_ha crop season centroid { longitude latitude } boundary updated_at organization { slug } } } }`, variables: {} },
+    { query: "{ viewer { username is_integration application { client_id name } organizations { id name } } }" },
+    { query: "query($org: ID!) { fields(organization_id: $org, crop: \"wheat\") { total_count } }", variables: { org: "x" } },
+  ];
+  for (const example of examples) {
+    const res = await t.app.fetch(graphqlRequest(acmeToken, example));
+    const body = await res.json();
+    assert.equal(body.errors?.find((e: { extensions: { code: string } }) => e.extensions.code !== "BAD_USER_INPUT"), undefined, example.query);
+  }
+});
+
+test("a page built from UI component fragments, each adding id and __typename, passes every limit", async () => {
+  const { t, acmeToken } = await buildWorld();
+  const names = ["name", "area_ha", "crop", "season", "boundary", "created_at", "updated_at", "centroid { latitude }"];
+  const fragments = names.map((field, i) => `fragment C${i} on Field { __typename id ${field} }`).join("\n");
+  const query = `{ fields(first: 100) { __typename total_count nodes { __typename id ${names.map((_, i) => `...C${i}`).join(" ")} } } }\n${fragments}`;
+  const body = await (await t.app.fetch(graphqlRequest(acmeToken, { query }))).json();
+  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+  assert.equal(body.data.fields.nodes.length, 7);
+});
 
 test("limits follow configuration", async () => {
   const { t, acmeToken } = await buildWorld({ FIELDGATE_GRAPHQL_MAX_DEPTH: "2", FIELDGATE_GRAPHQL_MAX_ALIASES: "0" });

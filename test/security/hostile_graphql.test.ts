@@ -11,8 +11,35 @@ const selection = fc.constantFrom(
   "organizations { id name }", "__schema { types { name fields { name } } }", "pageInfo { hasNextPage endCursor }",
 );
 
+/** `open` `n` times around `inner`, then `close` as often: what recursive parsers and walkers descend into. */
+const nested = (n: number, open: string, inner: string, close: string) => open.repeat(n) + inner + close.repeat(n);
+
+/** A chain of `n` fragments, each spreading the next, optionally closed into a cycle. */
+const fragmentChain = (n: number, cycle: boolean) =>
+  ["{ ...F0 }", ...Array.from({ length: n }, (_, i) => `fragment F${i} on Query { ...F${i + 1} }`),
+    `fragment F${n} on Query { ${cycle ? "...F0" : "__typename"} }`].join(" ");
+
+/** Documents nested 1 to 5 000 levels through every construct graphql-js parses or walks by recursion. */
+const deepQuery: fc.Arbitrary<string> = fc.integer({ min: 1, max: 5_000 }).chain((n) =>
+  fc.constantFrom(
+    `{ fields(crop: ${nested(n, "[", '"x"', "]")}) { total_count } }`,
+    `{ fields(crop: ${nested(n, "{a:", '"x"', "}")}) { total_count } }`,
+    `{ fields(crop: ${nested(n, "{a:[", '"x"', "]}")}) { total_count } }`,
+    `{ fields @include(if: ${nested(n, "[", "true", "]")}) { total_count } }`,
+    `query($c: ${nested(n, "[", "String", "]")}) { __typename }`,
+    nested(n, "{ viewer ", "id", "}"),
+    `{ ${nested(n, "... on Query { ", "__typename", " }")} }`,
+    `{ ${nested(n, "... @skip(if: false) { ", "__typename", " }")} }`,
+    fragmentChain(Math.min(n, 1_500), false),
+    fragmentChain(Math.min(n, 1_500), true),
+    `{ ${"organizations { fields { total_count } } ".repeat(n)}}`,
+    `{ ${"__typename ".repeat(n)}}`,
+  )
+);
+
 /** Queries built to hurt: deep nesting, alias floods, fragment cycles, huge literals, directive spam, bad syntax. */
 const absurdQuery: fc.Arbitrary<string> = fc.oneof(
+  deepQuery,
   fc.integer({ min: 1, max: 3_000 }).map((n) => `{ ${"viewer { organizations { ".repeat(n)}id${" } }".repeat(n)} }`),
   fc.integer({ min: 1, max: 3_000 }).map((n) => `{ ${"{".repeat(n)}${"}".repeat(n)} }`),
   fc.integer({ min: 1, max: 5_000 }).chain((n) => selection.map((s) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: fields(first: 100) { ${s} }`).join(" ")} }`)),
@@ -73,6 +100,35 @@ test("/graphql answers absurd queries and variables with GraphQL errors or data,
       await assertGraphqlShape(await t.app.fetch(new Request(`${BASE}/graphql`, { method: "POST", headers, body })));
     }),
     { numRuns: RUNS },
+  );
+  assertNoServerErrors(t);
+  await assertStillHealthy(t);
+});
+
+/** JSON text nested `depth` levels of arrays or objects, written as text: JSON.stringify itself overflows on it. */
+const deepJsonText: fc.Arbitrary<string> = fc.integer({ min: 1, max: 100_000 }).chain((depth) =>
+  fc.constantFrom(nested(depth, "[", "1", "]"), nested(depth, '{"a":', '"x"', "}"), nested(depth, '[{"a":', "null", "}]"))
+);
+
+test("/graphql answers variables, extensions and bodies nested up to 100 000 levels without a 5xx, under every limit setting", async () => {
+  const t = buildTestApp({ FIELDGATE_MAX_BODY_BYTES: "16777216", FIELDGATE_GRAPHQL_MAX_TOKENS: "100000" });
+  const token = await clientCredentials((r) => t.app.fetch(r), await t.seed.client({ grant: "client_credentials" }));
+  const request = fc.record({
+    json: deepJsonText,
+    query: fc.oneof(fc.constantFrom("query($c: String) { fields(crop: $c) { total_count } }", "{ __typename }"), deepQuery),
+    place: fc.constantFrom("variables", "extensions", "body", "query", "get"),
+  });
+  await fc.assert(
+    fc.asyncProperty(request, async (r) => {
+      const query = JSON.stringify(r.query);
+      const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
+      const body = r.place === "body" ? r.json : r.place === "query" ? `{"query":${r.json}}` : `{"query":${query},"${r.place}":{"c":${r.json}}}`;
+      const res = r.place === "get"
+        ? await t.app.fetch(new Request(`${BASE}/graphql?${new URLSearchParams({ query: r.query, variables: `{"c":${r.json}}` })}`, { headers }))
+        : await t.app.fetch(new Request(`${BASE}/graphql`, { method: "POST", headers, body }));
+      await assertGraphqlShape(res);
+    }),
+    { numRuns: Math.max(20, Math.floor(RUNS / 5)) },
   );
   assertNoServerErrors(t);
   await assertStillHealthy(t);
