@@ -7,6 +7,7 @@ import { createHiddenLine } from "../cli/hidden_line.ts";
 import { createBufferedLog } from "./buffered_log.ts";
 import { pooledRandom } from "./pooled_random.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
+import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 
 // The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
 interface DenoServer {
@@ -178,6 +179,8 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     random: pooledRandom(),
     log: overrides.log ?? denoStderrLog(),
     digest: syncSha256Hex,
+    hmac: syncHmacSha256Base64Url,
+    cores: navigator.hardwareConcurrency,
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);
       return openStore(path, options);

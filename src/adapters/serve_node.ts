@@ -1,6 +1,7 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { availableParallelism } from "node:os";
 import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import type { App } from "../app.ts";
@@ -11,6 +12,7 @@ import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
+import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 import { nodeStderrLog } from "./node_log.ts";
 import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
 import { pooledRandom } from "./pooled_random.ts";
@@ -161,6 +163,8 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     random: pooledRandom(),
     log: overrides.log ?? nodeStderrLog(),
     digest: syncSha256Hex,
+    hmac: syncHmacSha256Base64Url,
+    cores: availableParallelism(),
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);
       // The listener's answers to a group commit's callers leave in the commit's turn (OpenOptions.afterBatch).

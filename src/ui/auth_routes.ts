@@ -182,7 +182,7 @@ async function signInAgain(deps: Deps, request: Request, view: SignInPageOptions
 async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
   const pre = readPreSession(deps, request);
-  if (!(await verifyCsrf(pre, form.csrf, { purpose: SIGN_IN }))) return formNotAccepted(deps, request, form, pre !== undefined);
+  if (!(await verifyCsrf(deps, pre, { token: form.csrf, purpose: SIGN_IN }))) return formNotAccepted(deps, request, form, pre !== undefined);
   const username = (form.username ?? "").trim();
   const next = safeNext(form.next);
   // No account has a longer name: such a name fails like a wrong password, without a lookup.
@@ -247,7 +247,7 @@ async function signOutEndpoint(deps: Deps, request: Request, ctx: RequestContext
   const cookie = sessionCookieValue(deps, request);
   // Nobody is signed in here: nothing to end, and no cookie to clear.
   if (!cookie) return redirect(target, 303);
-  if (!(await verifyCsrf(cookie, form.csrf, { purpose: SIGN_OUT }))) {
+  if (!(await verifyCsrf(deps, cookie, { token: form.csrf, purpose: SIGN_OUT }))) {
     throw invalidRequest("The sign-out form has expired; reload the page and try again", { status: 403 });
   }
   const signedIn = await readSession(deps, request);
