@@ -18,6 +18,9 @@ import { waitInWords } from "./error_page.ts";
 import { SIGN_IN, SIGN_OUT, signInPage, type SignInPageOptions } from "./sign_in_page.ts";
 
 const GENERIC_FAILURE = "Incorrect username or password";
+const BUSY = "fieldgate is busy checking other sign-ins, so your password was not checked. Try again in a few seconds";
+/** Retry-After of the busy answer: the queue it found full drains in about this long at the default settings. */
+const BUSY_RETRY_SECONDS = 2;
 const TIMED_OUT = "Your sign-in form timed out; enter your password again";
 /** The notice of the sign-in page a request that needed a session was sent to (`/signin?session=ended`). */
 export const SESSION_ENDED = "ended";
@@ -147,6 +150,15 @@ function throttleKeys(username: string | undefined, clientIp: string, device: st
 }
 
 /**
+ * Keys of the successful sign-in limit: the username from anywhere, since a signed-in session and an audit row are
+ * what each success costs wherever it comes from, and the address, shared (SHARED_KEY_FACTOR times the limit) as for
+ * failures because a whole office may sign in from one.
+ */
+function successKeys(username: string, clientIp: string): ThrottleKey[] {
+  return [{ id: `signin-ok:user:${username.toLowerCase()}` }, { id: `signin-ok:ip:${addressBucket(clientIp)}`, shared: true }];
+}
+
+/**
  * The device that exempts this attempt from the username-wide key: the browser's device cookie for this username
  * (device.ts), while that device is under its own failure limit. Past it the cookie exempts nothing for the rest of
  * the window, so a stolen device cookie buys a guesser no more than the address keys would.
@@ -196,6 +208,15 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
     const error = `Too many failed attempts. Try again in ${waitInWords(wait)}`;
     return signInAgain(deps, request, { next, username, error, status: 429, headers: tooManyRequests(wait).headers });
   }
+  // Only successes count here, so only someone who knows the password can reach this limit; refused before the
+  // password is checked, the attempt costs no derivation. Successes still in flight may pass it by the few attempts
+  // the password work admits at once.
+  const successes = plausible ? successKeys(username, ctx.clientIp) : [];
+  const tooMany = deps.signIns.retryAfter(successes, now);
+  if (tooMany > 0) {
+    const error = `Too many sign-ins to this account or from this network. Try again in ${waitInWords(tooMany)}`;
+    return signInAgain(deps, request, { next, username, error, status: 429, headers: tooManyRequests(tooMany).headers });
+  }
   // Counted as a failure before the password is checked: the check takes tens of milliseconds (PBKDF2), and
   // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
   // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
@@ -203,7 +224,14 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   let verified: Verified | undefined;
   let session: string | undefined;
   try {
-    verified = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
+    const checking = plausible ? deps.passwordWork.run(() => checkCredentials(deps, username, form.password ?? "")) : undefined;
+    if (plausible && !checking) {
+      // Every derivation place and queue place is taken: answered at once rather than held, and not a failure.
+      deps.throttle.forgive(keys.counted);
+      const headers = { "retry-after": String(BUSY_RETRY_SECONDS) };
+      return signInAgain(deps, request, { next, username, error: BUSY, status: 503, headers });
+    }
+    verified = await checking;
     // PBKDF2 takes long enough for an admin to set a new password (ending every session) or disable the user
     // meanwhile: the session starts only if the hash just verified is still the stored one, in its transaction.
     session = verified && await startSession(deps, request, { userId: verified.user.id, passwordHash: verified.passwordHash });
@@ -221,8 +249,10 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   // attempt back: resetting them would let one valid sign-in launder a spraying attack.
   deps.throttle.reset(keys.own);
   deps.throttle.forgive(keys.shared);
+  const limitReached = deps.signIns.fail(successes, now);
   const response = redirect(next, 303);
   await audit(deps, "sign_in_succeeded", { userId: verified.user.id, ip: ctx.clientIp });
+  if (limitReached) await audit(deps, "throttled", { userId: verified.user.id, ip: ctx.clientIp, detail: { surface: "sign_in_successes" } });
   response.headers.append("set-cookie", session);
   response.headers.append("set-cookie", clearPreSession(deps));
   // This browser is recognized at its next sign-ins as this user's, even while the username is locked out.
