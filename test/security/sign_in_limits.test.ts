@@ -21,11 +21,10 @@ async function until(condition: () => boolean): Promise<void> {
 }
 
 test("sign-in answers at once with a 503 page and Retry-After once every password place and queue place is taken", async () => {
-  const t = buildTestApp();
+  const t = buildTestApp({ FIELDGATE_PASSWORD_CONCURRENCY: "1", FIELDGATE_PASSWORD_QUEUE: "4" });
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
-  // Defaults without a core count: one derivation at a time, four waiting.
-  const places = 1 + t.config.passwordQueue;
+  const places = 1 + 4;
   const ready = await Promise.all(Array.from({ length: places + 1 }, (_, i) => readyBrowser(t, `198.51.100.${i + 1}`)));
   const pending = ready.slice(0, places).map(({ browser, fields }, i) =>
     browser.post("/signin", { ...fields, username: user.username, password: `guess-${i}` }));
