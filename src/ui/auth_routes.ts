@@ -19,8 +19,8 @@ import { SIGN_IN, SIGN_OUT, signInPage, type SignInPageOptions } from "./sign_in
 
 const GENERIC_FAILURE = "Incorrect username or password";
 const BUSY = "fieldgate is busy checking other sign-ins, so your password was not checked. Try again in a few seconds";
-/** Retry-After of the busy answer: the queue it found full drains in about this long at the default settings. */
-const BUSY_RETRY_SECONDS = 2;
+/** The busy answer's Retry-After: a full queue at the default settings drains in about this long. */
+const BUSY_HEADERS = { "retry-after": "2" };
 const TIMED_OUT = "Your sign-in form timed out; enter your password again";
 /** The notice of the sign-in page a request that needed a session was sent to (`/signin?session=ended`). */
 export const SESSION_ENDED = "ended";
@@ -159,6 +159,23 @@ function successKeys(username: string, clientIp: string): ThrottleKey[] {
 }
 
 /**
+ * Why this attempt may not go ahead, and for how long: its failure keys are locked out, or its success keys are at
+ * their limit. Only successes count against the second, so only someone who knows the password reaches it; refused
+ * before the password is checked, the attempt costs no derivation. Successes still in flight may pass that limit by
+ * the few attempts the password work admits at once.
+ */
+function attemptLimit(
+  deps: Deps,
+  attempt: { checked: ThrottleKey[]; successes: ThrottleKey[]; now: number },
+): { wait: number; error: string } | undefined {
+  const wait = deps.throttle.retryAfter(attempt.checked, attempt.now);
+  if (wait > 0) return { wait, error: `Too many failed attempts. Try again in ${waitInWords(wait)}` };
+  const again = deps.signIns.retryAfter(attempt.successes, attempt.now);
+  if (again > 0) return { wait: again, error: `Too many sign-ins to this account or from this network. Try again in ${waitInWords(again)}` };
+  return undefined;
+}
+
+/**
  * The device that exempts this attempt from the username-wide key: the browser's device cookie for this username
  * (device.ts), while that device is under its own failure limit. Past it the cookie exempts nothing for the rest of
  * the window, so a stolen device cookie buys a guesser no more than the address keys would.
@@ -202,20 +219,12 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   const now = nowSeconds(deps.clock);
   const device = plausible ? await exemptDevice(deps, request, username, now) : undefined;
   const keys = throttleKeys(plausible ? username : undefined, ctx.clientIp, device);
-  const wait = deps.throttle.retryAfter(keys.checked, now);
-  if (wait > 0) {
-    // The form again rather than a dead-end page: it keeps the application and username, and says how long to wait.
-    const error = `Too many failed attempts. Try again in ${waitInWords(wait)}`;
-    return signInAgain(deps, request, { next, username, error, status: 429, headers: tooManyRequests(wait).headers });
-  }
-  // Only successes count here, so only someone who knows the password can reach this limit; refused before the
-  // password is checked, the attempt costs no derivation. Successes still in flight may pass it by the few attempts
-  // the password work admits at once.
   const successes = plausible ? successKeys(username, ctx.clientIp) : [];
-  const tooMany = deps.signIns.retryAfter(successes, now);
-  if (tooMany > 0) {
-    const error = `Too many sign-ins to this account or from this network. Try again in ${waitInWords(tooMany)}`;
-    return signInAgain(deps, request, { next, username, error, status: 429, headers: tooManyRequests(tooMany).headers });
+  const limited = attemptLimit(deps, { checked: keys.checked, successes, now });
+  if (limited) {
+    // The form again rather than a dead-end page: it keeps the application and username, and says how long to wait.
+    const headers = tooManyRequests(limited.wait).headers;
+    return signInAgain(deps, request, { next, username, error: limited.error, status: 429, headers });
   }
   // Counted as a failure before the password is checked: the check takes tens of milliseconds (PBKDF2), and
   // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
@@ -228,8 +237,7 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
     if (plausible && !checking) {
       // Every derivation place and queue place is taken: answered at once rather than held, and not a failure.
       deps.throttle.forgive(keys.counted);
-      const headers = { "retry-after": String(BUSY_RETRY_SECONDS) };
-      return signInAgain(deps, request, { next, username, error: BUSY, status: 503, headers });
+      return signInAgain(deps, request, { next, username, error: BUSY, status: 503, headers: BUSY_HEADERS });
     }
     verified = await checking;
     // PBKDF2 takes long enough for an admin to set a new password (ending every session) or disable the user

@@ -28,7 +28,8 @@ test("sign-in answers at once with a 503 page and Retry-After once every passwor
   const ready = await Promise.all(Array.from({ length: places + 1 }, (_, i) => readyBrowser(t, `198.51.100.${i + 1}`)));
   const pending = ready.slice(0, places).map(({ browser, fields }, i) =>
     browser.post("/signin", { ...fields, username: user.username, password: `guess-${i}` }));
-  await held.startedAtLeast(1);
+  // Every one of them holds a place: running (its derivation started) or waiting (without a limit, all have started).
+  await until(() => held.started.length + (t.app.deps.passwordWork?.load().waiting ?? 0) === places);
   const last = ready[places]!;
   const refused = await Promise.race([
     last.browser.post("/signin", { ...last.fields, username: user.username, password: user.password }),
