@@ -1,5 +1,5 @@
 // createApp(options) -> { fetch }: the route table and the one error boundary; every runtime serves this.
-import type { Config } from "./config.ts";
+import { SIGN_IN_LIMIT_WINDOW_SECONDS, type Config } from "./config.ts";
 import {
   cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Hmac, type Log, type Random, type DemoCredentials,
 } from "./deps.ts";
@@ -36,9 +36,6 @@ export interface AppOptions {
   cores?: number;
   demo?: DemoCredentials;
 }
-
-/** The window of the successful sign-in limit (Config.signInLimit is per minute). */
-const SIGN_IN_WINDOW_SECONDS = 60;
 
 /** What the adapter knows about the connection. */
 export interface ConnectionInfo {
@@ -150,7 +147,7 @@ export function createApp(options: AppOptions): App {
       maxFailures: options.config.throttleMaxFailures,
       windowSeconds: options.config.throttleWindowSeconds,
     }),
-    signIns: createThrottle({ maxFailures: options.config.signInLimit, windowSeconds: SIGN_IN_WINDOW_SECONDS }),
+    signIns: createThrottle({ maxFailures: options.config.signInLimit, windowSeconds: SIGN_IN_LIMIT_WINDOW_SECONDS }),
     passwordWork: createWorkLimit({
       concurrency: options.config.passwordConcurrency ?? defaultPasswordConcurrency(options.cores ?? 2),
       queue: options.config.passwordQueue,

@@ -7,6 +7,9 @@ export const ACCESS_TOKEN_TTL_SECONDS = {
   client_credentials: 1_800,
 } as const;
 
+/** The window of the successful sign-in limit: Config.signInLimit counts sign-ins per minute. */
+export const SIGN_IN_LIMIT_WINDOW_SECONDS = 60;
+
 /** Longest authorization-code lifetime allowed: RFC 6749 §4.1.2 recommends at most 10 minutes. */
 export const MAX_CODE_TTL_SECONDS = 600;
 

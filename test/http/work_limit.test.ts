@@ -1,3 +1,4 @@
+// The work limit: a few tasks run, a few wait in arrival order, the rest are refused at once.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createWorkLimit, defaultPasswordConcurrency } from "../../src/http/work_limit.ts";
