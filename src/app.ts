@@ -147,7 +147,7 @@ export function createApp(options: AppOptions): App {
       maxFailures: options.config.throttleMaxFailures,
       windowSeconds: options.config.throttleWindowSeconds,
     }),
-    signIns: createThrottle({ maxFailures: options.config.signInLimit, windowSeconds: SIGN_IN_LIMIT_WINDOW_SECONDS }),
+    successfulSignIns: createThrottle({ maxFailures: options.config.signInLimit, windowSeconds: SIGN_IN_LIMIT_WINDOW_SECONDS }),
     passwordWork: createWorkLimit({
       concurrency: options.config.passwordConcurrency ?? defaultPasswordConcurrency(options.cores ?? 2),
       queue: options.config.passwordQueue,

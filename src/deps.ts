@@ -49,7 +49,7 @@ export interface Deps {
    * Successful sign-ins per user and per address inside a window; a Throttle whose `fail` records a success here,
    * since each one leaves a session row and an audit row.
    */
-  signIns: Throttle;
+  successfulSignIns: Throttle;
   /** Admission to PBKDF2 derivations, so password checks cannot take every core (and Node's crypto pool) at once. */
   passwordWork: WorkLimit;
   /** Prometheus counters and histograms for this app instance (GET /metrics). */

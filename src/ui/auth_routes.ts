@@ -170,7 +170,7 @@ function attemptLimit(
 ): { wait: number; error: string } | undefined {
   const wait = deps.throttle.retryAfter(attempt.checked, attempt.now);
   if (wait > 0) return { wait, error: `Too many failed attempts. Try again in ${waitInWords(wait)}` };
-  const again = deps.signIns.retryAfter(attempt.successes, attempt.now);
+  const again = deps.successfulSignIns.retryAfter(attempt.successes, attempt.now);
   if (again > 0) return { wait: again, error: `Too many sign-ins to this account or from this network. Try again in ${waitInWords(again)}` };
   return undefined;
 }
@@ -211,6 +211,8 @@ async function signInAgain(deps: Deps, request: Request, view: SignInPageOptions
 async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
   const pre = readPreSession(deps, request);
+  // One pre-session cookie and its token may carry any number of attempts: not single-use, because the failure
+  // throttle, the successful sign-in limit and the password work limit already bound what repeated posts can cost.
   if (!(await verifyCsrf(deps, pre, { token: form.csrf, purpose: SIGN_IN }))) return formNotAccepted(deps, request, form, pre !== undefined);
   const username = (form.username ?? "").trim();
   const next = safeNext(form.next);
@@ -257,7 +259,7 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   // attempt back: resetting them would let one valid sign-in launder a spraying attack.
   deps.throttle.reset(keys.own);
   deps.throttle.forgive(keys.shared);
-  const limitReached = deps.signIns.fail(successes, now);
+  const limitReached = deps.successfulSignIns.fail(successes, now);
   const response = redirect(next, 303);
   await audit(deps, "sign_in_succeeded", { userId: verified.user.id, ip: ctx.clientIp });
   if (limitReached) await audit(deps, "throttled", { userId: verified.user.id, ip: ctx.clientIp, detail: { surface: "sign_in_successes" } });
