@@ -49,6 +49,23 @@ test("sign-in answers at once with a 503 page and Retry-After once every passwor
   assert.deepEqual((await Promise.all(pending)).map((r) => r.status), Array(places).fill(400));
 });
 
+test("a sign-in refused as busy does not count as a failed attempt", async () => {
+  const t = buildTestApp({ FIELDGATE_PASSWORD_QUEUE: "0", FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
+  const user = await t.seed.user();
+  const held = holdDerivations(t.app);
+  const first = await readyBrowser(t, "192.0.2.1");
+  const holding = first.browser.post("/signin", { ...first.fields, username: "someone@example.com", password: "x" });
+  await held.startedAtLeast(1);
+  const { browser, fields } = await readyBrowser(t, "192.0.2.2");
+  assert.equal((await browser.post("/signin", { ...fields, username: user.username, password: user.password })).status, 503);
+  held.releaseNext();
+  assert.equal((await holding).status, 400);
+  const again = signIn(browser, user);
+  await held.startedAtLeast(2);
+  held.releaseNext();
+  assert.equal((await again).status, 303, "one failure allowed, and the busy answer used none of it");
+});
+
 test("queued sign-ins start their derivations in the order they arrived, and each is answered", async () => {
   const t = buildTestApp();
   const user = await t.seed.user();
