@@ -232,15 +232,15 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
   // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
   const lockout = deps.throttle.fail(keys.counted, now);
+  const checking = plausible ? deps.passwordWork.run(() => checkCredentials(deps, username, form.password ?? "")) : undefined;
+  if (plausible && !checking) {
+    // Every derivation place and queue place is taken: answered at once rather than held, and not a failure.
+    deps.throttle.forgive(keys.counted);
+    return signInAgain(deps, request, { next, username, error: BUSY, status: 503, headers: BUSY_HEADERS });
+  }
   let verified: Verified | undefined;
   let session: string | undefined;
   try {
-    const checking = plausible ? deps.passwordWork.run(() => checkCredentials(deps, username, form.password ?? "")) : undefined;
-    if (plausible && !checking) {
-      // Every derivation place and queue place is taken: answered at once rather than held, and not a failure.
-      deps.throttle.forgive(keys.counted);
-      return signInAgain(deps, request, { next, username, error: BUSY, status: 503, headers: BUSY_HEADERS });
-    }
     verified = await checking;
     // PBKDF2 takes long enough for an admin to set a new password (ending every session) or disable the user
     // meanwhile: the session starts only if the hash just verified is still the stored one, in its transaction.
