@@ -1,11 +1,13 @@
 // createApp(options) -> { fetch }: the route table and the one error boundary; every runtime serves this.
 import { SIGN_IN_LIMIT_WINDOW_SECONDS, type Config } from "./config.ts";
 import {
-  cryptoRandom, jsonLog, systemClock, type Clock, type Deps, type Digest, type Hmac, type Log, type Random, type DemoCredentials,
+  cryptoRandom, jsonLog, systemClock, type BlockCipherFactory, type Clock, type Deps, type Digest, type Hmac, type Log,
+  type Random, type DemoCredentials,
 } from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
 import { hmacSha256Base64Url } from "./crypto/hmac.ts";
+import { webCryptoBlockCipher } from "./crypto/block_cipher.ts";
 import { createThrottle, isIpAddress, UNKNOWN_ADDRESS } from "./http/throttle.ts";
 import { createWorkLimit, defaultPasswordConcurrency } from "./http/work_limit.ts";
 import { createMetrics, methodLabel, UNMATCHED_ROUTE } from "./http/metrics.ts";
@@ -34,6 +36,7 @@ export interface AppOptions {
    * Default 2, the smallest machine fieldgate is sized for: one derivation at a time.
    */
   cores?: number;
+  blockCipher?: BlockCipherFactory;
   demo?: DemoCredentials;
 }
 
@@ -142,6 +145,7 @@ export function createApp(options: AppOptions): App {
     log: options.log ? sheltered(options.log) : jsonLog,
     digest: options.digest ?? sha256Hex,
     hmac: options.hmac ?? hmacSha256Base64Url,
+    blockCipher: options.blockCipher ?? webCryptoBlockCipher,
     pbkdf2: pbkdf2Sha256,
     throttle: createThrottle({
       maxFailures: options.config.throttleMaxFailures,

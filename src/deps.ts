@@ -23,6 +23,18 @@ export type Digest = (value: string) => Promise<string>;
  */
 export type Hmac = (key: string, message: string) => Promise<string>;
 
+/**
+ * AES-256 under one key applied to each 16-byte block on its own (ECB, no padding): a keyed permutation of blocks.
+ * Both take and return any whole number of blocks, so a page of ids costs one call.
+ */
+export interface BlockCipher {
+  encrypt(blocks: Uint8Array): Promise<Uint8Array>;
+  decrypt(blocks: Uint8Array): Promise<Uint8Array>;
+}
+
+/** Makes a BlockCipher for a 256-bit key; the default is Web Crypto, an adapter may inject a faster one. */
+export type BlockCipherFactory = (key: Uint8Array) => Promise<BlockCipher>;
+
 /** PBKDF2-HMAC-SHA256 of a password, 256 bits; injected so tests can count the iterations a sign-in spends. */
 export type Pbkdf2 = (password: string, salt: Uint8Array, iterations: number) => Promise<Uint8Array>;
 
@@ -41,6 +53,8 @@ export interface Deps {
   log: Log;
   digest: Digest;
   hmac: Hmac;
+  /** The AES block cipher behind GraphQL's opaque ids, keyed once per app. */
+  blockCipher: BlockCipherFactory;
   /** The password hashing function sign-in verifies with (crypto.subtle; tests wrap it to count iterations). */
   pbkdf2: Pbkdf2;
   /** Failed client authentications and sign-ins, keyed e.g. "client:<id>|ip:<addr>" or "ip:<addr>". */

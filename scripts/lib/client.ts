@@ -43,7 +43,8 @@ export async function isActive(base: string, client: Credentials, token: string)
   return res.json?.active === true;
 }
 
-function hiddenFields(page: string, action: string): Record<string, string> {
+/** The hidden inputs of the first form posting to `action`, by name (the CSRF token among them). */
+export function hiddenFields(page: string, action: string): Record<string, string> {
   const start = page.indexOf(`action="${action}"`);
   if (start < 0) throw new Error(`no form posting to ${action}`);
   const form = page.slice(start, page.indexOf("</form>", start));

@@ -6,6 +6,7 @@ import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, t
 import { createHiddenLine } from "../cli/hidden_line.ts";
 import { createBufferedLog } from "./buffered_log.ts";
 import { pooledRandom } from "./pooled_random.ts";
+import { syncBlockCipher } from "./sync_block_cipher.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
 import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 
@@ -181,6 +182,7 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     digest: syncSha256Hex,
     hmac: syncHmacSha256Base64Url,
     cores: navigator.hardwareConcurrency,
+    blockCipher: syncBlockCipher,
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);
       return openStore(path, options);

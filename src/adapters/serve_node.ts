@@ -11,6 +11,7 @@ import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, t
 import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
+import { syncBlockCipher } from "./sync_block_cipher.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
 import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 import { nodeStderrLog } from "./node_log.ts";
@@ -165,6 +166,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     digest: syncSha256Hex,
     hmac: syncHmacSha256Base64Url,
     cores: availableParallelism(),
+    blockCipher: syncBlockCipher,
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);
       // The listener's answers to a group commit's callers leave in the commit's turn (OpenOptions.afterBatch).

@@ -4,6 +4,7 @@ import type { AccessContext } from "../oauth/bearer_auth.ts";
 import type { BoundaryBudget, Field } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
 import type { User } from "../store/users.ts";
+import { requestIds, type IdCodec, type RequestIds } from "./cursor.ts";
 import { graphqlError } from "./errors.ts";
 
 /** Everything a resolver may use; built once per request, never shared between requests. */
@@ -12,7 +13,9 @@ export interface GraphqlContext {
   access: AccessContext;
   /** Ids of the organizations the acting user belongs to (read with the token): the scope of every data read. */
   organizationIds: ReadonlySet<number>;
-  /** Those organizations (the same snapshot) in full, read only when a resolver needs their names or slugs. */
+  /** Global ids of the rows this request serves, sealed where the rows are read (cursor.ts). */
+  ids: RequestIds;
+  /** Those organizations (the same snapshot) in full, with their ids prepared; read only when a resolver needs them. */
   organizations(): Promise<ReadonlyMap<number, Organization>>;
   /** The acting user (the integration user for client credentials, the approving user for code tokens). */
   viewer(): Promise<User | undefined>;
@@ -72,19 +75,22 @@ function boundaryBudget(maxBytes: number): { budget: BoundaryBudget; boundaryOf(
   };
 }
 
-/** Builds the context for one request from the authenticated access token. */
-export function createContext(deps: Deps, access: AccessContext): GraphqlContext {
+/** Builds the context for one request from the authenticated access token and the app's id codec. */
+export function createContext(deps: Deps, access: AccessContext, codec: IdCodec): GraphqlContext {
   const userId = access.token.userId;
   const boundaries = boundaryBudget(deps.config.graphql.maxBoundaryBytes);
+  const ids = requestIds(codec);
   return {
     deps,
     access,
     organizationIds: access.organizationIds,
+    ids,
     organizations: once(async () => {
       // By the snapshot's ids, not the memberships read again: every resolver of a request must see the same ones.
       // A membership ended since the bearer check left fields read under the snapshot without their organization,
       // which Field.organization reported as an internal error and non-null propagation turned into data: null.
       const list = await deps.store.organizations.listByIds([...access.organizationIds]);
+      await ids.prepare("Organization", list.map((organization) => organization.id));
       return new Map(list.map((organization) => [organization.id, organization]));
     }),
     viewer: once(() => deps.store.users.findById(userId)),

@@ -6,6 +6,7 @@ import { textResponse } from "../http/fast_bodies.ts";
 import { authenticateBearer, requireScope } from "../oauth/bearer_auth.ts";
 import { OAuthError, isOAuthError } from "../oauth/errors.ts";
 import { createContext } from "./context.ts";
+import { createIdCodec, type IdCodec } from "./cursor.ts";
 import { corsHeaders, everyResponseHeaders, preflightResponse } from "./cors.ts";
 import { requestError } from "./errors.ts";
 import { createExecutor, operationTypeOf, type Executor, type RunResult } from "./execute.ts";
@@ -44,7 +45,8 @@ function errorsBody(errors: readonly GraphQLFormattedError[]): RunResult {
   return { errors: [...errors] };
 }
 
-async function serve(deps: Deps, executor: Executor, request: Request, ctx: RequestContext): Promise<Response> {
+async function serve(deps: Deps, app: { executor: Executor; ids: IdCodec }, request: Request, ctx: RequestContext): Promise<Response> {
+  const { executor } = app;
   const access = await authenticateBearer(deps, request, ctx.url);
   requireScope(access, FIELDS_SCOPE);
   const media = negotiate(request.headers.get("accept"));
@@ -72,7 +74,7 @@ async function serve(deps: Deps, executor: Executor, request: Request, ctx: Requ
     document: prepared.document,
     operationName: params.operationName,
     variables: params.variables,
-    context: createContext(deps, access),
+    context: createContext(deps, access, app.ids),
     report,
   });
   return respond(media, result, "data" in result ? 200 : failedStatus(media));
@@ -83,13 +85,13 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
   return response;
 }
 
-/** Routes of the GraphQL endpoint; the schema and the document cache are built once per app. */
+/** Routes of the GraphQL endpoint; the schema, the document cache and the id codec are built once per app. */
 export const graphqlRoutes: RouteFactory = (deps) => {
-  const executor = createExecutor(buildFieldSchema(), deps.config.graphql);
+  const app = { executor: createExecutor(buildFieldSchema(), deps.config.graphql), ids: createIdCodec(deps) };
   const handler = async (request: Request, ctx: RequestContext): Promise<Response> => {
     const cors = corsHeaders(deps.config, request);
     try {
-      return withHeaders(await serve(deps, executor, request, ctx), cors);
+      return withHeaders(await serve(deps, app, request, ctx), cors);
     } catch (error) {
       // Known refusals (401, 403, 413, 415, 406) still need the CORS headers, or a browser cannot read them.
       if (!isOAuthError(error) || Object.keys(cors).length === 0) throw error;

@@ -14,7 +14,6 @@ import {
 import type { Field } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
 import type { GraphqlContext } from "./context.ts";
-import { globalId } from "./cursor.ts";
 import { DateTimeScalar, JsonScalar } from "./json_scalar.ts";
 import { cursorOf, fieldConnection, resolveFieldOrganization, type FieldConnection, type FieldsArgs } from "./resolvers.ts";
 import { connectionSelectsBoundary } from "./selection.ts";
@@ -54,7 +53,7 @@ export const OrganizationType: GraphQLObjectType<Organization, GraphqlContext> =
   name: "Organization",
   description: "A farm business or cooperative that owns fields; users see only organizations they belong to.",
   fields: () => ({
-    id: { type: nonNull(GraphQLID), description: "Opaque global id of the organization.", resolve: (o) => globalId("Organization", o.id) },
+    id: { type: nonNull(GraphQLID), description: "Opaque global id of the organization.", resolve: (o, _args, ctx) => ctx.ids.of("Organization", o.id) },
     slug: { type: nonNull(GraphQLString), description: "Short unique handle, e.g. \"acme\".", resolve: (o) => o.slug },
     name: { type: nonNull(GraphQLString), description: "Display name.", resolve: (o) => o.name },
     fields: {
@@ -70,7 +69,7 @@ export const FieldType: GraphQLObjectType<Field, GraphqlContext> = new GraphQLOb
   name: "Field",
   description: "An agricultural field: a bounded area of land farmed as one unit in a season.",
   fields: () => ({
-    id: { type: nonNull(GraphQLID), description: "Opaque global id of the field; never reused, also after a re-import.", resolve: (f) => globalId("Field", f.id) },
+    id: { type: nonNull(GraphQLID), description: "Opaque global id of the field; never reused, also after a re-import.", resolve: (f, _args, ctx) => ctx.ids.of("Field", f.id) },
     name: { type: nonNull(GraphQLString), description: "Name the farm uses for the field.", resolve: (f) => f.name },
     area_ha: { type: nonNull(GraphQLFloat), description: "Area in hectares.", resolve: (f) => f.areaHa },
     crop: { type: GraphQLString, description: "Crop grown this season, or null when not recorded.", resolve: (f) => f.crop },
@@ -97,12 +96,12 @@ export const FieldEdgeType = new GraphQLObjectType<Field, GraphqlContext>({
   name: "FieldEdge",
   description: "One field in a connection, with the cursor that points at it.",
   fields: {
-    cursor: { type: nonNull(GraphQLString), description: "Opaque cursor; pass it as `after` to continue after this field.", resolve: cursorOf },
+    cursor: { type: nonNull(GraphQLString), description: "Opaque cursor; pass it as `after` to continue after this field.", resolve: (f, _args, ctx) => cursorOf(ctx, f) },
     node: { type: nonNull(FieldType), description: "The field.", resolve: (f) => f },
   },
 });
 
-export const PageInfoType = new GraphQLObjectType<{ hasNextPage: boolean; endCursor: string | null }>({
+export const PageInfoType = new GraphQLObjectType<{ hasNextPage: boolean; endCursor: string | null }, GraphqlContext>({
   name: "PageInfo",
   description: "Where a page ends and whether another follows (forward pagination).",
   fields: {
@@ -133,10 +132,10 @@ export const FieldConnectionType: GraphQLObjectType<FieldConnection, GraphqlCont
     page_info: {
       type: nonNull(PageInfoType),
       description: "Pagination state of this page.",
-      resolve: async (c) => {
+      resolve: async (c, _args, ctx) => {
         const { nodes, hasNextPage } = await c.page();
         const last = nodes.at(-1);
-        return { hasNextPage, endCursor: last ? cursorOf(last) : null };
+        return { hasNextPage, endCursor: last ? cursorOf(ctx, last) : null };
       },
     },
   }),

@@ -3,7 +3,7 @@ import type { BoundaryBudget, Field, FieldFilter, FieldStore, PageOptions } from
 import type { Organization } from "../store/organizations.ts";
 import type { ReadView } from "../store/store.ts";
 import type { GraphqlContext } from "./context.ts";
-import { decodeCursor, encodeCursor, parseGlobalId } from "./cursor.ts";
+import type { IdType } from "./cursor.ts";
 import { graphqlError } from "./errors.ts";
 
 /** Arguments of a `fields` connection; `organization_id` only on Query.fields. */
@@ -80,17 +80,39 @@ function servedRowsOnly(budget: BoundaryBudget, rows: number): BoundaryBudget {
 }
 
 /**
+ * The row id inside a global id of `type`.
+ * @throws GraphQLError BAD_USER_INPUT when the id is malformed, forged, altered, or of another type
+ */
+async function rowIdOf(ctx: GraphqlContext, type: IdType, id: string): Promise<number> {
+  const rowId = await ctx.ids.open(type, id);
+  if (rowId === undefined) throw graphqlError("BAD_USER_INPUT", `Not a valid ${type} id`);
+  return rowId;
+}
+
+/**
+ * The field a cursor points at: a cursor is that field's global id. Cursors carry no authority: the page query
+ * stays scoped to the caller's organizations whatever field a cursor names.
+ * @throws GraphQLError BAD_USER_INPUT for anything this deployment did not issue
+ */
+async function afterIdOf(ctx: GraphqlContext, after: string | null | undefined): Promise<number> {
+  if (after === null || after === undefined) return 0;
+  const rowId = await ctx.ids.open("Field", after);
+  if (rowId === undefined) throw graphqlError("BAD_USER_INPUT", "Not a valid cursor");
+  return rowId;
+}
+
+/**
  * Builds a scoped connection; `organizationIds` must already be limited to the caller's memberships. Its rows carry
  * their boundaries only with `withBoundaries` (the query selects them), within the response's boundary budget.
  */
-export function fieldConnection(
+export async function fieldConnection(
   ctx: GraphqlContext,
   organizationIds: readonly number[],
   args: FieldsArgs,
   withBoundaries = false,
-): FieldConnection {
+): Promise<FieldConnection> {
   const limit = pageSize(args.first, ctx.deps.config.graphql.maxPageSize);
-  const afterId = args.after === null || args.after === undefined ? 0 : decodeCursor(args.after);
+  const afterId = await afterIdOf(ctx, args.after);
   const filter: FieldFilter = {
     organizationIds,
     ...(args.crop != null && { crop: args.crop }),
@@ -103,7 +125,10 @@ export function fieldConnection(
     totalCount: memo(async () => (await read("count")).total!),
     page: memo(async () => {
       const rows = (await read("page")).rows!;
-      return { nodes: rows.slice(0, limit), hasNextPage: rows.length > limit };
+      const nodes = rows.slice(0, limit);
+      // Sealed for the whole page at once, so the id, cursor and end_cursor resolvers only look them up.
+      await ctx.ids.prepare("Field", nodes.map((field) => field.id));
+      return { nodes, hasNextPage: rows.length > limit };
     }),
   };
 }
@@ -116,7 +141,7 @@ export async function resolveFields(ctx: GraphqlContext, args: FieldsArgs, withB
   const memberships = ctx.organizationIds;
   let ids = [...memberships];
   if (args.organization_id != null) {
-    const wanted = parseGlobalId("Organization", args.organization_id);
+    const wanted = await rowIdOf(ctx, "Organization", args.organization_id);
     ids = memberships.has(wanted) ? [wanted] : [];
   }
   return fieldConnection(ctx, ids, args, withBoundaries);
@@ -124,9 +149,11 @@ export async function resolveFields(ctx: GraphqlContext, args: FieldsArgs, withB
 
 /** Query.field: the field, or null when it does not exist or belongs to another organization (indistinguishable). */
 export async function resolveField(ctx: GraphqlContext, id: string, withBoundary = false): Promise<Field | null> {
-  const fieldId = parseGlobalId("Field", id);
+  const fieldId = await rowIdOf(ctx, "Field", id);
   const budget = withBoundary ? ctx.boundaryBudget : undefined;
-  return (await ctx.deps.store.fields.findById(fieldId, [...ctx.organizationIds], budget)) ?? null;
+  const field = await ctx.deps.store.fields.findById(fieldId, [...ctx.organizationIds], budget);
+  if (field) await ctx.ids.prepare("Field", [field.id]);
+  return field ?? null;
 }
 
 /** Query.organizations: the organizations the acting user belongs to. */
@@ -141,7 +168,7 @@ export async function resolveFieldOrganization(ctx: GraphqlContext, field: Field
   return organization;
 }
 
-/** The cursor of one field in a connection. */
-export function cursorOf(field: Field): string {
-  return encodeCursor(field.id);
+/** The cursor of one field in a connection: its global id, which already names one position for good. */
+export function cursorOf(ctx: GraphqlContext, field: Field): string {
+  return ctx.ids.of("Field", field.id);
 }

@@ -2,7 +2,6 @@
 import { GraphQLBoolean, GraphQLID, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from "graphql";
 import type { TokenDetails } from "../store/tokens.ts";
 import type { GraphqlContext } from "./context.ts";
-import { globalId } from "./cursor.ts";
 import { filterArgs, pageArgs, FieldConnectionType, FieldType, OrganizationType } from "./field_types.ts";
 import { resolveField, resolveFields, resolveOrganizations, type FieldsArgs } from "./resolvers.ts";
 import { connectionSelectsBoundary, selects } from "./selection.ts";
@@ -21,7 +20,7 @@ const ViewerType = new GraphQLObjectType<GraphqlContext, GraphqlContext>({
   description:
     "The user the request acts as: the approving user for authorization-code tokens, the application's integration user for client-credentials tokens.",
   fields: {
-    id: { type: new GraphQLNonNull(GraphQLID), description: "Opaque global id of the user.", resolve: (c) => globalId("User", c.access.token.userId) },
+    id: { type: new GraphQLNonNull(GraphQLID), description: "Opaque global id of the user.", resolve: (c) => c.ids.seal("User", c.access.token.userId) },
     username: { type: new GraphQLNonNull(GraphQLString), description: "Sign-in name of the user.", resolve: (c) => c.access.token.username },
     name: { type: GraphQLString, description: "Display name, or null when not set.", resolve: async (c) => (await c.viewer())?.name ?? null },
     is_integration: {

@@ -54,8 +54,8 @@ async function issueCode(
 
 /**
  * True when the user already granted this client exactly this scope, so the consent page can be skipped. Never
- * for a native app (loopback redirect URI): whoever asks in its name cannot be told apart from it, so an earlier
- * approval proves nothing about this request (RFC 8252 §8.6, RFC 6749 §10.2).
+ * for a loopback redirect URI: any program on the device may listen there and ask in the client's name, so an
+ * earlier approval proves nothing about this request (RFC 8252 §8.6, RFC 6749 §10.2).
  */
 async function remembered(deps: Deps, request: AuthorizeRequest, userId: number): Promise<boolean> {
   if (isLoopbackRedirectUri(request.client.redirectUri)) return false;

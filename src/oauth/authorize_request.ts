@@ -2,7 +2,7 @@
 import type { Deps } from "../deps.ts";
 import { invalidRequest, invalidScope, OAuthError } from "./errors.ts";
 import type { Client } from "../store/clients.ts";
-import { isLoopbackRedirectUri, redirectUriMatches } from "./redirect_uri.ts";
+import { redirectUriMatches } from "./redirect_uri.ts";
 
 /** A validated authorization request, in the canonical form the consent form carries and its CSRF token binds. */
 export interface AuthorizeRequest {
@@ -67,8 +67,8 @@ export function responseUrl(deps: Pick<Deps, "config">, redirectUri: string, par
 
 /**
  * Finds the client and checks the redirect URI. Until both are trusted nothing may redirect (RFC 6749 §4.1.2.1,
- * RFC 9700 §4.1: exact string match, or the endpoint becomes an open redirector; on loopback, any port). The URI
- * returned is the one presented: the code remembers it, and the token request must repeat it exactly (§4.1.3).
+ * RFC 9700 §4.1.3: exact string match for every client, loopback included, or the endpoint becomes an open
+ * redirector). The code remembers the URI, and the token request must repeat it exactly (§4.1.3).
  * @throws OAuthError invalid_request (400, rendered as the HTML error page)
  */
 export async function trustedClient(deps: Deps, params: RawParams): Promise<{ client: Client; redirectUri: string }> {
@@ -133,10 +133,8 @@ function problem(deps: Deps, params: RawParams, client: Client): OAuthError | un
   const method = params.get("code_challenge_method");
   if (challenge === undefined) {
     if (method !== undefined) return invalidRequest("code_challenge_method was sent without code_challenge");
+    // Optional for every client, loopback included: each one authenticates with its secret at the token endpoint.
     if (deps.config.requirePkce) return invalidRequest("PKCE is required: send code_challenge with method S256");
-    if (isLoopbackRedirectUri(client.redirectUri)) {
-      return invalidRequest("PKCE is required for an application with a loopback redirect URI: send code_challenge with method S256");
-    }
     return undefined;
   }
   // RFC 9700 §2.1.1: plain offers no protection when the request leaks, so only S256 (the RFC 7636 default is plain).

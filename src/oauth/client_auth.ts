@@ -107,24 +107,20 @@ function presentedCredentials(request: Request, params: Params): Presented {
 }
 
 /**
- * Throttle keys: this client from this address, and this address overall (see README: no global client key).
- * "Address" is the addressBucket: an IPv6 /64, so rotating through one's own /64 does not mint fresh keys.
+ * The key of one registered client's failures from one address, the only key that can refuse that client: a client
+ * that keeps failing is throttled there, and nobody else's failures ever slow it. "Address" is the addressBucket:
+ * an IPv6 /64, so rotating through one's own /64 does not mint fresh keys.
  */
-function throttleKeys(clientId: string, ip: string): [ThrottleKey, ThrottleKey] {
-  return [{ id: `client:${clientId}|ip:${addressBucket(ip)}` }, addressKey(ip)];
-}
-
-/** The per-address key: shared, since many honest clients may sit behind one address. */
-function addressKey(ip: string): ThrottleKey {
-  return { id: `ip:${addressBucket(ip)}`, shared: true };
+function clientKey(clientId: string, ip: string): ThrottleKey {
+  return { id: `client:${clientId}|ip:${addressBucket(ip)}` };
 }
 
 /**
- * An attacker-chosen client_id cut to a bounded length before it becomes a throttle key or an audit value, so a
- * flood of 60 KB ids cannot fill memory; real ids are 22 characters.
+ * The key of every failure from one address, which refuses only what has no registered client behind it (unknown
+ * client_ids, missing credentials): shared, since many honest clients may sit behind one address.
  */
-function boundedId(clientId: string): string {
-  return clientId.slice(0, 100);
+function addressKey(ip: string): ThrottleKey {
+  return { id: `ip:${addressBucket(ip)}`, shared: true };
 }
 
 /** The only shape of client id fieldgate issues (randomId: 16 random bytes, base64url). */
@@ -152,7 +148,7 @@ interface Attempt {
  * good as a fresh one, so its failures from this address are cleared as a fresh success clears them.
  */
 export function rememberedClientConfirmed(deps: Deps, client: TokenClient, ctx: RequestContext): void {
-  deps.throttle.reset([throttleKeys(boundedId(client.clientId), ctx.clientIp)[0]]);
+  deps.throttle.reset([clientKey(client.clientId, ctx.clientIp)]);
 }
 
 /** Counts a failed attempt against the throttle keys, audits it, and builds the invalid_client error to throw. */
@@ -173,8 +169,23 @@ async function refusal(
   return invalidClient("Client authentication failed", { headers: CLIENT_CHALLENGE });
 }
 
+/** Refuses a request that names no client (no client_id, or another Authorization scheme): the address's failure. */
+async function refuseWithoutClient(deps: Deps, attempt: Attempt): Promise<OAuthError> {
+  // Counted against the address alone; once it is locked out, 429 without another audit row.
+  const address = [addressKey(attempt.ip)];
+  const locked = deps.throttle.retryAfter(address, attempt.now);
+  if (locked > 0) return tooManyRequests(locked);
+  const reason = attempt.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id";
+  return await refusal(deps, attempt, { keys: address, reason });
+}
+
 /**
  * Authenticates the client by client_secret_post or client_secret_basic, throttling repeated failures.
+ *
+ * The client is looked up before the throttle decides, since the rule depends on it: a registered client is refused
+ * only for its own failures from this address, so other parties' failures there never slow it. An unknown client_id
+ * has no secret to guess, so it gets no key of its own (rotating random ids neither grows the table nor escapes a
+ * limit) and is refused once the address's failures reach the shared limit; a lookup is all such a refusal costs.
  *
  * With `mayRemember`, a secret that matches the row remembered for the client (ClientStore
  * rememberedForTokenRequest) authenticates without reading the database, and the client comes back marked
@@ -193,35 +204,33 @@ export async function authenticateClient(
   const presented = presentedCredentials(request, params);
   const now = nowSeconds(deps.clock);
   const attempt: Attempt = { now, ip: ctx.clientIp, method: presented.method };
-  const refuse = (keys: readonly ThrottleKey[], reason: string, clientId?: string) =>
-    refusal(deps, attempt, { keys, reason, clientId });
-  if (presented.method === "unsupported_scheme" || presented.clientId === undefined) {
-    // Counted against the address alone; once it is locked out, 429 without another audit row.
-    const address = [addressKey(ctx.clientIp)];
-    const locked = deps.throttle.retryAfter(address, now);
-    if (locked > 0) throw tooManyRequests(locked);
-    throw await refuse(address, presented.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id");
-  }
-  const keys = throttleKeys(boundedId(presented.clientId), ctx.clientIp);
+  const clientId = presented.clientId;
+  if (presented.method === "unsupported_scheme" || clientId === undefined) throw await refuseWithoutClient(deps, attempt);
+  const remembered = mayRemember ? deps.store.clients.rememberedForTokenRequest(clientId) : undefined;
+  const registered = remembered ?? await deps.store.clients.findForTokenRequest(clientId);
+  const address = addressKey(ctx.clientIp);
+  const gate = [registered ? clientKey(registered.clientId, ctx.clientIp) : address];
   // Pending until settled: the outcome is known only after the awaits below (an embedder's digest may be truly
   // asynchronous), and parallel guesses must not all pass this check before the first failure counts.
-  const wait = await deps.throttle.admit(keys, now);
+  const wait = await deps.throttle.admit(gate, now);
   if (wait > 0) throw tooManyRequests(wait);
   try {
     const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
-    const remembered = mayRemember ? deps.store.clients.rememberedForTokenRequest(presented.clientId) : undefined;
     const client = remembered && digest !== undefined && constantTimeEqual(digest, remembered.secretHash)
       ? remembered
-      : await deps.store.clients.findForTokenRequest(presented.clientId);
-    const recorded = recordedClientId(presented.clientId, client);
-    if (digest === undefined) throw await refuse(keys, "missing_secret", recorded);
+      : remembered ? await deps.store.clients.findForTokenRequest(clientId) : registered;
+    // Every failure counts against the address too, so a spray that mixes in registered ids still fills it.
+    const keys = client ? [clientKey(client.clientId, ctx.clientIp), address] : [address];
+    const refuse = (reason: string, recorded: string | undefined) => refusal(deps, attempt, { keys, reason, clientId: recorded });
+    const recorded = recordedClientId(clientId, client);
+    if (digest === undefined) throw await refuse("missing_secret", recorded);
     const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
-    if (!client || !matches) throw await refuse(keys, client ? "bad_secret" : "unknown_client", recorded);
+    if (!client || !matches) throw await refuse(client ? "bad_secret" : "unknown_client", recorded);
     // Checked after the secret so a disabled client answers exactly like a wrong secret.
-    if (client.disabled) throw await refuse(keys, "client_disabled", client.clientId);
-    if (!client.remembered) deps.throttle.reset([keys[0]]);
+    if (client.disabled) throw await refuse("client_disabled", client.clientId);
+    if (!client.remembered) deps.throttle.reset([clientKey(client.clientId, ctx.clientIp)]);
     return client;
   } finally {
-    deps.throttle.settle(keys);
+    deps.throttle.settle(gate);
   }
 }

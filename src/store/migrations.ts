@@ -293,4 +293,16 @@ END;
 DELETE FROM field_counts WHERE n = 0;
 `,
   },
+  {
+    // Per-deployment secrets (the key behind GraphQL ids) live in the database every worker and restart shares, so
+    // the ids they make stay the same; one row per name, written once by whichever instance needs it first.
+    name: "server secrets",
+    sql: `
+CREATE TABLE server_secrets (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+`,
+  },
 ];

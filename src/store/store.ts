@@ -10,6 +10,7 @@ import { createConsentStore, type ConsentStore } from "./consents.ts";
 import { createFieldStore, type FieldStore } from "./fields.ts";
 import { createAuditStore, type AuditStore } from "./audit.ts";
 import { createDemoStateStore, type DemoStateStore } from "./demo_states.ts";
+import { createSecretStore, type SecretStore } from "./secrets.ts";
 import { createReadViews, type ReadView } from "./read_cache.ts";
 
 export type { ReadView } from "./read_cache.ts";
@@ -42,6 +43,7 @@ export interface Store {
   fields: FieldStore;
   audit: AuditStore;
   demoStates: DemoStateStore;
+  secrets: SecretStore;
   /**
    * The database's present moment, for a request to read under (read_cache.ts): reads given the same view may be
    * answered from what an earlier read under it kept. One small read (the change stamp).
@@ -99,6 +101,7 @@ function createStore(db: Db): Store {
     view,
     audit: createAuditStore(db),
     demoStates: createDemoStateStore(db),
+    secrets: createSecretStore(db),
     async ping() {
       try {
         // A read of a real table: SELECT 1 never touches the file, and answered "ok" over a database that had

@@ -38,8 +38,8 @@ export function renderConsent(view: ConsentView): string {
   const who = view.account && view.account !== view.username
     ? html`<strong>${view.username}</strong> (username <strong>${view.account}</strong>)`
     : html`<strong>${view.username}</strong>`;
-  // True while authorize.ts remembers approvals (its \`remembered\`): for every client except native apps on a
-  // loopback redirect URI, which ask each time (RFC 8252 §8.6); revoking on /account forgets the approval.
+  // True while authorize.ts remembers approvals (its \`remembered\`): for every client except those on a loopback
+  // redirect URI, which ask each time (RFC 8252 §8.6); revoking on /account forgets the approval.
   const remembered = !isLoopbackRedirectUri(view.fields.redirect_uri ?? null)
     ? html` fieldgate remembers your approval, so ${view.appName} will not ask again for this access until you revoke it there.`
     : "";

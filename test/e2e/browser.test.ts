@@ -21,8 +21,8 @@ const ARGS = [
 ];
 const ARTIFACTS = new URL("../../artifacts/", import.meta.url);
 // The client's callback: a web application on an origin of its own, as a real third-party application would be.
-// Chromium never reaches the network for it: the context answers it (a loopback callback would make the client a
-// native app, which gets PKCE required and no remembered consent).
+// Chromium never reaches the network for it: the context answers it (a loopback callback would get no remembered
+// consent).
 const CALLBACK_ORIGIN = "https://notes.example.test";
 const LONG_NAME = "AgroSynchronisationConnectorForFieldNotebooks";
 

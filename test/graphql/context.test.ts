@@ -2,6 +2,7 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { GraphQLError } from "graphql";
 import { createContext } from "../../src/graphql/context.ts";
+import { createIdCodec } from "../../src/graphql/cursor.ts";
 import { fieldConnection } from "../../src/graphql/resolvers.ts";
 import { authenticateBearer } from "../../src/oauth/bearer_auth.ts";
 import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
@@ -13,7 +14,7 @@ import type { Field } from "../../src/store/fields.ts";
 async function contextFor(t: TestApp, token: string) {
   const url = `${BASE}/graphql`;
   const access = await authenticateBearer(t.app.deps, new Request(url, { headers: { authorization: `Bearer ${token}` } }), new URL(url));
-  return createContext(t.app.deps, access);
+  return createContext(t.app.deps, access, createIdCodec(t.app.deps));
 }
 
 function boundaryLimitError(error: unknown): boolean {
@@ -39,7 +40,7 @@ test("a page charges the boundaries it serves, not the one row read only to tell
   const charged: number[] = [];
   ctx.boundaryBudget = { take: (bytes) => (charged.push(bytes), true) };
   const acme = (await t.store.organizations.findBySlug("acme"))!.id;
-  const page = await fieldConnection(ctx, [acme], { first: 3 }, true).page();
+  const page = await (await fieldConnection(ctx, [acme], { first: 3 }, true)).page();
   assert.equal(page.hasNextPage, true);
   assert.deepEqual(page.nodes.map((f) => f.boundary!.length), charged);
 });

@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { at, buildWorld, globalIdOf, gql, listAt } from "../helpers/graphql.ts";
+import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { mintAccessToken } from "../helpers/tokens.ts";
 
 const PAGE = `query($after: String) { fields(first: 3, after: $after) {
@@ -54,18 +54,25 @@ test("first: 0 returns no nodes but still says whether fields follow", async () 
   assert.deepEqual(at(res.body.data, "fields"), { total_count: 7, nodes: [], page_info: { has_next_page: true, end_cursor: null } });
 });
 
-const badArgs = [
-  { name: "a negative first", args: "first: -1" },
-  { name: "a cursor that is not base64url", args: 'after: "%%%"' },
-  { name: "a cursor of another kind", args: 'after: "RmllbGQ6MQ"' },
-  { name: "a non-canonical cursor", args: 'after: "Y3Vyc29yOnYxOjE="' },
-  { name: "a cursor with a zero-padded id", args: 'after: "Y3Vyc29yOnYxOjAx"' },
+/** A real cursor with its last character's unused low bits set: the same bytes, spelled non-canonically. */
+function nonCanonical(cursor: string): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  return cursor.slice(0, -1) + alphabet[alphabet.indexOf(cursor.at(-1)!) + 1];
+}
+
+const badArgs: { name: string; args: (t: TestApp) => Promise<string> | string }[] = [
+  { name: "a negative first", args: () => "first: -1" },
+  { name: "a cursor that is not base64url", args: () => 'after: "%%%"' },
+  { name: "a cursor in the readable format of earlier versions", args: () => 'after: "Y3Vyc29yOnYxOjE"' },
+  { name: "a cursor of another kind (an organization id)", args: async (t) => `after: "${await globalIdOf(t, "Organization", 1)}"` },
+  { name: "a non-canonical cursor", args: async (t) => `after: "${nonCanonical(await globalIdOf(t, "Field", 1))}"` },
+  { name: "a cursor another deployment issued", args: async () => `after: "${await globalIdOf(buildTestApp(), "Field", 1)}"` },
 ];
 
 for (const row of badArgs) {
   test(`fields refuses ${row.name} with BAD_USER_INPUT`, async () => {
     const { t, acmeToken } = await buildWorld();
-    const res = await gql(t, acmeToken, `{ fields(${row.args}) { total_count } }`);
+    const res = await gql(t, acmeToken, `{ fields(${await row.args(t)}) { total_count } }`);
     assert.equal(res.status, 200);
     assert.equal(res.body.data, null);
     assert.equal(res.body.errors![0]!.extensions!.code, "BAD_USER_INPUT");

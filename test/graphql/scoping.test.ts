@@ -1,7 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
-import { encodeCursor, globalId } from "../../src/graphql/cursor.ts";
+import { at, buildWorld, globalIdOf, gql, listAt } from "../helpers/graphql.ts";
 import { tokenKey } from "../../src/oauth/token_keys.ts";
 
 // acme (org 1) has fields 1..7, globex (org 2) fields 8..11; the acme token must never see globex data.
@@ -20,9 +19,9 @@ test("fields: total_count and nodes only cover the caller's organizations", asyn
 
 test("field(id): another organization's field is null, exactly like a missing one", async () => {
   const { t, acmeToken } = await buildWorld();
-  const globexField = globalId("Field", 8);
-  const missing = globalId("Field", 999);
-  const own = globalId("Field", 1);
+  const globexField = await globalIdOf(t, "Field", 8);
+  const missing = await globalIdOf(t, "Field", 999);
+  const own = await globalIdOf(t, "Field", 1);
   const res = await gql(t, acmeToken, `{ a: field(id: "${globexField}") { name } b: field(id: "${missing}") { name } c: field(id: "${own}") { name } }`);
   assert.equal(res.status, 200);
   assert.deepEqual(res.body.data, { a: null, b: null, c: { name: "Field 1" } });
@@ -31,7 +30,7 @@ test("field(id): another organization's field is null, exactly like a missing on
 
 test("field(id): a guessed raw row id or an id of another type is a BAD_USER_INPUT error", async () => {
   const { t, acmeToken } = await buildWorld();
-  for (const id of ["8", globalId("Organization", 2), "RmllbGQ6OA==", "not base64!"]) {
+  for (const id of ["8", await globalIdOf(t, "Organization", 2), "RmllbGQ6OA==", "RmllbGQ6OA", "not base64!"]) {
     const res = await gql(t, acmeToken, "query($id: ID!) { field(id: $id) { name } }", { id });
     assert.equal(at(res.body.data, "field"), null, id);
     assert.equal(res.body.errors![0]!.extensions!.code, "BAD_USER_INPUT", id);
@@ -56,11 +55,11 @@ test("organizations and viewer.organizations list only memberships", async () =>
 test("organization_id of an organization the caller is not in yields an empty connection", async () => {
   const { t, acmeToken } = await buildWorld();
   const query = "query($org: ID) { fields(organization_id: $org) { total_count nodes { id } page_info { has_next_page end_cursor } } }";
-  for (const org of [globalId("Organization", 2), globalId("Organization", 999)]) {
+  for (const org of [await globalIdOf(t, "Organization", 2), await globalIdOf(t, "Organization", 999)]) {
     const res = await gql(t, acmeToken, query, { org });
     assert.deepEqual(at(res.body.data, "fields"), { total_count: 0, nodes: [], page_info: { has_next_page: false, end_cursor: null } });
   }
-  const own = await gql(t, acmeToken, query, { org: globalId("Organization", 1) });
+  const own = await gql(t, acmeToken, query, { org: await globalIdOf(t, "Organization", 1) });
   assert.equal(at(own.body.data, "fields", "total_count"), 7);
   const bad = await gql(t, acmeToken, query, { org: "2" });
   assert.equal(bad.body.errors![0]!.extensions!.code, "BAD_USER_INPUT");
@@ -69,9 +68,9 @@ test("organization_id of an organization the caller is not in yields an empty co
 test("a cursor pointing into another organization's ids still returns only the caller's fields", async () => {
   const { t, acmeToken, globexToken } = await buildWorld();
   // Field 7 is acme's last; after it come only globex ids, which the acme caller must not reach.
-  const acme = await gql(t, acmeToken, `{ fields(after: "${encodeCursor(7)}") { total_count nodes { id } } }`);
+  const acme = await gql(t, acmeToken, `{ fields(after: "${await globalIdOf(t, "Field", 7)}") { total_count nodes { id } } }`);
   assert.deepEqual(at(acme.body.data, "fields"), { total_count: 7, nodes: [] });
-  const globex = await gql(t, globexToken, `{ fields(after: "${encodeCursor(1)}") { nodes { organization { slug } } } }`);
+  const globex = await gql(t, globexToken, `{ fields(after: "${await globalIdOf(t, "Field", 1)}") { nodes { organization { slug } } } }`);
   assert.equal(listAt(globex.body.data, "fields", "nodes").length, 4);
   assert.ok(listAt(globex.body.data, "fields", "nodes").every((n) => at(n, "organization", "slug") === "globex"));
 });
@@ -94,7 +93,7 @@ test("viewer shows the acting user and application, never another user's", async
   assert.notEqual(at(a.body.data, "viewer", "id"), at(b.body.data, "viewer", "id"));
   assert.notEqual(at(a.body.data, "viewer", "application", "client_id"), at(b.body.data, "viewer", "application", "client_id"));
   const tokenA = await t.store.tokens.findByHash(await tokenKey(t.app.deps, acmeToken));
-  assert.equal(at(a.body.data, "viewer", "id"), globalId("User", tokenA!.userId));
+  assert.equal(at(a.body.data, "viewer", "id"), await globalIdOf(t, "User", tokenA!.userId));
   assert.equal(at(a.body.data, "viewer", "application", "client_id"), tokenA!.clientPublicId);
 });
 

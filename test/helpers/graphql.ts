@@ -1,4 +1,5 @@
 // GraphQL test helpers: a two-organization world with tokens, and one-line query calls through app.fetch.
+import { createIdCodec, type IdType } from "../../src/graphql/cursor.ts";
 import { BASE } from "./requests.ts";
 import { buildTestApp, type TestApp } from "./test_app.ts";
 import { mintAccessToken } from "./tokens.ts";
@@ -24,6 +25,12 @@ export async function buildWorld(env: Record<string, string> = {}): Promise<Grap
   const acmeToken = await mintAccessToken(t, { client: integration });
   const globexToken = await mintAccessToken(t, { client: app, userId: person.id, grantType: "authorization_code" });
   return { t, acmeToken, globexToken, acmeFieldCount: 7, globexFieldCount: 4 };
+}
+
+/** The global id (or, for a field, the cursor) the app serves for a row: sealed under the key its store holds. */
+export async function globalIdOf(t: TestApp, type: IdType, rowId: number): Promise<string> {
+  const [id] = await createIdCodec(t.app.deps).seal(type, [rowId]);
+  return id!;
 }
 
 /** A POST /graphql request with a bearer token. */

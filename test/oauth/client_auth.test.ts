@@ -181,23 +181,60 @@ test("refuseQueryCredentials allows unrelated query parameters", () => {
   refuseQueryCredentials(new URL("http://x/oauth/token?trace=1"));
 });
 
-test("client auth throttle keys stay bounded for huge client_ids", async () => {
+test("client auth throttle: unknown client_ids, however many or long, add no key of their own", async () => {
   const t = throttledApp();
-  // Record the keys the failure is counted under: a 20 KB id must not become a 20 KB key held in memory.
-  const keys: string[] = [];
+  // Record the keys each failure is counted under: rotating random ids must neither grow the table nor mint keys.
+  const keys = new Set<string>();
   const throttle = t.app.deps.throttle;
   const fail = throttle.fail.bind(throttle);
   throttle.fail = (counted, now) => {
-    keys.push(...counted.map((key) => key.id));
+    for (const key of counted) keys.add(key.id);
     return fail(counted, now);
   };
+  const ip = { remoteAddress: "203.0.113.7" };
   const huge = "x".repeat(20_000);
-  const res = await t.app.fetch(cc(huge, "wrong"), { remoteAddress: "203.0.113.7" });
-  assert.equal(res.status, 401);
+  assert.equal((await t.app.fetch(cc(huge, "wrong"), ip)).status, 401);
+  for (let i = 0; i < 200; i++) await t.app.fetch(cc(`random-${i}`, "wrong"), ip);
+  assert.deepEqual([...keys], ["ip:203.0.113.7"]);
+  assert.equal(throttle.size(), 1);
   const events = await t.store.audit.list({});
   assert.ok(events.every((e) => (e.clientId ?? "").length <= 100));
-  assert.equal(keys.length, 2);
-  for (const key of keys) assert.ok(key.length <= 150, `a throttle key of ${key.length} characters`);
+});
+
+test("client auth throttle: a registered client that is not failing is answered at an address others have locked", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "203.0.113.12" };
+  for (let i = 0; i < MAX * SHARED_KEY_FACTOR; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
+  assert.equal((await t.app.fetch(cc("guess-new", "wrong"), ip)).status, 429, "the address is locked for unknown ids");
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 200);
+  // Basic credentials are the same client: answered too.
+  const basic = postForm("/oauth/token", { grant_type: "client_credentials" }, { authorization: basicAuth(client.clientId, client.clientSecret) });
+  assert.equal((await t.app.fetch(basic, ip)).status, 200);
+  // Requests that name no client stay refused there.
+  assert.equal((await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials" }), ip)).status, 429);
+});
+
+test("client auth throttle: a registered client's failures count toward its address's limit for unknown ids", async () => {
+  const t = throttledApp();
+  const ip = { remoteAddress: "203.0.113.14" };
+  const clients = [await t.seed.client({ grant: "client_credentials" }), await t.seed.client({ grant: "client_credentials" })];
+  for (const client of clients) for (let i = 0; i < MAX; i++) await t.app.fetch(cc(client.clientId, "wrong"), ip);
+  const limit = MAX * SHARED_KEY_FACTOR;
+  for (let i = 0; i < limit - clients.length * MAX - 1; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
+  assert.equal((await t.app.fetch(cc("guess-last", "wrong"), ip)).status, 401, "the last tolerated failure");
+  assert.equal((await t.app.fetch(cc("guess-new", "wrong"), ip)).status, 429);
+});
+
+test("client auth throttle: a registered client failing at an address others have locked gets its own limit, then 429", async () => {
+  const t = throttledApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  const ip = { remoteAddress: "203.0.113.13" };
+  for (let i = 0; i < MAX * SHARED_KEY_FACTOR; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
+  const statuses: number[] = [];
+  for (let i = 0; i < MAX + 2; i++) statuses.push((await t.app.fetch(cc(client.clientId, "wrong"), ip)).status);
+  assert.deepEqual(statuses, [...Array(MAX).fill(401), 429, 429]);
+  assert.equal((await t.app.fetch(cc(client.clientId, client.clientSecret), ip)).status, 429, "no oracle for a lucky guess");
 });
 
 test("client auth throttle: a real client's success does not clear its address's count (no laundering a spray)", async () => {

@@ -49,6 +49,37 @@ test("a successful client is not throttled by another client's failures from ano
   assert.ok(metrics.length > 0, "the noisy client was throttled meanwhile");
 });
 
+// Issue 23: from one address (a NAT, a proxy without FIELDGATE_TRUST_PROXY), other parties' failures must not slow a
+// registered client that is not failing, at any client-authenticated endpoint.
+const CLIENT_AUTH_ENDPOINTS: Array<{ path: string; body: Record<string, string> }> = [
+  { path: "/oauth/token", body: { grant_type: "client_credentials" } },
+  { path: "/oauth/revoke", body: { token: "fgat_not-a-token", token_type_hint: "access_token" } },
+  { path: "/oauth/introspect", body: { token: "fgat_not-a-token" } },
+];
+
+for (const { path, body } of CLIENT_AUTH_ENDPOINTS) {
+  test(`${path}: 1,000 failures over 500 client_ids and 100 for a real one from an address leave a well-behaved client there unslowed`, async () => {
+    const t = buildTestApp();
+    const failing = await t.seed.client({ grant: "client_credentials" });
+    const honest = await t.seed.client({ grant: "client_credentials" });
+    const send = (clientId: string, secret: string) =>
+      t.app.fetch(postJson(path, { ...body, client_id: clientId, client_secret: secret }), { remoteAddress: ATTACKER });
+    const unknownId = (i: number) => `unknown-client-${i % 500}`;
+    for (let i = 0; i < 1_000; i++) {
+      assert.ok([401, 429].includes((await send(unknownId(i), `fgcs_wrong-${i}`)).status));
+      if (i % 10 === 0) assert.ok([401, 429].includes((await send(failing.clientId, `fgcs_wrong-${i}`)).status));
+    }
+    assert.equal((await send(honest.clientId, honest.clientSecret)).status, 200, "the well-behaved client's first request");
+    for (const [clientId, secret] of [[failing.clientId, "fgcs_wrong"], [failing.clientId, failing.clientSecret], [unknownId(0), "fgcs_wrong"], ["unknown-client-new", "fgcs_wrong"]] as const) {
+      const refused = await send(clientId, secret);
+      assert.equal(refused.status, 429, clientId);
+      assert.equal((await refused.json()).error, "too_many_requests");
+      assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+    }
+    assert.equal((await send(honest.clientId, honest.clientSecret)).status, 200, "and every request after it");
+  });
+}
+
 async function signInAttempt(t: TestApp, ip: string, username: string, password: string): Promise<Response> {
   const browser = testBrowser(t.app, { clientIp: ip });
   const fields = formFields(await (await browser.get("/signin")).text(), "/signin");

@@ -152,8 +152,8 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   if (config.demo && demo) await syncDemoRedirectUri(store, { demo, baseUrl: config.baseUrl, log: deps.log });
   // With --workers each process has its own password limit, so each sizes it from its share of the cores.
   const cores = deps.cores === undefined ? undefined : Math.max(1, Math.floor(deps.cores / workerCount(ctx.args, deps)));
-  const { clock, random, log, digest, hmac } = deps;
-  return createApp({ config, store, clock, random, log, digest, hmac, cores, demo });
+  const { clock, random, log, digest, hmac, blockCipher } = deps;
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, cores, demo });
 }
 
 export const serve: Command = {

@@ -13,7 +13,7 @@ import { tokenKey } from "../token_keys.ts";
 
 /**
  * The spec lists redirect_uri for refresh; RFC 6749 §6 does not, and standard libraries never send it. When sent it
- * must be the registered one (on loopback, with any port); when absent it is accepted unless the operator made it mandatory.
+ * must be the registered one, exactly; when absent it is accepted unless the operator made it mandatory.
  */
 function checkRedirectUri(deps: Deps, client: TokenClient, redirectUri: string | undefined): void {
   if (redirectUri === undefined) {
