@@ -1,13 +1,15 @@
 // createApp(options) -> { fetch }: the route table and the one error boundary; every runtime serves this.
-import type { Config } from "./config.ts";
+import { SIGN_IN_LIMIT_WINDOW_SECONDS, type Config } from "./config.ts";
 import {
-  cryptoRandom, jsonLog, systemClock, type BlockCipherFactory, type Clock, type Deps, type Digest, type Log, type Random,
-  type DemoCredentials,
+  cryptoRandom, jsonLog, systemClock, type BlockCipherFactory, type Clock, type Deps, type Digest, type Hmac, type Log,
+  type Random, type DemoCredentials,
 } from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
+import { hmacSha256Base64Url } from "./crypto/hmac.ts";
 import { webCryptoBlockCipher } from "./crypto/block_cipher.ts";
 import { createThrottle, isIpAddress, UNKNOWN_ADDRESS } from "./http/throttle.ts";
+import { createWorkLimit, defaultPasswordConcurrency } from "./http/work_limit.ts";
 import { createMetrics, methodLabel, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import { metricsRoutes } from "./http/metrics_route.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
@@ -28,6 +30,12 @@ export interface AppOptions {
   random?: Random;
   log?: Log;
   digest?: Digest;
+  hmac?: Hmac;
+  /**
+   * CPU cores this process may use (its share with `serve --workers`); sizes the default password concurrency.
+   * Default 2, the smallest machine fieldgate is sized for: one derivation at a time.
+   */
+  cores?: number;
   blockCipher?: BlockCipherFactory;
   demo?: DemoCredentials;
 }
@@ -136,11 +144,17 @@ export function createApp(options: AppOptions): App {
     random: options.random ?? cryptoRandom,
     log: options.log ? sheltered(options.log) : jsonLog,
     digest: options.digest ?? sha256Hex,
+    hmac: options.hmac ?? hmacSha256Base64Url,
     blockCipher: options.blockCipher ?? webCryptoBlockCipher,
     pbkdf2: pbkdf2Sha256,
     throttle: createThrottle({
       maxFailures: options.config.throttleMaxFailures,
       windowSeconds: options.config.throttleWindowSeconds,
+    }),
+    successfulSignIns: createThrottle({ maxFailures: options.config.signInLimit, windowSeconds: SIGN_IN_LIMIT_WINDOW_SECONDS }),
+    passwordWork: createWorkLimit({
+      concurrency: options.config.passwordConcurrency ?? defaultPasswordConcurrency(options.cores ?? 2),
+      queue: options.config.passwordQueue,
     }),
     metrics: createMetrics(),
     demo: options.config.demo ? options.demo : undefined,

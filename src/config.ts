@@ -7,6 +7,9 @@ export const ACCESS_TOKEN_TTL_SECONDS = {
   client_credentials: 1_800,
 } as const;
 
+/** The window of the successful sign-in limit: Config.signInLimit counts sign-ins per minute. */
+export const SIGN_IN_LIMIT_WINDOW_SECONDS = 60;
+
 /** Longest authorization-code lifetime allowed: RFC 6749 §4.1.2 recommends at most 10 minutes. */
 export const MAX_CODE_TTL_SECONDS = 600;
 
@@ -57,7 +60,18 @@ export interface Config {
   /** When true every authorization request must carry a PKCE S256 code_challenge. */
   requirePkce: boolean;
   pbkdf2Iterations: number;
+  /**
+   * Password derivations (PBKDF2) run at once per process; undefined sizes it from the cores (http/work_limit.ts,
+   * defaultPasswordConcurrency), leaving one for everything else.
+   */
+  passwordConcurrency: number | undefined;
+  /** Sign-ins that may wait for a derivation; one more is answered 503 with Retry-After at once. */
+  passwordQueue: number;
+  /** Successful sign-ins per user per minute (SHARED_KEY_FACTOR times that per address) before 429. */
+  signInLimit: number;
   sessionTtlSeconds: number;
+  /** Live sessions a user may hold; a new sign-in beyond it ends the oldest. */
+  maxSessionsPerUser: number;
   /** Origins allowed to call /graphql cross-origin; empty disables CORS. */
   corsOrigins: readonly string[];
   maxBodyBytes: number;
@@ -168,7 +182,13 @@ export function loadConfig(env: Env): Readonly<Config> {
     refreshRequiresRedirectUri: flag(env, "FIELDGATE_REFRESH_REQUIRE_REDIRECT_URI", false),
     requirePkce: flag(env, "FIELDGATE_REQUIRE_PKCE", false),
     pbkdf2Iterations: integer(env, "FIELDGATE_PBKDF2_ITERATIONS", 600_000, 1, 10_000_000),
+    passwordConcurrency: env.FIELDGATE_PASSWORD_CONCURRENCY
+      ? integer(env, "FIELDGATE_PASSWORD_CONCURRENCY", 1, 1, 64)
+      : undefined,
+    passwordQueue: integer(env, "FIELDGATE_PASSWORD_QUEUE", 4, 0, 1_000),
+    signInLimit: integer(env, "FIELDGATE_SIGNIN_LIMIT", 10, 1, 10_000),
     sessionTtlSeconds: integer(env, "FIELDGATE_SESSION_TTL", 8 * 3_600, 60, 30 * 86_400),
+    maxSessionsPerUser: integer(env, "FIELDGATE_MAX_SESSIONS", 10, 1, 1_000),
     corsOrigins: Object.freeze(origins(env)),
     maxBodyBytes: integer(env, "FIELDGATE_MAX_BODY_BYTES", 65_536, 1_024, 16 * 1_048_576),
     demo: demoSetting === "on",

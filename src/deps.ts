@@ -2,6 +2,7 @@
 import type { Config } from "./config.ts";
 import type { Store } from "./store/store.ts";
 import type { Throttle } from "./http/throttle.ts";
+import type { WorkLimit } from "./http/work_limit.ts";
 import type { Metrics } from "./http/metrics.ts";
 
 /** Current time as epoch milliseconds; injected so tests can move time without sleeping. */
@@ -15,6 +16,12 @@ export type Log = (event: string, fields?: Record<string, unknown>) => void;
 
 /** SHA-256 of a UTF-8 string as lowercase hex; the default is crypto.subtle, an adapter may inject a faster one. */
 export type Digest = (value: string) => Promise<string>;
+
+/**
+ * The base64url HMAC-SHA256 of `message` keyed by the UTF-8 bytes of `key` (CSRF tokens, device cookies); the default
+ * is crypto.subtle, an adapter may inject one that no password derivation can hold up.
+ */
+export type Hmac = (key: string, message: string) => Promise<string>;
 
 /**
  * AES-256 under one key applied to each 16-byte block on its own (ECB, no padding): a keyed permutation of blocks.
@@ -45,12 +52,20 @@ export interface Deps {
   random: Random;
   log: Log;
   digest: Digest;
+  hmac: Hmac;
   /** The AES block cipher behind GraphQL's opaque ids, keyed once per app. */
   blockCipher: BlockCipherFactory;
   /** The password hashing function sign-in verifies with (crypto.subtle; tests wrap it to count iterations). */
   pbkdf2: Pbkdf2;
   /** Failed client authentications and sign-ins, keyed e.g. "client:<id>|ip:<addr>" or "ip:<addr>". */
   throttle: Throttle;
+  /**
+   * Successful sign-ins per user and per address inside a window; a Throttle whose `fail` records a success here,
+   * since each one leaves a session row and an audit row.
+   */
+  successfulSignIns: Throttle;
+  /** Admission to PBKDF2 derivations, so password checks cannot take every core (and Node's crypto pool) at once. */
+  passwordWork: WorkLimit;
   /** Prometheus counters and histograms for this app instance (GET /metrics). */
   metrics: Metrics;
   /** Demo client credentials when the demo walkthrough is enabled. */

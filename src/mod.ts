@@ -4,4 +4,4 @@ export { createApp, type App, type AppOptions, type ConnectionInfo } from "./app
 export { loadConfig, type Config } from "./config.ts";
 export { openStore, type Store } from "./store/store.ts";
 export { startMaintenance } from "./server/maintenance.ts";
-export type { BlockCipher, BlockCipherFactory, Clock, Digest, Log, Random } from "./deps.ts";
+export type { BlockCipher, BlockCipherFactory, Clock, Digest, Hmac, Log, Random } from "./deps.ts";

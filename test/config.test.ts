@@ -61,6 +61,15 @@ test("a base URL with an empty path or only \"/\" is accepted, without the trail
   assert.equal(loadConfig({ FIELDGATE_BASE_URL: "https://auth.example.com:8443/" }).baseUrl, "https://auth.example.com:8443");
 });
 
+test("sign-in limits default to a derivation concurrency sized from the cores, a queue of 4, 10 sign-ins and 10 sessions", () => {
+  const config = loadConfig({});
+  assert.equal(config.passwordConcurrency, undefined);
+  assert.equal(config.passwordQueue, 4);
+  assert.equal(config.signInLimit, 10);
+  assert.equal(config.maxSessionsPerUser, 10);
+  assert.equal(loadConfig({ FIELDGATE_PASSWORD_CONCURRENCY: "2" }).passwordConcurrency, 2);
+});
+
 // Bad settings fail at startup naming the variable (TypeError for a bad shape, RangeError for a bad range).
 const bad: { env: Record<string, string>; error: typeof TypeError | typeof RangeError; names: string }[] = [
   { env: { PORT: "eighty" }, error: TypeError, names: "PORT" },
@@ -88,6 +97,10 @@ const bad: { env: Record<string, string>; error: typeof TypeError | typeof Range
   { env: { FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "67108865" }, error: RangeError, names: "FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES" },
   { env: { FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES: "4MiB" }, error: TypeError, names: "FIELDGATE_GRAPHQL_MAX_BOUNDARY_BYTES" },
   { env: { FIELDGATE_SHUTDOWN_GRACE: "0" }, error: RangeError, names: "FIELDGATE_SHUTDOWN_GRACE" },
+  { env: { FIELDGATE_PASSWORD_CONCURRENCY: "0" }, error: RangeError, names: "FIELDGATE_PASSWORD_CONCURRENCY" },
+  { env: { FIELDGATE_PASSWORD_QUEUE: "-1" }, error: TypeError, names: "FIELDGATE_PASSWORD_QUEUE" },
+  { env: { FIELDGATE_SIGNIN_LIMIT: "0" }, error: RangeError, names: "FIELDGATE_SIGNIN_LIMIT" },
+  { env: { FIELDGATE_MAX_SESSIONS: "0" }, error: RangeError, names: "FIELDGATE_MAX_SESSIONS" },
   { env: { FIELDGATE_AUDIT_RETENTION: "90d" }, error: TypeError, names: "FIELDGATE_AUDIT_RETENTION" },
   { env: { FIELDGATE_AUDIT_RETENTION: String(3_651 * 86_400) }, error: RangeError, names: "FIELDGATE_AUDIT_RETENTION" },
 ];

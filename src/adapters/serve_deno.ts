@@ -8,6 +8,7 @@ import { createBufferedLog } from "./buffered_log.ts";
 import { pooledRandom } from "./pooled_random.ts";
 import { syncBlockCipher } from "./sync_block_cipher.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
+import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 
 // The slice of the Deno namespace used here, typed locally so `tsc` (which has only Node's types) checks this file too.
 interface DenoServer {
@@ -179,6 +180,8 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     random: pooledRandom(),
     log: overrides.log ?? denoStderrLog(),
     digest: syncSha256Hex,
+    hmac: syncHmacSha256Base64Url,
+    cores: navigator.hardwareConcurrency,
     blockCipher: syncBlockCipher,
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);

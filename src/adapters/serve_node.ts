@@ -1,6 +1,7 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { availableParallelism } from "node:os";
 import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import type { App } from "../app.ts";
@@ -12,6 +13,7 @@ import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listene
 import { processWriteQueue } from "./node_write_queue.ts";
 import { syncBlockCipher } from "./sync_block_cipher.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
+import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 import { nodeStderrLog } from "./node_log.ts";
 import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
 import { pooledRandom } from "./pooled_random.ts";
@@ -162,6 +164,8 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     random: pooledRandom(),
     log: overrides.log ?? nodeStderrLog(),
     digest: syncSha256Hex,
+    hmac: syncHmacSha256Base64Url,
+    cores: availableParallelism(),
     blockCipher: syncBlockCipher,
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);

@@ -1,7 +1,7 @@
 // Contracts between the CLI core and the runtime adapters: the io streams, the runtime services, the command shape.
 import type { App } from "../app.ts";
 import type { Config } from "../config.ts";
-import type { BlockCipherFactory, Clock, Digest, Log, Random } from "../deps.ts";
+import type { BlockCipherFactory, Clock, Digest, Hmac, Log, Random } from "../deps.ts";
 import type { OpenOptions } from "../store/sqlite.ts";
 import type { Store } from "../store/store.ts";
 import { messageOf } from "./text.ts";
@@ -72,6 +72,10 @@ export interface CliDeps {
   log: Log;
   /** A faster SHA-256 than the portable crypto.subtle default (both adapters pass node:crypto's one-shot hash). */
   digest?: Digest;
+  /** An HMAC off the thread pool PBKDF2 runs on (both adapters pass node:crypto's synchronous one). */
+  hmac?: Hmac;
+  /** CPU cores of the machine, which size the default password concurrency; unknown in an embedder's test double. */
+  cores?: number;
   /** A faster AES block cipher than the portable crypto.subtle default (both adapters pass node:crypto's ECB). */
   blockCipher?: BlockCipherFactory;
   /** Opens (and migrates) the store, creating the parent directory of a file path first. */

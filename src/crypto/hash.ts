@@ -1,5 +1,5 @@
 // Hashing with Web Crypto: SHA-256 for high-entropy credentials, PBKDF2 for human passwords.
-import type { Pbkdf2, Random } from "../deps.ts";
+import type { Digest, Pbkdf2, Random } from "../deps.ts";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import { constantTimeEqual } from "./compare.ts";
 
@@ -13,9 +13,15 @@ export async function sha256Hex(value: string): Promise<string> {
   return hex;
 }
 
-/** base64url SHA-256 of an ASCII string: the PKCE S256 transform (RFC 7636 §4.2). */
-export async function sha256Base64Url(value: string): Promise<string> {
-  return encodeBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value))));
+/**
+ * base64url SHA-256 of an ASCII string: the PKCE S256 transform (RFC 7636 §4.2), through `digest` (the app's
+ * injected one, so it takes the same path as every other digest).
+ */
+export async function sha256Base64Url(value: string, digest: Digest = sha256Hex): Promise<string> {
+  const hex = await digest(value);
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return encodeBase64Url(bytes);
 }
 
 /** PBKDF2-HMAC-SHA256 through crypto.subtle: the default Pbkdf2. */

@@ -107,7 +107,7 @@ export function createMetrics(): Metrics {
       let counted = requestEntries.get(key);
       if (!counted) requestEntries.set(key, (counted = requests.entry({ route, method: label, status: String(status) })));
       counted.value++;
-      // 429 is only ever answered by the failure throttle, so counting it here covers every throttled surface.
+      // 429 is only ever answered by a throttle (failures, or successful sign-ins), so this covers every throttled surface.
       if (status === 429) throttled.inc({ route });
       observeLatency(latency, route, seconds);
     },
@@ -120,7 +120,7 @@ export function createMetrics(): Metrics {
       return [
         ...section("fieldgate_http_requests_total", "counter", "HTTP requests by route, method and status", requests.lines("fieldgate_http_requests_total")),
         ...section("fieldgate_http_request_duration_seconds", "histogram", "Request latency by route", histogramLines("fieldgate_http_request_duration_seconds", latency)),
-        ...section("fieldgate_throttled_requests_total", "counter", "Requests refused with 429 by the failure throttle", throttled.lines("fieldgate_throttled_requests_total")),
+        ...section("fieldgate_throttled_requests_total", "counter", "Requests refused with 429 by a throttle", throttled.lines("fieldgate_throttled_requests_total")),
         ...section("fieldgate_tokens_issued_total", "counter", "Access tokens issued by grant type", issued.lines("fieldgate_tokens_issued_total")),
         ...section("fieldgate_tokens_refreshed_total", "counter", "Refresh-token rotations", refreshed.lines("fieldgate_tokens_refreshed_total")),
         ...section("fieldgate_tokens_revoked_total", "counter", "Tokens revoked at /oauth/revoke by kind (a refresh token revokes its family)", revoked.lines("fieldgate_tokens_revoked_total")),

@@ -92,8 +92,8 @@ async function consentPage(deps: Deps, request: AuthorizeRequest, signedIn: Sign
     account: signedIn.user.username,
     scope: request.scope,
     fields: requestFields(request),
-    csrf: await csrfToken(signedIn.cookieValue, CONSENT, canonicalRequest(request)),
-    signOutCsrf: await signOutCsrf(signedIn.cookieValue),
+    csrf: await csrfToken(deps, signedIn.cookieValue, { purpose: CONSENT, binding: canonicalRequest(request) }),
+    signOutCsrf: await signOutCsrf(deps, signedIn.cookieValue),
     notice,
   });
   return page(body, { status: notice ? 403 : 200, formTargets: [request.redirectUri] });
@@ -153,7 +153,7 @@ async function decisionEndpoint(deps: Deps, request: Request, ctx: RequestContex
   // The token binds session and the exact request: a forged or altered form, or one another session was shown
   // (signed out and in again in another tab), decides nothing. This session is asked again, with a token of its
   // own; asking is what GET /oauth/authorize would do for anyone holding the link.
-  if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: CONSENT, binding: canonicalRequest(authz) }))) {
+  if (!(await verifyCsrf(deps, signedIn.cookieValue, { token: form.csrf, purpose: CONSENT, binding: canonicalRequest(authz) }))) {
     return consentPage(deps, authz, signedIn, "This form had expired or was changed, so nothing was decided. Please choose again.");
   }
   const facts = { clientId: authz.client.clientId, userId: signedIn.user.id, ip: ctx.clientIp, detail: { scope: authz.scope } };

@@ -21,8 +21,9 @@ export interface SessionStore {
    * Sign-in: inserts `session` and deletes the one hashed `oldHash` (if given), in one transaction, provided the
    * user is enabled and their stored password hash is still `passwordHash`, the one just verified. An admin may
    * set a new password or disable the user while the (slow) check runs; then nothing is written and it is false.
+   * The user's live sessions beyond the newest `maxSessions` end in the same transaction, oldest first.
    */
-  replace(oldHash: string | undefined, session: NewSession, options: { passwordHash: string }): Promise<boolean>;
+  replace(oldHash: string | undefined, session: NewSession, options: { passwordHash: string; maxSessions: number }): Promise<boolean>;
   /** The session if unexpired and its user is enabled. */
   findActive(sessionHash: string, now: number): Promise<Session | undefined>;
   delete(sessionHash: string): Promise<void>;
@@ -49,13 +50,17 @@ export function createSessionStore(db: Db): SessionStore {
     async insert(s) {
       await db.transactionBatched(() => insert(s));
     },
-    async replace(oldHash, s, { passwordHash }) {
+    async replace(oldHash, s, { passwordHash, maxSessions }) {
       return db.transactionBatched(() => {
         const current = db.prepare("SELECT 1 FROM users WHERE id = ? AND password_hash = ? AND disabled = 0")
           .get(s.userId, passwordHash);
         if (!current) return false;
         if (oldHash !== undefined) db.prepare("DELETE FROM sessions WHERE session_hash = ?").run(oldHash);
         insert(s);
+        // Ids grow with insertion, so the highest are the newest sessions.
+        db.prepare(`DELETE FROM sessions WHERE user_id = ? AND expires_at > ? AND id NOT IN
+          (SELECT id FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY id DESC LIMIT ?)`)
+          .run(s.userId, s.createdAt, s.userId, s.createdAt, maxSessions);
         return true;
       });
     },

@@ -30,24 +30,29 @@ async function accountEndpoint(deps: Deps, request: Request, ctx: RequestContext
     name: c.clientName,
     scope: c.scope,
     grantedAt: c.grantedAt,
-    csrf: await csrfToken(signedIn.cookieValue, REVOKE, c.clientPublicId),
+    csrf: await csrfToken(deps, signedIn.cookieValue, { purpose: REVOKE, binding: c.clientPublicId }),
   })));
   // The notice names the application only when the link came from this session's own revocation: a crafted
   // /account?revoked=ID must not announce a revocation that never happened or reveal another client's name.
   const revokedId = ctx.url.searchParams.get("revoked") ?? undefined;
   const genuine = revokedId !== undefined &&
-    await verifyCsrf(signedIn.cookieValue, ctx.url.searchParams.get("notice") ?? undefined, { purpose: REVOKED_NOTICE, binding: revokedId });
+    await verifyCsrf(deps, signedIn.cookieValue, {
+      token: ctx.url.searchParams.get("notice") ?? undefined,
+      purpose: REVOKED_NOTICE,
+      binding: revokedId,
+    });
   const revoked = genuine ? (await deps.store.clients.findByClientId(revokedId))?.name : undefined;
-  const othersEnded = await verifyCsrf(signedIn.cookieValue, ctx.url.searchParams.get("ended") ?? undefined, {
+  const othersEnded = await verifyCsrf(deps, signedIn.cookieValue, {
+    token: ctx.url.searchParams.get("ended") ?? undefined,
     purpose: OTHERS_ENDED_NOTICE,
   });
   return page(renderAccount({
     username: signedIn.user.name ?? signedIn.user.username,
     apps,
-    signOutCsrf: await signOutCsrf(signedIn.cookieValue),
+    signOutCsrf: await signOutCsrf(deps, signedIn.cookieValue),
     revoked,
     otherSessions: await deps.store.sessions.countOthers(signedIn.user.id, signedIn.sessionHash, nowSeconds(deps.clock)),
-    signOutOthersCsrf: await csrfToken(signedIn.cookieValue, SIGN_OUT_OTHERS),
+    signOutOthersCsrf: await csrfToken(deps, signedIn.cookieValue, { purpose: SIGN_OUT_OTHERS }),
     othersEnded,
   }));
 }
@@ -57,12 +62,12 @@ async function signOutOthersEndpoint(deps: Deps, request: Request, ctx: RequestC
   const form = await readParams(request, deps.config.maxBodyBytes);
   const signedIn = await readSession(deps, request);
   if (!signedIn) return redirect(`/signin?${new URLSearchParams({ next: "/account", session: SESSION_ENDED })}`, 303);
-  if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: SIGN_OUT_OTHERS }))) {
+  if (!(await verifyCsrf(deps, signedIn.cookieValue, { token: form.csrf, purpose: SIGN_OUT_OTHERS }))) {
     throw invalidRequest("The form has expired; reload the page and try again", { status: 403 });
   }
   const sessions = await deps.store.sessions.endOthers(signedIn.user.id, signedIn.sessionHash);
   await audit(deps, "other_sessions_ended", { userId: signedIn.user.id, ip: ctx.clientIp, detail: { sessions } });
-  const ended = await csrfToken(signedIn.cookieValue, OTHERS_ENDED_NOTICE);
+  const ended = await csrfToken(deps, signedIn.cookieValue, { purpose: OTHERS_ENDED_NOTICE });
   return redirect(`/account?${new URLSearchParams({ ended })}`, 303);
 }
 
@@ -72,7 +77,7 @@ async function revokeAccessEndpoint(deps: Deps, request: Request, ctx: RequestCo
   // The session ended while the page was open: sign in and see the list again (nothing was revoked), not a dead end.
   if (!signedIn) return redirect(`/signin?${new URLSearchParams({ next: "/account", session: SESSION_ENDED })}`, 303);
   const clientId = form.client_id ?? "";
-  if (!(await verifyCsrf(signedIn.cookieValue, form.csrf, { purpose: REVOKE, binding: clientId }))) {
+  if (!(await verifyCsrf(deps, signedIn.cookieValue, { token: form.csrf, purpose: REVOKE, binding: clientId }))) {
     throw invalidRequest("The form has expired; reload the page and try again", { status: 403 });
   }
   const client = await deps.store.clients.findByClientId(clientId);
@@ -84,7 +89,7 @@ async function revokeAccessEndpoint(deps: Deps, request: Request, ctx: RequestCo
     ip: ctx.clientIp,
     detail: { tokens },
   });
-  const notice = await csrfToken(signedIn.cookieValue, REVOKED_NOTICE, client.clientId);
+  const notice = await csrfToken(deps, signedIn.cookieValue, { purpose: REVOKED_NOTICE, binding: client.clientId });
   return redirect(`/account?${new URLSearchParams({ revoked: client.clientId, notice })}`, 303);
 }
 

@@ -18,6 +18,9 @@ import { waitInWords } from "./error_page.ts";
 import { SIGN_IN, SIGN_OUT, signInPage, type SignInPageOptions } from "./sign_in_page.ts";
 
 const GENERIC_FAILURE = "Incorrect username or password";
+const BUSY = "fieldgate is busy checking other sign-ins, so your password was not checked. Try again in a few seconds";
+/** The busy answer's Retry-After: a full queue at the default settings drains in about this long. */
+const BUSY_HEADERS = { "retry-after": "2" };
 const TIMED_OUT = "Your sign-in form timed out; enter your password again";
 /** The notice of the sign-in page a request that needed a session was sent to (`/signin?session=ended`). */
 export const SESSION_ENDED = "ended";
@@ -147,6 +150,32 @@ function throttleKeys(username: string | undefined, clientIp: string, device: st
 }
 
 /**
+ * Keys of the successful sign-in limit: the username from anywhere, since a signed-in session and an audit row are
+ * what each success costs wherever it comes from, and the address, shared (SHARED_KEY_FACTOR times the limit) as for
+ * failures because a whole office may sign in from one.
+ */
+function successKeys(username: string, clientIp: string): ThrottleKey[] {
+  return [{ id: `signin-ok:user:${username.toLowerCase()}` }, { id: `signin-ok:ip:${addressBucket(clientIp)}`, shared: true }];
+}
+
+/**
+ * Why this attempt may not go ahead, and for how long: its failure keys are locked out, or its success keys are at
+ * their limit. Only successes count against the second, so only someone who knows the password reaches it; refused
+ * before the password is checked, the attempt costs no derivation. Successes still in flight may pass that limit by
+ * the few attempts the password work admits at once.
+ */
+function attemptLimit(
+  deps: Deps,
+  attempt: { checked: ThrottleKey[]; successes: ThrottleKey[]; now: number },
+): { wait: number; error: string } | undefined {
+  const wait = deps.throttle.retryAfter(attempt.checked, attempt.now);
+  if (wait > 0) return { wait, error: `Too many failed attempts. Try again in ${waitInWords(wait)}` };
+  const again = deps.successfulSignIns.retryAfter(attempt.successes, attempt.now);
+  if (again > 0) return { wait: again, error: `Too many sign-ins to this account or from this network. Try again in ${waitInWords(again)}` };
+  return undefined;
+}
+
+/**
  * The device that exempts this attempt from the username-wide key: the browser's device cookie for this username
  * (device.ts), while that device is under its own failure limit. Past it the cookie exempts nothing for the rest of
  * the window, so a stolen device cookie buys a guesser no more than the address keys would.
@@ -182,7 +211,9 @@ async function signInAgain(deps: Deps, request: Request, view: SignInPageOptions
 async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
   const pre = readPreSession(deps, request);
-  if (!(await verifyCsrf(pre, form.csrf, { purpose: SIGN_IN }))) return formNotAccepted(deps, request, form, pre !== undefined);
+  // One pre-session cookie and its token may carry any number of attempts: not single-use, because the failure
+  // throttle, the successful sign-in limit and the password work limit already bound what repeated posts can cost.
+  if (!(await verifyCsrf(deps, pre, { token: form.csrf, purpose: SIGN_IN }))) return formNotAccepted(deps, request, form, pre !== undefined);
   const username = (form.username ?? "").trim();
   const next = safeNext(form.next);
   // No account has a longer name: such a name fails like a wrong password, without a lookup.
@@ -190,20 +221,27 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   const now = nowSeconds(deps.clock);
   const device = plausible ? await exemptDevice(deps, request, username, now) : undefined;
   const keys = throttleKeys(plausible ? username : undefined, ctx.clientIp, device);
-  const wait = deps.throttle.retryAfter(keys.checked, now);
-  if (wait > 0) {
+  const successes = plausible ? successKeys(username, ctx.clientIp) : [];
+  const limited = attemptLimit(deps, { checked: keys.checked, successes, now });
+  if (limited) {
     // The form again rather than a dead-end page: it keeps the application and username, and says how long to wait.
-    const error = `Too many failed attempts. Try again in ${waitInWords(wait)}`;
-    return signInAgain(deps, request, { next, username, error, status: 429, headers: tooManyRequests(wait).headers });
+    const headers = tooManyRequests(limited.wait).headers;
+    return signInAgain(deps, request, { next, username, error: limited.error, status: 429, headers });
   }
   // Counted as a failure before the password is checked: the check takes tens of milliseconds (PBKDF2), and
   // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
   // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
   const lockout = deps.throttle.fail(keys.counted, now);
+  const checking = plausible ? deps.passwordWork.run(() => checkCredentials(deps, username, form.password ?? "")) : undefined;
+  if (plausible && !checking) {
+    // Every derivation place and queue place is taken: answered at once rather than held, and not a failure.
+    deps.throttle.forgive(keys.counted);
+    return signInAgain(deps, request, { next, username, error: BUSY, status: 503, headers: BUSY_HEADERS });
+  }
   let verified: Verified | undefined;
   let session: string | undefined;
   try {
-    verified = plausible ? await checkCredentials(deps, username, form.password ?? "") : undefined;
+    verified = await checking;
     // PBKDF2 takes long enough for an admin to set a new password (ending every session) or disable the user
     // meanwhile: the session starts only if the hash just verified is still the stored one, in its transaction.
     session = verified && await startSession(deps, request, { userId: verified.user.id, passwordHash: verified.passwordHash });
@@ -221,8 +259,10 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   // attempt back: resetting them would let one valid sign-in launder a spraying attack.
   deps.throttle.reset(keys.own);
   deps.throttle.forgive(keys.shared);
+  const limitReached = deps.successfulSignIns.fail(successes, now);
   const response = redirect(next, 303);
   await audit(deps, "sign_in_succeeded", { userId: verified.user.id, ip: ctx.clientIp });
+  if (limitReached) await audit(deps, "throttled", { userId: verified.user.id, ip: ctx.clientIp, detail: { surface: "sign_in_successes" } });
   response.headers.append("set-cookie", session);
   response.headers.append("set-cookie", clearPreSession(deps));
   // This browser is recognized at its next sign-ins as this user's, even while the username is locked out.
@@ -247,7 +287,7 @@ async function signOutEndpoint(deps: Deps, request: Request, ctx: RequestContext
   const cookie = sessionCookieValue(deps, request);
   // Nobody is signed in here: nothing to end, and no cookie to clear.
   if (!cookie) return redirect(target, 303);
-  if (!(await verifyCsrf(cookie, form.csrf, { purpose: SIGN_OUT }))) {
+  if (!(await verifyCsrf(deps, cookie, { token: form.csrf, purpose: SIGN_OUT }))) {
     throw invalidRequest("The sign-out form has expired; reload the page and try again", { status: 403 });
   }
   const signedIn = await readSession(deps, request);

@@ -88,7 +88,7 @@ async function startDemo(app: DemoApp, request: Request, ctx: RequestContext): P
     redirect_uri: app.redirectUri,
     scope: DEMO_SCOPE,
     state,
-    code_challenge: await sha256Base64Url(verifier),
+    code_challenge: await sha256Base64Url(verifier, deps.digest),
     code_challenge_method: "S256",
   }).toString();
   const response = redirect(url.pathname + url.search, 302);
@@ -133,8 +133,8 @@ async function showDemo(app: DemoApp, request: Request): Promise<Response> {
   return page(renderDemo({
     steps: found?.state.steps ?? [],
     hasTokens: Boolean(found?.state.refreshToken),
-    refreshCsrf: key && (await csrfToken(key, "demo:refresh")),
-    revokeCsrf: key && (await csrfToken(key, "demo:revoke")),
+    refreshCsrf: key && (await csrfToken(app.deps, key, { purpose: "demo:refresh" })),
+    revokeCsrf: key && (await csrfToken(app.deps, key, { purpose: "demo:revoke" })),
     error: found?.state.error,
   }));
 }
@@ -181,7 +181,7 @@ async function revokeDemo(app: DemoApp, request: Request): Promise<Response> {
 async function loadForAction(app: DemoApp, request: Request, action: "refresh" | "revoke") {
   const form = await readParams(request, app.deps.config.maxBodyBytes);
   const found: FoundDemo | undefined = await app.store.load(request);
-  if (!found || !(await verifyCsrf(found.value, form.csrf, { purpose: `demo:${action}` }))) {
+  if (!found || !(await verifyCsrf(app.deps, found.value, { token: form.csrf, purpose: `demo:${action}` }))) {
     throw invalidRequest("The demo has expired; start it again", { status: 403 });
   }
   const current: DemoState = { ...found.state, error: undefined };

@@ -3,7 +3,6 @@
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
-import { hmacSha256Base64Url } from "../crypto/hmac.ts";
 import { randomId } from "../crypto/random.ts";
 import { signInHash } from "../store/users.ts";
 import { cookieName, readCookies, setCookie } from "./cookies.ts";
@@ -27,15 +26,15 @@ export function deviceCookieName(deps: Pick<Deps, "config">): string {
  * user's stored password hash: a secret only the server holds (salted, never sent), the same for every worker
  * through the database, and replaced when the password is, so `users set-password` voids the user's device cookies.
  */
-function deviceMac(key: string, userId: number, nonce: string, issuedAt: number): Promise<string> {
-  return hmacSha256Base64Url(key, `${PURPOSE}\n${userId}\n${nonce}\n${issuedAt}`);
+function deviceMac(deps: Pick<Deps, "hmac">, key: string, signed: { userId: number; nonce: string; issuedAt: number }): Promise<string> {
+  return deps.hmac(key, `${PURPOSE}\n${signed.userId}\n${signed.nonce}\n${signed.issuedAt}`);
 }
 
 /** The Set-Cookie value recognizing this browser as the one of the user who just signed in with `passwordHash`. */
 export async function deviceCookie(deps: Deps, signedIn: { userId: number; passwordHash: string }): Promise<string> {
   const nonce = randomId(deps.random);
   const issuedAt = nowSeconds(deps.clock);
-  const mac = await deviceMac(signedIn.passwordHash, signedIn.userId, nonce, issuedAt);
+  const mac = await deviceMac(deps, signedIn.passwordHash, { userId: signedIn.userId, nonce, issuedAt });
   return setCookie(deps.config, deviceCookieName(deps), `fgdv_${nonce}.${issuedAt}.${mac}`, DEVICE_TTL_SECONDS);
 }
 
@@ -52,6 +51,6 @@ export async function recognizedDevice(deps: Deps, request: Request, username: s
   if (nowSeconds(deps.clock) - issuedAt >= DEVICE_TTL_SECONDS) return undefined;
   const user = await deps.store.users.findByUsername(username);
   const key = signInHash(user);
-  const expected = await deviceMac(key ?? NOBODY_KEY, user?.id ?? 0, nonce, issuedAt);
+  const expected = await deviceMac(deps, key ?? NOBODY_KEY, { userId: user?.id ?? 0, nonce, issuedAt });
   return key !== undefined && constantTimeEqual(expected, mac) ? nonce : undefined;
 }

@@ -53,7 +53,8 @@ export async function readSession(deps: Deps, request: Request): Promise<SignedI
 /**
  * Starts a session for `userId`: a fresh cookie value, and the request's old session (if any) deleted in the same
  * store operation, so an id planted before sign-in is never the one that becomes authenticated (session fixation).
- * Only while `passwordHash` (the one just verified) is still the user's and the user is enabled.
+ * Only while `passwordHash` (the one just verified) is still the user's and the user is enabled. Beyond
+ * FIELDGATE_MAX_SESSIONS live sessions the user's oldest end, so repeated sign-ins cannot pile up rows without bound.
  * @returns the Set-Cookie header value, or undefined when the password changed or the user was disabled meanwhile
  */
 export async function startSession(
@@ -69,7 +70,7 @@ export async function startSession(
     userId: signedIn.userId,
     createdAt: now,
     expiresAt: now + deps.config.sessionTtlSeconds,
-  }, { passwordHash: signedIn.passwordHash });
+  }, { passwordHash: signedIn.passwordHash, maxSessions: deps.config.maxSessionsPerUser });
   return started ? setCookie(deps.config, sessionCookieName(deps), value, deps.config.sessionTtlSeconds) : undefined;
 }
 

@@ -24,7 +24,7 @@ export interface SignInPageOptions extends Omit<SignInView, "csrf"> {
 export async function signInPage(deps: Deps, request: Request, view: SignInPageOptions): Promise<Response> {
   const { status, formTargets, headers, renew, ...content } = view;
   const pre = renew ? newPreSession(deps) : preSession(deps, request);
-  const csrf = await csrfToken(pre.value, SIGN_IN);
+  const csrf = await csrfToken(deps, pre.value, { purpose: SIGN_IN });
   return page(renderSignIn({ ...content, csrf }), {
     status,
     headers,
@@ -34,6 +34,6 @@ export async function signInPage(deps: Deps, request: Request, view: SignInPageO
 }
 
 /** The CSRF token of the sign-out form for a signed-in browser. */
-export function signOutCsrf(sessionCookie: string): Promise<string> {
-  return csrfToken(sessionCookie, SIGN_OUT);
+export function signOutCsrf(deps: Pick<Deps, "hmac">, sessionCookie: string): Promise<string> {
+  return csrfToken(deps, sessionCookie, { purpose: SIGN_OUT });
 }

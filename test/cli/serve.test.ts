@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { runCli } from "../../src/cli/main.ts";
 import type { App } from "../../src/app.ts";
 import { cliHarness, type CliHarness } from "./harness.ts";
+import { syncSha256Hex } from "../../src/adapters/sync_digest.ts";
+import { syncHmacSha256Base64Url } from "../../src/adapters/sync_hmac.ts";
 
 interface Served {
   code: number;
@@ -136,6 +138,12 @@ test("serve logs listening, shutting_down and stopped, and closes the database",
   assert.deepEqual(h.log.map((l) => l.event).filter((e) => e !== "request"), ["demo_seeded", "listening", "shutting_down", "stopped"]);
   assert.equal(h.log.find((l) => l.event === "listening")!.fields.url, `http://127.0.0.1:${FAKE_BOUND_PORT}`);
   assert.equal((await served.app.fetch(new Request("http://localhost:8080/healthz"))).status, 503);
+});
+
+test("serve hands the app the adapter's synchronous digest and HMAC, off the pool PBKDF2 runs on", async () => {
+  const served = await serveOnce(cliHarness());
+  assert.equal(served.app.deps.digest, syncSha256Hex);
+  assert.equal(served.app.deps.hmac, syncHmacSha256Base64Url);
 });
 
 test("serve turns demo mode on when the demo credentials file exists", async () => {

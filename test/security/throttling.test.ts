@@ -99,7 +99,8 @@ test("failed sign-in is throttled: 429 page once the limit is reached, even for 
 });
 
 test("sign-in guesses sent in parallel are held to the limit: the rest are refused before the password is checked", async () => {
-  const t = buildTestApp();
+  // Room for every guess in the password queue, so that only the failure limit refuses.
+  const t = buildTestApp({ FIELDGATE_PASSWORD_QUEUE: "100" });
   const user = await t.seed.user();
   const limit = t.config.throttleMaxFailures;
   // Every form is fetched first, so the guesses themselves arrive together.
@@ -115,7 +116,8 @@ test("sign-in guesses sent in parallel are held to the limit: the rest are refus
 });
 
 test("successful sign-ins do not use up their address's allowance", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
+  // The limit on successful sign-ins is raised out of the way: this is about the failure throttle's allowance.
+  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1", FIELDGATE_SIGNIN_LIMIT: "100" });
   const user = await t.seed.user();
   for (let i = 0; i < SHARED_KEY_FACTOR + 2; i++) {
     assert.equal((await signInAttempt(t, ATTACKER, user.username, user.password)).status, 303, `sign-in ${i}`);

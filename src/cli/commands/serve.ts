@@ -150,8 +150,10 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   if (!seed && options.remind && config.demo && demo) remindOfDemo(config, io);
   // The seed registered the demo client's redirect URI under the first start's base URL; it follows this one's.
   if (config.demo && demo) await syncDemoRedirectUri(store, { demo, baseUrl: config.baseUrl, log: deps.log });
-  const { clock, random, log, digest, blockCipher } = deps;
-  return createApp({ config, store, clock, random, log, digest, blockCipher, demo });
+  // With --workers each process has its own password limit, so each sizes it from its share of the cores.
+  const cores = deps.cores === undefined ? undefined : Math.max(1, Math.floor(deps.cores / workerCount(ctx.args, deps)));
+  const { clock, random, log, digest, hmac, blockCipher } = deps;
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, cores, demo });
 }
 
 export const serve: Command = {

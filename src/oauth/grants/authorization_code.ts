@@ -74,7 +74,7 @@ async function readPresented(
     client,
     redirectUri,
     now,
-    verifierHash: verifier === undefined ? undefined : await sha256Base64Url(verifier),
+    verifierHash: verifier === undefined ? undefined : await sha256Base64Url(verifier, deps.digest),
   };
   return { codeValue, presented };
 }

@@ -50,6 +50,19 @@ test("authorization_code writes one token_issued audit row with the tokens, and 
   assert.equal(t.log.filter((l) => l.event === "audit.token_issued").length, 1);
 });
 
+test("authorization_code checks the S256 code_verifier through the app's injected digest", async () => {
+  const t = buildTestApp();
+  const client = await t.seed.client();
+  const verifier = makeVerifier();
+  const issued = await issueCode(t, client, { verifier });
+  const digest = t.app.deps.digest;
+  const digested: string[] = [];
+  t.app.deps.digest = (value) => (digested.push(value), digest(value));
+  const { res } = await exchange(t, codeBody(client, issued, { code_verifier: verifier }));
+  assert.equal(res.status, 200);
+  assert.ok(digested.includes(verifier), "the verifier went through deps.digest, the path PBKDF2 cannot hold up");
+});
+
 test("authorization_code accepts the right S256 code_verifier", async () => {
   const t = buildTestApp();
   const client = await t.seed.client();
