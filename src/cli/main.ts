@@ -91,7 +91,7 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
   const creates = typeof command.createsDatabase === "function" ? command.createsDatabase(args) : command.createsDatabase === true;
   if (!creates && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {
     throw new UsageError(
-      `no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add and an authorization_code clients add create one; a client_credentials client needs its integration user there first)`,
+      `no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add, import doorkeeper and an authorization_code clients add create one; a client_credentials client needs its integration user there first)`,
     );
   }
   const store = await deps.openStore(config.dbPath, command.storeOptions);

@@ -256,20 +256,20 @@ function applyGrant(ctx: Context, grant: ImportedGrant): void {
   if (userId === null) return refuseGrant(ctx, grant, "a token without an owner, of an application not listed in --integration-users");
   if (userId === undefined) return refuseGrant(ctx, grant, "its owner was not imported");
   const find = db.prepare("SELECT family_id FROM tokens WHERE token_hash = ?");
-  const fresh = grant.tokens.filter((token) => {
-    const found = find.get(token.tokenHash) as Row | undefined;
-    if (found && grant.familyId !== null && found.family_id !== null) grant = { ...grant, familyId: String(found.family_id) };
-    return !found;
-  });
+  const existing = grant.tokens.map((token) => find.get(token.tokenHash) as Row | undefined);
+  const fresh = grant.tokens.filter((_, index) => !existing[index]);
   result.tokens.skipped += grant.tokens.length - fresh.length;
   if (fresh.length === 0) return;
-  if (grant.familyId !== null) {
+  // A re-run that finds part of the family already imported adds the rest to that family, not to a new one.
+  const earlier = existing.find((row) => row && row.family_id !== null)?.family_id;
+  const familyId = grant.familyId === null ? null : earlier === undefined ? grant.familyId : String(earlier);
+  if (familyId !== null) {
     db.prepare(`INSERT INTO grant_families (id, client_id, user_id, scope, created_at) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT(id) DO NOTHING`).run(grant.familyId, client.id, userId, grant.scope, now);
+      ON CONFLICT(id) DO NOTHING`).run(familyId, client.id, userId, grant.scope, now);
   }
   const insert = db.prepare(`INSERT INTO tokens (token_hash, kind, grant_type, family_id, client_id, user_id, scope,
     issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  for (const t of fresh) insert.run(t.tokenHash, t.kind, t.grantType, grant.familyId, client.id, userId, t.scope, t.issuedAt, t.expiresAt);
+  for (const t of fresh) insert.run(t.tokenHash, t.kind, t.grantType, familyId, client.id, userId, t.scope, t.issuedAt, t.expiresAt);
   result.tokens.imported += fresh.length;
   // The person approved this application in Doorkeeper: fieldgate does not ask again for the same scope.
   if (grant.ownerKey !== null && !db.prepare("SELECT 1 FROM consents WHERE user_id = ? AND client_id = ?").get(userId, client.id)) {
