@@ -63,12 +63,12 @@ export async function seedDatabase(path: string, options: SeedOptions): Promise<
   const ccClient = { clientId: "bench-cc", clientSecret: token("fgcs_") };
   const cc = await store.clients.insert({
     clientId: ccClient.clientId, secretHash: digestHex(ccClient.clientSecret), name: "Bench sync",
-    grantType: "client_credentials", redirectUri: null, scope: SCOPE, integrationUserId: robot.id, now,
+    grantType: "client_credentials", redirectUris: [], scope: SCOPE, integrationUserId: robot.id, now,
   });
   const authClient = { clientId: "bench-app", clientSecret: token("fgcs_"), redirectUri: REDIRECT_URI };
   const app = await store.clients.insert({
     clientId: authClient.clientId, secretHash: digestHex(authClient.clientSecret), name: "Bench app",
-    grantType: "authorization_code", redirectUri: REDIRECT_URI, scope: SCOPE, integrationUserId: null, now,
+    grantType: "authorization_code", redirectUris: [REDIRECT_URI], scope: SCOPE, integrationUserId: null, now,
   });
   await store.fields.insertMany(org.id, makeFields(options.fields, 0), { now });
   await store.close();

@@ -28,7 +28,7 @@ export function parseArgs(args: readonly string[], spec: Record<string, FlagSpec
     const name = arg.slice(2, eq === -1 ? undefined : eq);
     const flag = all[name];
     if (!flag) throw new UsageError(`unknown option --${name}${suggestion(name, Object.keys(all))}`);
-    if (flags[name] !== undefined) throw new UsageError(`--${name} given more than once`);
+    if (flags[name] !== undefined && !flag.repeatable) throw new UsageError(`--${name} given more than once`);
     if (flag.type === "boolean") {
       if (eq !== -1) throw new UsageError(`--${name} takes no value`);
       flags[name] = true;
@@ -36,7 +36,8 @@ export function parseArgs(args: readonly string[], spec: Record<string, FlagSpec
     }
     const value = eq !== -1 ? arg.slice(eq + 1) : args[++i];
     if (value === undefined || (eq === -1 && value.startsWith("--"))) throw new UsageError(`--${name} needs a value`);
-    flags[name] = value;
+    const earlier = flags[name];
+    flags[name] = flag.repeatable ? [...(Array.isArray(earlier) ? earlier : []), value] : value;
   }
   return { flags, positionals };
 }
@@ -52,6 +53,12 @@ export function requireFlag(args: ParsedArgs, name: string): string {
   const value = args.flags[name];
   if (typeof value !== "string" || value.trim() === "") throw new UsageError(`--${name} is required`);
   return value;
+}
+
+/** Every value of a repeatable flag, in the order given; empty when it was not given. */
+export function repeatedFlag(args: ParsedArgs, name: string): readonly string[] {
+  const value = args.flags[name];
+  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
 }
 
 /** The string value of an optional flag. */

@@ -8,7 +8,7 @@ function columns(rows: readonly (readonly [string, string])[], minWidth: number)
 }
 
 function flagLines(flags: Record<string, FlagSpec>): string[] {
-  return columns(Object.entries(flags).map(([name, spec]) => [`--${name}${spec.value ? ` ${spec.value}` : ""}`, spec.description]), 26);
+  return columns(Object.entries(flags).map(([name, spec]) => [`--${name}${spec.value ? ` ${spec.value}` : ""}`, spec.repeatable ? `${spec.description} (repeatable)` : spec.description]), 26);
 }
 
 /** The command list shown by `fieldgate --help` or a bare `fieldgate`. */

@@ -7,6 +7,7 @@ import { addClient } from "./commands/add_client.ts";
 import { addUser } from "./commands/add_user.ts";
 import { backup } from "./commands/backup.ts";
 import { disableClient, enableClient } from "./commands/client_state.ts";
+import { importDoorkeeper } from "./commands/import_doorkeeper.ts";
 import { importFields } from "./commands/import_fields.ts";
 import { listAudit } from "./commands/list_audit.ts";
 import { listClients, showClient } from "./commands/list_clients.ts";
@@ -28,7 +29,7 @@ import { messageOf } from "./text.ts";
 export const COMMANDS: readonly Command[] = [
   serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, joinOrganization, leaveOrganization,
   addClient, listClients, showClient, disableClient, enableClient, deleteClient, rotateSecret, setRedirectUri,
-  importFields, purge, listAudit, backup,
+  importFields, importDoorkeeper, purge, listAudit, backup,
 ];
 
 /** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */
@@ -90,7 +91,7 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
   const creates = typeof command.createsDatabase === "function" ? command.createsDatabase(args) : command.createsDatabase === true;
   if (!creates && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {
     throw new UsageError(
-      `no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add and an authorization_code clients add create one; a client_credentials client needs its integration user there first)`,
+      `no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add, import doorkeeper and an authorization_code clients add create one; a client_credentials client needs its integration user there first)`,
     );
   }
   const store = await deps.openStore(config.dbPath, command.storeOptions);

@@ -10,6 +10,9 @@ import { RESPONSE_PARAMETERS } from "../oauth/authorize_request.ts";
 import { LOOPBACK_HOSTS } from "../oauth/redirect_uri.ts";
 import { CommandError, UsageError } from "./types.ts";
 
+/** Most redirect URIs one client registers: each is compared at every authorization request. */
+export const MAX_REDIRECT_URIS = 20;
+
 /** Shorter passwords are refused: NIST SP 800-63B §5.1.1.2 asks for at least 8; we ask a little more. */
 export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 1024;
@@ -121,7 +124,7 @@ export async function createUser(
 /** Registers a client with a fresh id and secret; only the secret's SHA-256 is stored, the secret is returned once. */
 export async function createClient(
   store: Store,
-  input: { name: string; grantType: ClientGrantType; redirectUri: string | null; scope: string; integrationUserId: number | null },
+  input: { name: string; grantType: ClientGrantType; redirectUris: readonly string[]; scope: string; integrationUserId: number | null },
   options: { random: Random; now: number },
 ): Promise<{ client: Client; clientSecret: string }> {
   const clientSecret = randomToken(options.random, "clientSecret");
@@ -142,6 +145,7 @@ export function describeClient(client: Client, integrationUsername?: string): Re
     name: client.name,
     grant_type: client.grantType,
     redirect_uri: client.redirectUri,
+    redirect_uris: client.redirectUris,
     scope: client.scope,
     integration_user: integrationUsername ?? null,
     disabled: client.disabled,

@@ -121,13 +121,15 @@ export interface CommandResult {
 export interface FlagSpec {
   type: "string" | "boolean";
   description: string;
+  /** A string flag that may be given more than once; its values arrive as an array, in order. */
+  repeatable?: true;
   /** Shown in usage as --flag VALUE. */
   value?: string;
 }
 
 /** Arguments after parsing: flags by name (without dashes) and positionals in order. */
 export interface ParsedArgs {
-  flags: Record<string, string | boolean | undefined>;
+  flags: Record<string, string | readonly string[] | boolean | undefined>;
   positionals: string[];
 }
 

@@ -2,6 +2,7 @@
 import type { Digest, Pbkdf2, Random } from "../deps.ts";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import { constantTimeEqual } from "./compare.ts";
+import { verifyBcrypt } from "./bcrypt.ts";
 
 const encoder = new TextEncoder();
 
@@ -48,8 +49,13 @@ export async function hashPassword(
   return `pbkdf2-sha256$${options.iterations}$${encodeBase64Url(salt)}$${encodeBase64Url(hash)}`;
 }
 
-/** Checks a password against a stored PBKDF2 hash in constant time; false for any malformed hash. */
+/**
+ * Checks a password against a stored PBKDF2 hash in constant time, or against a bcrypt digest imported from another
+ * system (Doorkeeper's host application); false for any malformed hash. A bcrypt digest reports 0 iterations
+ * (passwordIterations), so sign-in replaces it with PBKDF2 at the first success.
+ */
 export async function verifyPassword(password: string, stored: string, options: { pbkdf2?: Pbkdf2 } = {}): Promise<boolean> {
+  if (stored.startsWith("$2")) return await verifyBcrypt(password, stored);
   const [scheme, iterationsText, saltText, hashText] = stored.split("$");
   const iterations = Number(iterationsText);
   const salt = decodeBase64Url(saltText ?? "");
@@ -60,7 +66,8 @@ export async function verifyPassword(password: string, stored: string, options: 
   return constantTimeEqual(await (options.pbkdf2 ?? pbkdf2Sha256)(password, salt, iterations), expected);
 }
 
-/** Iteration count stored in a PBKDF2 hash, so sign-in can rehash passwords made with a weaker setting. */
+/** Iteration count stored in a PBKDF2 hash (0 for any other hash), so sign-in can rehash weaker ones. */
 export function passwordIterations(stored: string): number {
+  if (!stored.startsWith("pbkdf2-sha256$")) return 0;
   return Number(stored.split("$")[1]) || 0;
 }

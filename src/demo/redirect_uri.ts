@@ -24,8 +24,12 @@ export async function syncDemoRedirectUri(
     options.log("demo_client_missing", { client_id: options.demo.clientId });
     return false;
   }
-  if (previous !== redirectUri) {
-    options.log("demo_redirect_uri_updated", { client_id: options.demo.clientId, redirect_uri: redirectUri, previous });
+  if (previous.length !== 1 || previous[0] !== redirectUri) {
+    options.log("demo_redirect_uri_updated", {
+      client_id: options.demo.clientId,
+      redirect_uri: redirectUri,
+      previous: previous.join(" "),
+    });
   }
   return true;
 }

@@ -34,14 +34,14 @@ async function createDemoClients(
   const web = await createClient(store, {
     name: "Demo field notes app",
     grantType: "authorization_code",
-    redirectUri: options.redirectUri,
+    redirectUris: [options.redirectUri],
     scope: DEMO_SCOPE,
     integrationUserId: null,
   }, { random, now });
   const sync = await createClient(store, {
     name: "Demo nightly sync",
     grantType: "client_credentials",
-    redirectUri: null,
+    redirectUris: [],
     scope: DEMO_SCOPE,
     integrationUserId: options.robotId,
   }, { random, now });

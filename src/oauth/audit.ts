@@ -27,6 +27,7 @@ export type AuditEventName =
   | "user_created"
   | "client_created"
   | "fields_imported"
+  | "doorkeeper_imported"
   | "membership_added"
   | "membership_removed"
   | "password_changed"

@@ -1,8 +1,7 @@
 // Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3): trust the client and redirect URI first.
 import type { Deps } from "../deps.ts";
 import { invalidRequest, invalidScope, OAuthError } from "./errors.ts";
-import type { Client } from "../store/clients.ts";
-import { redirectUriMatches } from "./redirect_uri.ts";
+import { type Client, isRegisteredRedirectUri } from "../store/clients.ts";
 
 /** A validated authorization request, in the canonical form the consent form carries and its CSRF token binds. */
 export interface AuthorizeRequest {
@@ -67,8 +66,8 @@ export function responseUrl(deps: Pick<Deps, "config">, redirectUri: string, par
 
 /**
  * Finds the client and checks the redirect URI. Until both are trusted nothing may redirect (RFC 6749 §4.1.2.1,
- * RFC 9700 §4.1.3: exact string match for every client, loopback included, or the endpoint becomes an open
- * redirector). The code remembers the URI, and the token request must repeat it exactly (§4.1.3).
+ * RFC 9700 §4.1.3: exact string match against a registered URI for every client, loopback included, or the endpoint
+ * becomes an open redirector). The code remembers the URI, and the token request must repeat it exactly (§4.1.3).
  * @throws OAuthError invalid_request (400, rendered as the HTML error page)
  */
 export async function trustedClient(deps: Deps, params: RawParams): Promise<{ client: Client; redirectUri: string }> {
@@ -86,7 +85,7 @@ export async function trustedClient(deps: Deps, params: RawParams): Promise<{ cl
   if (!redirectUri) {
     throw invalidRequest("Parameter redirect_uri is required: send the callback URI registered for this application");
   }
-  if (!redirectUriMatches(client.redirectUri, redirectUri)) {
+  if (!isRegisteredRedirectUri(client, redirectUri)) {
     throw invalidRequest("The redirect_uri does not match the one registered for this application");
   }
   return { client, redirectUri };

@@ -1,4 +1,4 @@
-// clients table: registered applications, their secret digest, grant type, redirect URI and scope.
+// clients table: registered applications, their secret digest, grant type, redirect URIs and scope.
 import type { Db, Row } from "./sqlite.ts";
 import { rethrowConflict, StoreConflictError } from "./errors.ts";
 
@@ -13,7 +13,10 @@ export interface Client {
   secretHash: string;
   name: string;
   grantType: ClientGrantType;
+  /** The first registered redirect URI (what pages and the demo show); null for client_credentials clients. */
   redirectUri: string | null;
+  /** Every registered redirect URI, in registration order; empty for client_credentials clients. */
+  redirectUris: readonly string[];
   /** Space-separated registered scope. */
   scope: string;
   integrationUserId: number | null;
@@ -28,7 +31,7 @@ export interface Client {
  */
 export type TokenClient = Pick<
   Client,
-  "id" | "clientId" | "secretHash" | "grantType" | "redirectUri" | "scope" | "integrationUserId" | "disabled"
+  "id" | "clientId" | "secretHash" | "grantType" | "redirectUri" | "redirectUris" | "scope" | "integrationUserId" | "disabled"
 > & {
   /** True only when the integration user exists and is not disabled; false for clients without one. */
   integrationUserEnabled: boolean;
@@ -37,7 +40,23 @@ export type TokenClient = Pick<
 };
 
 /** A client to register: its attributes without the row id and the flags and times the store sets. */
-export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRotatedAt"> & { now: number };
+export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRotatedAt" | "redirectUri"> & { now: number };
+
+// The redirect_uri column holds the registered URIs joined by this: registration refuses a URI the URL standard
+// would rewrite, and it rewrites every raw newline, so no URI can contain it.
+const URI_SEPARATOR = "\n";
+
+function redirectUrisOf(value: unknown): string[] {
+  return value === null || value === undefined || value === "" ? [] : String(value).split(URI_SEPARATOR);
+}
+
+/**
+ * True when `presented` is, character for character, one of the client's registered redirect URIs: RFC 6749
+ * §3.1.2.2 lets a client register several, and RFC 9700 §2.1 asks for exact string matching.
+ */
+export function isRegisteredRedirectUri(client: Pick<Client, "redirectUris">, presented: string): boolean {
+  return client.redirectUris.includes(presented);
+}
 
 export interface ClientStore {
   /**
@@ -68,11 +87,11 @@ export interface ClientStore {
    */
   rotateSecret(clientId: string, options: { secretHash: string; now: number; revokeTokens: boolean }): Promise<Client | undefined>;
   /**
-   * Points an authorization-code client at `redirectUri`, in one transaction; returns the URI it had before, or
-   * undefined when there is no such authorization-code client. Done automatically for fieldgate's own demo client
+   * Points an authorization-code client at `redirectUri` alone, in one transaction; returns the URIs it had before,
+   * or undefined when there is no such authorization-code client. Done automatically for fieldgate's own demo client
    * only; any other client's URI changes when an operator runs `clients set-redirect-uri` for its owner.
    */
-  replaceRedirectUri(clientId: string, redirectUri: string): Promise<string | undefined>;
+  replaceRedirectUri(clientId: string, redirectUri: string): Promise<readonly string[] | undefined>;
   /** Disables (or re-enables) a client; a disabled client's tokens stop being accepted. */
   setDisabled(clientId: string, disabled: boolean): Promise<Client | undefined>;
   /**
@@ -83,6 +102,11 @@ export interface ClientStore {
   remove(clientId: string, now: number): Promise<{ client: Client; tokensRevoked: number; consentsRemoved: number } | undefined>;
 }
 
+function redirectFields(row: Row): Pick<Client, "redirectUri" | "redirectUris"> {
+  const redirectUris = Object.freeze(redirectUrisOf(row.redirect_uri));
+  return { redirectUri: redirectUris[0] ?? null, redirectUris };
+}
+
 function toClient(row: Row): Client {
   return {
     id: Number(row.id),
@@ -90,7 +114,7 @@ function toClient(row: Row): Client {
     secretHash: String(row.secret_hash),
     name: String(row.name),
     grantType: row.grant_type === "client_credentials" ? "client_credentials" : "authorization_code",
-    redirectUri: row.redirect_uri === null ? null : String(row.redirect_uri),
+    ...redirectFields(row),
     scope: String(row.scope),
     integrationUserId: row.integration_user_id === null ? null : Number(row.integration_user_id),
     disabled: row.disabled === 1,
@@ -105,7 +129,7 @@ function toTokenClient(row: Row): TokenClient {
     clientId: String(row.client_id),
     secretHash: String(row.secret_hash),
     grantType: row.grant_type === "client_credentials" ? "client_credentials" : "authorization_code",
-    redirectUri: row.redirect_uri === null ? null : String(row.redirect_uri),
+    ...redirectFields(row),
     scope: String(row.scope),
     integrationUserId: row.integration_user_id === null ? null : Number(row.integration_user_id),
     disabled: row.disabled === 1,
@@ -136,6 +160,9 @@ export function createClientStore(db: Db): ClientStore {
   const forget = (clientId: string) => void remembered.delete(clientId);
   return {
     async insert(c) {
+      if (c.redirectUris.some((uri) => uri === "" || uri.includes(URI_SEPARATOR))) {
+        throw new TypeError("a redirect URI must be non-empty and hold no newline");
+      }
       let row: Row | undefined;
       try {
         // One statement, so two registrations racing for the same integration user cannot both win. In a
@@ -144,7 +171,8 @@ export function createClientStore(db: Db): ClientStore {
           (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at)
           SELECT ?, ?, ?, ?, ?, ?, ?, ?
           WHERE ?7 IS NULL OR NOT EXISTS (SELECT 1 FROM clients WHERE integration_user_id = ?7) RETURNING *`)
-          .get(c.clientId, c.secretHash, c.name, c.grantType, c.redirectUri, c.scope, c.integrationUserId, c.now) as Row | undefined);
+          .get(c.clientId, c.secretHash, c.name, c.grantType, c.redirectUris.length ? c.redirectUris.join(URI_SEPARATOR) : null,
+            c.scope, c.integrationUserId, c.now) as Row | undefined);
       } catch (error) {
         rethrowConflict(error, "client_id already exists");
       }
@@ -199,7 +227,7 @@ export function createClientStore(db: Db): ClientStore {
         if (row.redirect_uri !== redirectUri) {
           db.prepare("UPDATE clients SET redirect_uri = ? WHERE client_id = ?").run(redirectUri, clientId);
         }
-        return String(row.redirect_uri);
+        return redirectUrisOf(row.redirect_uri);
       });
     },
     async remove(clientId, now) {

@@ -305,4 +305,11 @@ CREATE TABLE server_secrets (
 );
 `,
   },
+  {
+    // A client may register several redirect URIs (RFC 6749 §3.1.2.2; Doorkeeper applications often do): the
+    // redirect_uri column now holds them joined by "\n", which no registered URI can contain. The table is unchanged;
+    // the step exists so that an older fieldgate, which would read such a list as one URI, refuses this file.
+    name: "several redirect URIs per client",
+    sql: "-- clients.redirect_uri: registered URIs separated by newlines",
+  },
 ];

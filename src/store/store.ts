@@ -12,6 +12,7 @@ import { createAuditStore, type AuditStore } from "./audit.ts";
 import { createDemoStateStore, type DemoStateStore } from "./demo_states.ts";
 import { createSecretStore, type SecretStore } from "./secrets.ts";
 import { createReadViews, type ReadView } from "./read_cache.ts";
+import { createImportStore, type ImportStore } from "./imports.ts";
 
 export type { ReadView } from "./read_cache.ts";
 
@@ -44,6 +45,7 @@ export interface Store {
   audit: AuditStore;
   demoStates: DemoStateStore;
   secrets: SecretStore;
+  imports: ImportStore;
   /**
    * The database's present moment, for a request to read under (read_cache.ts): reads given the same view may be
    * answered from what an earlier read under it kept. One small read (the change stamp).
@@ -102,6 +104,7 @@ function createStore(db: Db): Store {
     audit: createAuditStore(db),
     demoStates: createDemoStateStore(db),
     secrets: createSecretStore(db),
+    imports: createImportStore(db),
     async ping() {
       try {
         // A read of a real table: SELECT 1 never touches the file, and answered "ok" over a database that had

@@ -2,6 +2,7 @@
 import type { Db, Row } from "./sqlite.ts";
 import type { NewAuditEvent } from "./audit.ts";
 import { revokeFamilyRows } from "./codes.ts";
+import { isImportedFamily } from "./imports.ts";
 import { familyRevoked, insertIssued, type NewToken, toRecord, type TokenRecord } from "./token_rows.ts";
 import { type AuthenticatedClient, clientAndUserStill, type Withdrawn } from "./still_authorized.ts";
 
@@ -67,6 +68,12 @@ export function rotateRefreshRows(db: Db, { refreshHash, client, now, graceSecon
   const plan = next(presented, retried);
   if (!plan) return { status: "invalid" };
   if (!retried) db.prepare("UPDATE tokens SET rotated_at = ? WHERE id = ?").run(now, presented.id);
+  // An imported Doorkeeper pair (rotated, its successor not yet used) is two live refresh tokens in one family: the
+  // one not presented is spent too, so whichever the client holds refreshes once and the other is then reuse.
+  if (!retried && isImportedFamily(presented.familyId)) {
+    db.prepare(`UPDATE tokens SET rotated_at = ? WHERE family_id = ? AND kind = 'refresh' AND rotated_at IS NULL
+      AND revoked_at IS NULL`).run(now, presented.familyId);
+  }
   const owner = { clientId, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
   insertIssued(db, owner, plan.tokens, plan.audit);
   return { status: "ok", presented, retried };

@@ -60,7 +60,7 @@ async function continuation(deps: Deps, next: string): Promise<{ appName?: strin
   const clientId = new URLSearchParams(next.slice(next.indexOf("?") + 1)).get("client_id");
   const client = clientId ? await deps.store.clients.findByClientId(clientId) : undefined;
   if (!client || client.disabled || client.redirectUri === null) return {};
-  return { appName: client.name, formTargets: [client.redirectUri] };
+  return { appName: client.name, formTargets: [...client.redirectUris] };
 }
 
 // A well-formed hash that matches nothing: unknown users cost one PBKDF2 run like real ones, so the response time

@@ -204,7 +204,7 @@ test("client ids never start with '-', so they can be passed as command-line arg
   try {
     // 0xF8 makes the first base64url character '-' (its top six bits are 62).
     const random = (n: number) => new Uint8Array(n).fill(0xf8);
-    const { client } = await createClient(store, { name: "x", grantType: "authorization_code", redirectUri: "https://x.example/cb", scope: "fields:read", integrationUserId: null }, { random, now: 1 });
+    const { client } = await createClient(store, { name: "x", grantType: "authorization_code", redirectUris: ["https://x.example/cb"], scope: "fields:read", integrationUserId: null }, { random, now: 1 });
     assert.doesNotMatch(client.clientId, /^-/);
     assert.equal(client.clientId.length, 22);
   } finally {
@@ -267,3 +267,27 @@ test("clients delete removes the client with its tokens and users' approvals; it
   assert.equal(again.code, 2);
   assert.match(again.stderr, /no client with client_id/);
 });
+
+test("clients add registers every --redirect-uri given, in order", async () => {
+  const h = cliHarness();
+  const out = await h.json(["clients", "add", "--name", "Web", "--grant", "authorization_code", "--redirect-uri",
+    "https://app.example/cb", "--redirect-uri=https://app.example/cb2", "--scope", "fields:read"]);
+  assert.equal(out.redirect_uri, "https://app.example/cb");
+  assert.deepEqual(out.redirect_uris, ["https://app.example/cb", "https://app.example/cb2"]);
+  const shown = await h.json(["clients", "show", String(out.client_id)]);
+  assert.deepEqual(shown.redirect_uris, ["https://app.example/cb", "https://app.example/cb2"]);
+});
+
+for (const row of [
+  { name: "the same URI twice", uris: ["https://app.example/cb", "https://app.example/cb"], error: /same URI twice/ },
+  { name: "a bad second URI", uris: ["https://app.example/cb", "http://app.example/cb"], error: /must use https/ },
+]) {
+  test(`clients add refuses ${row.name} with exit 2 and nothing written`, async () => {
+    const h = cliHarness();
+    const args = row.uris.flatMap((uri) => ["--redirect-uri", uri]);
+    const result = await h.run(["clients", "add", "--name", "Web", "--grant", "authorization_code", ...args, "--scope", "fields:read"]);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, row.error);
+    assert.equal(h.snapshot(), "absent");
+  });
+}

@@ -39,6 +39,8 @@ export interface Seeder {
   client(options?: {
     grant?: ClientGrantType;
     redirectUri?: string;
+    /** Several registered redirect URIs; overrides redirectUri. */
+    redirectUris?: string[];
     scope?: string;
     integrationUsername?: string;
     org?: string;
@@ -107,7 +109,7 @@ export function buildTestApp(env: Record<string, string> = {}): TestApp {
         secretHash: await sha256Hex(clientSecret),
         name: options.name ?? (grant === "client_credentials" ? "Nightly sync" : "Field notes app"),
         grantType: grant,
-        redirectUri: grant === "authorization_code" ? options.redirectUri ?? "https://client.example/cb" : null,
+        redirectUris: grant === "authorization_code" ? options.redirectUris ?? [options.redirectUri ?? "https://client.example/cb"] : [],
         scope: options.scope ?? "fields:read",
         integrationUserId,
         now: now(),

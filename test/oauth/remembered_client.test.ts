@@ -188,7 +188,7 @@ test("a deleted client's id and secret do not live on through a new client that 
 test("re-registered elsewhere under the same client_id, id and secret as an authorization-code client: no client_credentials token", async () => {
   await withWorld(async (w) => {
     // The schema lets the store API give a code client an integration user; the CLI never does.
-    await reregister(w, { grantType: "authorization_code", redirectUri: "https://client.example/cb" });
+    await reregister(w, { grantType: "authorization_code", redirectUris: ["https://client.example/cb"] });
     const refused = await issue(w.t, w.client);
     assert.deepEqual([refused.status, refused.error], [400, "unauthorized_client"]);
     assert.equal(await w.t.store.tokens.count(), 0);

@@ -56,7 +56,7 @@ export function buildFileApp(env: Record<string, string> = {}): FileApp {
         secretHash: await sha256Hex(clientSecret),
         name: grant === "client_credentials" ? "Nightly sync" : "Field notes app",
         grantType: grant,
-        redirectUri: grant === "authorization_code" ? "https://client.example/cb" : null,
+        redirectUris: grant === "authorization_code" ? ["https://client.example/cb"] : [],
         scope: "fields:read",
         integrationUserId: userId,
         now: now(),

@@ -1,7 +1,7 @@
 // `clients add`: registers an authorization_code or client_credentials client; the secret is printed this once.
 import { auditChange } from "../audit_change.ts";
-import { optionalFlag, requireFlag } from "../args.ts";
-import { createClient, describeClient, validateRedirectUri, validateScope } from "../registration.ts";
+import { optionalFlag, repeatedFlag, requireFlag } from "../args.ts";
+import { createClient, describeClient, MAX_REDIRECT_URIS, validateRedirectUri, validateScope } from "../registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 
 function checkArgs(args: ParsedArgs): void {
@@ -9,16 +9,19 @@ function checkArgs(args: ParsedArgs): void {
   if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
   const grant = requireFlag(args, "grant");
   validateScope(requireFlag(args, "scope"));
-  const redirectUri = optionalFlag(args, "redirect-uri");
+  const redirectUris = repeatedFlag(args, "redirect-uri");
   const integrationUser = optionalFlag(args, "integration-user");
   if (grant === "authorization_code") {
-    if (redirectUri === undefined) throw new UsageError("--redirect-uri is required for --grant authorization_code");
+    if (redirectUris.length === 0) throw new UsageError("--redirect-uri is required for --grant authorization_code");
     if (integrationUser !== undefined) throw new UsageError("--integration-user only applies to --grant client_credentials");
-    validateRedirectUri(redirectUri);
+    for (const uri of redirectUris) validateRedirectUri(uri);
+    // A duplicate would be harmless to matching but hides a typo in the URI the operator meant to add.
+    if (new Set(redirectUris).size !== redirectUris.length) throw new UsageError("--redirect-uri names the same URI twice");
+    if (redirectUris.length > MAX_REDIRECT_URIS) throw new UsageError(`at most ${MAX_REDIRECT_URIS} --redirect-uri per client`);
   } else if (grant === "client_credentials") {
     if (integrationUser === undefined) throw new UsageError("--integration-user is required for --grant client_credentials");
     // Spec §1: a client_credentials client acts as its integration user and never sees a browser.
-    if (redirectUri !== undefined) throw new UsageError("--redirect-uri only applies to --grant authorization_code");
+    if (redirectUris.length > 0) throw new UsageError("--redirect-uri only applies to --grant authorization_code");
   } else {
     throw new UsageError(`--grant must be authorization_code or client_credentials, got "${grant}"`);
   }
@@ -34,7 +37,12 @@ export const addClient: Command = {
   flags: {
     name: { type: "string", value: "N", description: "application name shown on the consent page" },
     grant: { type: "string", value: "GRANT", description: "authorization_code or client_credentials" },
-    "redirect-uri": { type: "string", value: "URI", description: "exact callback URI (authorization_code): https, or http on loopback" },
+    "redirect-uri": {
+      type: "string",
+      value: "URI",
+      description: "exact callback URI (authorization_code): https, or http on loopback",
+      repeatable: true,
+    },
     scope: { type: "string", value: "SCOPE", description: 'space-separated scopes, e.g. "fields:read"' },
     "integration-user": { type: "string", value: "U", description: "integration user the client acts as (client_credentials)" },
   },
@@ -53,7 +61,7 @@ export const addClient: Command = {
     const { client, clientSecret } = await createClient(store, {
       name: requireFlag(args, "name"),
       grantType,
-      redirectUri: grantType === "authorization_code" ? requireFlag(args, "redirect-uri") : null,
+      redirectUris: grantType === "authorization_code" ? repeatedFlag(args, "redirect-uri") : [],
       scope: validateScope(requireFlag(args, "scope")),
       integrationUserId,
     }, { random: deps.random, now });

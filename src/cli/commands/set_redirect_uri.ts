@@ -6,7 +6,7 @@ import { CommandError, UsageError, type Command } from "../types.ts";
 
 export const setRedirectUri: Command = {
   name: "clients set-redirect-uri",
-  summary: "change an authorization-code client's redirect URI",
+  summary: "replace an authorization-code client's redirect URIs with one",
   positionals: ["CLIENT_ID", "URI"],
   flags: {},
   validate(args) {
@@ -24,11 +24,11 @@ export const setRedirectUri: Command = {
     if (previous === undefined) throw new CommandError(`${clientId} is not an authorization-code client`);
     await auditChange({ store, deps, io }, "redirect_uri_changed", {
       clientId,
-      detail: { from: previous, to: redirectUri },
+      detail: { from: previous.join(" "), to: redirectUri },
     });
     return {
-      json: { client_id: clientId, redirect_uri: redirectUri, previous_redirect_uri: previous },
-      text: `Client ${clientId} now redirects to ${redirectUri} (was ${previous}).\n`,
+      json: { client_id: clientId, redirect_uri: redirectUri, previous_redirect_uri: previous.join(" ") },
+      text: `Client ${clientId} now redirects to ${redirectUri} (was ${previous.join(" ")}).\n`,
     };
   },
 };

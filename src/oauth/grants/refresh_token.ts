@@ -2,25 +2,24 @@
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
-import type { TokenClient } from "../../store/clients.ts";
+import { isRegisteredRedirectUri, type TokenClient } from "../../store/clients.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
 import { clientAuthenticationWithdrawn } from "../client_auth.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
-import { redirectUriMatches } from "../redirect_uri.ts";
 import { tokenKey } from "../token_keys.ts";
 
 /**
  * The spec lists redirect_uri for refresh; RFC 6749 §6 does not, and standard libraries never send it. When sent it
- * must be the registered one, exactly; when absent it is accepted unless the operator made it mandatory.
+ * must be one of the registered ones, exactly; when absent it is accepted unless the operator made it mandatory.
  */
 function checkRedirectUri(deps: Deps, client: TokenClient, redirectUri: string | undefined): void {
   if (redirectUri === undefined) {
     if (deps.config.refreshRequiresRedirectUri) throw invalidRequest("Missing parameter: redirect_uri");
     return;
   }
-  if (client.redirectUri === null || !redirectUriMatches(client.redirectUri, redirectUri)) {
+  if (!isRegisteredRedirectUri(client, redirectUri)) {
     throw invalidGrant("redirect_uri does not match the registered one");
   }
 }
