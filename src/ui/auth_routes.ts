@@ -7,6 +7,7 @@ import { isCrossSiteRequest } from "../http/request_site.ts";
 import { readParams } from "../http/body.ts";
 import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
+import { isVerifiableBcrypt } from "../crypto/bcrypt.ts";
 import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
 import { audit } from "../oauth/audit.ts";
 import { MAX_USERNAME_LENGTH, signInHash, type User } from "../store/users.ts";
@@ -79,6 +80,9 @@ const PADDING_SALT = new Uint8Array(16);
  * account exists. A hash with more iterations than configured (the setting was lowered) still costs more: docs/ui.md.
  */
 async function spendShortfall(deps: Deps, password: string, checked: string): Promise<void> {
+  // An imported bcrypt digest has already cost about one PBKDF2 run; padding it as well would make a wrong password
+  // for such an account twice as slow as one for an unknown username.
+  if (isVerifiableBcrypt(checked)) return;
   const shortfall = deps.config.pbkdf2Iterations - passwordIterations(checked);
   if (shortfall > 0) await deps.pbkdf2(password, PADDING_SALT, shortfall);
 }

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { holdDerivations } from "../helpers/held_derivations.ts";
+import { DIGESTS, PLAIN } from "../helpers/doorkeeper_fixtures.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 
 /** A browser at its own address holding a sign-in form, ready to post. */
@@ -168,4 +169,18 @@ test("a sign-in beyond FIELDGATE_MAX_SESSIONS ends the user's oldest session, no
   }
   const statuses = await Promise.all(browsers.map(async (b) => (await b.get("/account")).status));
   assert.deepEqual(statuses, [303, 200, 200], "the first browser is sent to sign in again");
+});
+
+test("a wrong password for an imported bcrypt digest costs the bcrypt check alone; the right one is rehashed once", async () => {
+  const t = buildTestApp();
+  const user = await t.seed.user({ password: "unused at first" });
+  assert.ok(await t.store.users.updatePasswordHash(user.id, DIGESTS.alice, { replacing: user.passwordHash }));
+  const derivations = countDerivations(t);
+  const wrong = await signIn(testBrowser(t.app, { clientIp: "198.51.100.1" }), { username: user.username, password: "nope" });
+  assert.equal(wrong.status, 400);
+  assert.equal(derivations(), 0, "no PBKDF2 padding after a failed bcrypt check");
+  const right = await signIn(testBrowser(t.app, { clientIp: "198.51.100.1" }), { username: user.username, password: PLAIN.alicePassword });
+  assert.equal(right.status, 303);
+  assert.equal(derivations(), 1, "one PBKDF2 run: the rehash");
+  assert.match((await t.store.users.findById(user.id))?.passwordHash ?? "", /^pbkdf2-sha256\$/);
 });
