@@ -81,10 +81,10 @@ export async function listenDeno(
       // onListen runs inside Deno.serve, before `server` is assigned: use its argument, not server.addr.
       { port: options.port, hostname: options.host, onListen: resolve },
       (request, info) => {
-        // app.fetch refuses a Host header that would rewrite the path (http/host.ts).
+        // app.fetch refuses a Host header that would rewrite the path (http/host.ts). A 413 sent before the body
+        // is read needs no lingering close here: Deno.serve says Connection: close and discards the rest before closing.
         const connection = { remoteAddress: info.remoteAddr.hostname };
-        const answer = app ? app.fetch(request, connection) : ready.then((built) => built.fetch(request, connection));
-        return answer.then(closingIfRefused);
+        return app ? app.fetch(request, connection) : ready.then((built) => built.fetch(request, connection));
       },
     );
   }
@@ -104,18 +104,6 @@ export async function listenDeno(
     server.finished.catch((error: unknown) => resolve(error instanceof Error ? error : new Error(String(error))));
   });
   return { url, close: () => shutdownWithin(server, options.graceMs), failed };
-}
-
-/**
- * A 413 leaves the rest of the upload unread, so the answer says the connection will close (RFC 9112 §9.6). Deno.serve
- * itself then reads and discards the rest of the body before closing, so the client gets the 413 instead of a reset;
- * it offers no way to bound that drain (erroring the response body stops the reading but leaves the socket open).
- */
-function closingIfRefused(response: Response): Response {
-  if (response.status !== 413) return response;
-  const headers = new Headers(response.headers);
-  headers.set("connection", "close");
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
 /**
