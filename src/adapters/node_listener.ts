@@ -6,12 +6,19 @@ import type { App } from "../app.ts";
 import { deferResponseBodies, deferredText } from "../http/fast_bodies.ts";
 import { ParsedRequest } from "../http/parsed_request.ts";
 import { processWriteQueue } from "./node_write_queue.ts";
+import { drainRequest, LINGER_LIMITS, type LingerLimits } from "./node_linger.ts";
 
 /** Used only when handed an app-like object without config (test doubles). */
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
+/** Options of toNodeListener; `linger` bounds the draining of a refused upload (node_linger.ts). */
+export interface NodeListenerOptions {
+  linger?: LingerLimits;
+}
+
 /** A node:http request listener that serves `app.fetch`; `origin` is used to build absolute request URLs. */
-export function toNodeListener(app: App, origin: string) {
+export function toNodeListener(app: App, origin: string, options: NodeListenerOptions = {}) {
+  const linger = options.linger ?? LINGER_LIMITS;
   // Bodies are buffered here, so the adapter enforces the same cap the app does: past it, it stops reading and
   // hands over maxBodyBytes + 1 bytes, which the app refuses with 413 exactly as it would a streamed body.
   const maxBodyBytes = maxBodyBytesOf(app);
@@ -23,8 +30,8 @@ export function toNodeListener(app: App, origin: string) {
     // Read now: once node:http destroys the socket (bytes after the request it cannot parse), the address is gone,
     // and a request from "unknown" would escape the per-address throttle and the audit trail.
     const remoteAddress = req.socket.remoteAddress;
-    // A declared length over the cap is refused before a byte of the body is read: the app sees the header, answers
-    // 413 without reading, and the connection closes instead of draining the upload.
+    // A declared length over the cap is refused before a byte of the body is read: the app sees the header and
+    // answers 413 without reading, and the upload is drained only after the answer has gone out.
     const declaredTooLarge = declaresMoreThan(req, maxBodyBytes);
     try {
       body = !hasBody(req) ? undefined : declaredTooLarge ? NO_BYTES : await readBody(req, maxBodyBytes);
@@ -41,12 +48,16 @@ export function toNodeListener(app: App, origin: string) {
       void error;
       return;
     }
-    // An oversized upload was left unread: close the connection after answering instead of draining it.
+    // An oversized upload was left unread: the connection closes after answering, once the rest is drained.
     const unread = declaredTooLarge || (body !== undefined && body.byteLength > maxBodyBytes);
     const { status, headers, body: payload, bytes } = await responseParts(response, unread);
     processWriteQueue.write(() => {
       res.writeHead(status, headers);
-      res.end(payload);
+      if (!unread) return void res.end(payload);
+      // The answer leaves now, complete by its Content-Length; node:http closes the socket at end(), so that waits
+      // until the upload has been drained (node_linger.ts says why).
+      if (payload !== undefined) res.write(payload);
+      void drainRequest(req, linger).then(() => res.end());
     }, (error) => res.destroy(error instanceof Error ? error : undefined), bytes);
   };
 }

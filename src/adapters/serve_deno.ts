@@ -83,7 +83,9 @@ export async function listenDeno(
       // onListen runs inside Deno.serve, before `server` is assigned: use its argument, not server.addr.
       { port: options.port, hostname: options.host, onListen: resolve },
       (request, info) => {
-        // app.fetch refuses a Host header that would rewrite the path (http/host.ts).
+        // app.fetch refuses a Host header that would rewrite the path (http/host.ts). A 413 sent before the body
+        // is read needs no lingering close here: Deno.serve says Connection: close and discards the rest of the upload
+        // before closing, with no bound a handler can set.
         const connection = { remoteAddress: info.remoteAddr.hostname };
         return app ? app.fetch(request, connection) : ready.then((built) => built.fetch(request, connection));
       },

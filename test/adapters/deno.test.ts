@@ -8,6 +8,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { denoTaskArgs } from "../../scripts/lib/deno_tasks.ts";
+import { assertRefusedUploadsAnswered } from "../helpers/oversized_upload.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -209,6 +210,16 @@ test("serve on Deno refuses a Host header that would rewrite the path, and route
     assert.equal(await server.stop(), "exit=0");
   }
   assert.doesNotMatch(server.stderr(), /"path":"\/healthz","status":400/);
+});
+
+test("serve on Deno answers an oversized upload with its whole 413 and Connection: close while the client is still sending", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-upload-"));
+  const server = await serveOnDeno(join(dir, "fg.db"));
+  try {
+    await assertRefusedUploadsAnswered(server.url);
+  } finally {
+    assert.equal(await server.stop(), "exit=0");
+  }
 });
 
 test("serve on Deno shuts down within its grace even while a client never finishes its request", async () => {

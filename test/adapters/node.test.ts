@@ -11,6 +11,7 @@ import type { App } from "../../src/app.ts";
 import { runCli } from "../../src/cli/main.ts";
 import { listenNode } from "../../src/adapters/serve_node.ts";
 import { cliHarness } from "../cli/harness.ts";
+import { assertRefusedUploadsAnswered } from "../helpers/oversized_upload.ts";
 
 test("serve on Node answers /healthz on a real socket and shuts down cleanly on a signal", async () => {
   const h = cliHarness();
@@ -28,6 +29,22 @@ test("serve on Node answers /healthz on a real socket and shuts down cleanly on 
   stop("SIGTERM");
   assert.equal(await running, 0);
   await assert.rejects(fetch(`${url}/healthz`));
+});
+
+test("serve on Node answers an oversized upload with its whole 413 while the client is still sending", async () => {
+  const h = cliHarness();
+  let stop!: (signal: string) => void;
+  const deps = h.deps({ shutdownSignal: () => new Promise((resolve) => (stop = resolve)) });
+  const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };
+  const running = runCli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", h.dbPath], io, deps);
+  let listening;
+  while (!(listening = h.log.find((l) => l.event === "listening"))) await new Promise((resolve) => setTimeout(resolve, 5));
+  try {
+    await assertRefusedUploadsAnswered(String(listening.fields.url));
+  } finally {
+    stop("SIGTERM");
+    assert.equal(await running, 0);
+  }
 });
 
 test("serve on Node with port 0 and no base URL names the bound port in the banner and the metadata", async () => {

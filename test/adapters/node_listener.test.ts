@@ -5,7 +5,9 @@ import { createServer, request as httpRequest } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import type { App } from "../../src/app.ts";
 import { toNodeListener } from "../../src/adapters/node_listener.ts";
+import type { LingerLimits } from "../../src/adapters/node_linger.ts";
 import { listenNode } from "../../src/adapters/serve_node.ts";
+import { completeAnswer, sendOversized } from "../helpers/oversized_upload.ts";
 
 interface Seen {
   method: string;
@@ -16,7 +18,7 @@ interface Seen {
 }
 
 /** A listener over a fake app that records what it was handed and answers with `reply`. */
-async function serve(reply: (request: Request) => Response | Promise<Response>, maxBodyBytes = 1_024) {
+async function serve(reply: (request: Request) => Response | Promise<Response>, maxBodyBytes = 1_024, linger?: LingerLimits) {
   const seen: Seen[] = [];
   const app = {
     deps: { config: { maxBodyBytes } },
@@ -29,7 +31,7 @@ async function serve(reply: (request: Request) => Response | Promise<Response>, 
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  server.on("request", toNodeListener(app, origin));
+  server.on("request", toNodeListener(app, origin, { linger }));
   return { origin, seen, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
 }
 
@@ -95,6 +97,41 @@ test("listener reads nothing of a body whose declared length is over the cap, an
     assert.equal(res.status, 413);
     assert.equal(res.headers.get("connection"), "close");
     assert.equal(s.seen[0]!.body.length, 0);
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener drains a refused upload only up to its byte bound, then closes with the 413 delivered", async () => {
+  const s = await serve(() => new Response("too large", { status: 413 }), 100, { bytes: 1_048_576, ms: 60_000 });
+  try {
+    const bytes = 64 * 1_048_576;
+    const outcome = await sendOversized(s.origin, { bytes, path: "/x" });
+    assert.equal(completeAnswer(outcome.answer)?.status, 413);
+    assert.ok(outcome.sent < bytes, "the server closed before the whole upload was read");
+    if (outcome.error !== undefined) assert.equal(outcome.answeredBeforeError, true, outcome.error);
+  } finally {
+    await s.close();
+  }
+});
+
+test("listener drains a refused upload only up to its time bound, then closes with the 413 delivered", async () => {
+  const s = await serve(() => new Response("too large", { status: 413 }), 100, { bytes: 16 * 1_048_576, ms: 100 });
+  try {
+    // Headers and a few bytes of a declared megabyte, then silence: only the time bound can end the drain.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(s.origin).port), "127.0.0.1", () => {
+        socket.write("POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\nfirst bytes");
+      });
+      let data = "";
+      socket.on("data", (chunk) => (data += chunk.toString("latin1")));
+      socket.on("close", () => resolve(data));
+      socket.on("error", reject);
+    });
+    const parsed = completeAnswer(answer);
+    assert.equal(parsed?.status, 413);
+    assert.equal(parsed.headers.get("connection"), "close");
+    assert.equal(parsed.body, "too large");
   } finally {
     await s.close();
   }
