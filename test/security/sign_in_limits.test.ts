@@ -174,7 +174,7 @@ test("a sign-in beyond FIELDGATE_MAX_SESSIONS ends the user's oldest session, no
 test("a wrong password for an imported bcrypt digest costs the bcrypt check alone; the right one is rehashed once", async () => {
   const t = buildTestApp();
   const user = await t.seed.user({ password: "unused at first" });
-  assert.ok(await t.store.users.updatePasswordHash(user.id, DIGESTS.alice, { replacing: user.passwordHash }));
+  assert.ok(await t.store.users.updatePasswordHash(user.id, DIGESTS.alice, { replacing: user.passwordHash ?? "" }));
   const derivations = countDerivations(t);
   const wrong = await signIn(testBrowser(t.app, { clientIp: "198.51.100.1" }), { username: user.username, password: "nope" });
   assert.equal(wrong.status, 400);
