@@ -51,7 +51,14 @@ async function setUp(executablePath: string): Promise<World> {
   let built!: { clientId: string; longNameClientId: string; user: { username: string; password: string } };
   const listener = await listenRuntime({ port: 0, host: "127.0.0.1", graceMs: 1_000 }, async (port) => {
     const origin = `http://127.0.0.1:${port}`;
-    const t = buildTestApp({ FIELDGATE_BASE_URL: origin, FIELDGATE_DEMO: "true" });
+    // One person signs in for nearly every test here, many times a minute: the sign-in success limit and the session
+    // cap are tested in test/security/sign_in_limits.test.ts, not by these pages.
+    const t = buildTestApp({
+      FIELDGATE_BASE_URL: origin,
+      FIELDGATE_DEMO: "true",
+      FIELDGATE_SIGNIN_LIMIT: "1000",
+      FIELDGATE_MAX_SESSIONS: "1000",
+    });
     const client = await t.seed.client({ name: "Field notes app", redirectUri: `${CALLBACK_ORIGIN}/cb` });
     const demo = await t.seed.client({ name: "Demo field notes app", redirectUri: `${origin}/demo/callback` });
     const longName = await t.seed.client({ name: LONG_NAME, redirectUri: `${CALLBACK_ORIGIN}/long-cb` });
