@@ -60,16 +60,7 @@ export class OAuthError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
-    // A protocol error is an answer, not a fault: its stack is never logged or read. Capturing one costs 2.7 µs
-    // per failed request at a shallow depth (more under the server's async stack), paid by every bad token in a
-    // flood of them. V8 (Node, Deno) captures no frames while the limit is 0; other engines ignore the property.
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-      super(description, { cause: options.cause });
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
+    super(description, { cause: options.cause });
     this.name = "OAuthError";
     this.code = code;
     this.status = options.status ?? STATUS[code];
