@@ -104,22 +104,11 @@ function clientAddress(request: Request, info: ConnectionInfo | undefined, trust
 
 const HEX_BYTE = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
-/**
- * Random 16-hex-digit request ids drawn from a buffer refilled every 64 ids: one getRandomValues call per request
- * cost about as much as the rest of the request bookkeeping (measured with bench/inproc.ts).
- */
-function requestIds(random: Random): () => string {
-  let pool: Uint8Array = new Uint8Array(0);
-  let offset = 0;
-  return () => {
-    if (offset === pool.length) {
-      pool = random(8 * 64);
-      offset = 0;
-    }
-    let id = "";
-    for (let i = 0; i < 8; i++) id += HEX_BYTE[pool[offset++]!]!;
-    return id;
-  };
+/** A random 16-hex-digit request id from the app's own randomness. */
+function newRequestId(random: Random): string {
+  let id = "";
+  for (const byte of random(8)) id += HEX_BYTE[byte]!;
+  return id;
 }
 
 /** Builds the application from its collaborators; nothing here listens on a socket or starts a timer. */
@@ -144,7 +133,6 @@ export function createApp(options: AppOptions): App {
   const router = createRouter([
     ...healthRoutes(deps, faults), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps), ...metricsRoutes(deps),
   ]);
-  const nextRequestId = requestIds(deps.random);
   let warnedUnknownAddress = false;
   // Requests being answered, and close()'s wait for them to end.
   let inFlight = 0;
@@ -205,7 +193,7 @@ export function createApp(options: AppOptions): App {
   async function fetch(request: Request, info?: ConnectionInfo): Promise<Response> {
     const started = performance.now();
     const incomingId = request.headers.get("x-request-id");
-    const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
+    const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : newRequestId(deps.random);
     const url = requestUrl(request);
     if (!url) return malformed(request, requestId, started);
     const ctx: RequestContext = { url, requestId, clientIp: clientAddress(request, info, deps.config.trustProxy) };
