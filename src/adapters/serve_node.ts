@@ -9,7 +9,6 @@ import { openStore } from "../store/store.ts";
 import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
 import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
-import { processWriteQueue } from "./node_write_queue.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
 import { nodeStderrLog } from "./node_log.ts";
 import { nodeWorkerPool, primaryShutdownRequest } from "./node_cluster.ts";
@@ -163,8 +162,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     digest: syncSha256Hex,
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);
-      // The listener's answers to a group commit's callers leave in the commit's turn (OpenOptions.afterBatch).
-      return openStore(path, { afterBatch: processWriteQueue.flush, ...options });
+      return openStore(path, options);
     },
     readTextFile: readText,
     async fileExists(path) {

@@ -2,7 +2,6 @@
 import type { GraphQLError, GraphQLFormattedError } from "graphql";
 import type { Deps } from "../deps.ts";
 import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
-import { textResponse } from "../http/fast_bodies.ts";
 import { authenticateBearer, requireScope } from "../oauth/bearer_auth.ts";
 import { OAuthError, isOAuthError } from "../oauth/errors.ts";
 import { createContext } from "./context.ts";
@@ -24,7 +23,7 @@ import {
 export const FIELDS_SCOPE = "fields:read";
 
 function respond(media: ResponseMedia, body: RunResult, status: number, headers: Record<string, string> = {}): Response {
-  return textResponse(stringifyResult(body), {
+  return new Response(stringifyResult(body), {
     status,
     // Results are per-user data: never cached by browsers or shared caches.
     headers: { "content-type": `${media}; charset=utf-8`, "cache-control": "no-store", ...headers },

@@ -1,6 +1,5 @@
 // Request bodies: size-limited reading, and OAuth parameters from JSON or form bodies as a string record.
 import { OAuthError, invalidRequest } from "../oauth/errors.ts";
-import { ParsedRequest } from "./parsed_request.ts";
 
 /** The media type of a request without parameters, lowercased ("" when absent). */
 export function mediaType(request: Request): string {
@@ -32,7 +31,6 @@ export const BODY_DEADLINE_MS = 30_000;
 export async function readText(request: Request, maxBytes: number, deadlineMs = BODY_DEADLINE_MS): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  if (request instanceof ParsedRequest) return decode(request.takeBytes(), maxBytes);
   if (!request.body) return "";
   // Read or locked already (an embedder's middleware parsed it first): the request cannot be answered as sent.
   if (request.bodyUsed || request.body.locked) throw invalidRequest("The request body was already read before it reached fieldgate");
