@@ -5,16 +5,17 @@ import type { Store } from "./store/store.ts";
 import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
 import { createThrottle, isIpAddress, UNKNOWN_ADDRESS } from "./http/throttle.ts";
 import { createMetrics, methodLabel, UNMATCHED_ROUTE } from "./http/metrics.ts";
-import { metricsRoutes } from "./http/metrics_route.ts";
+import { metricsRoutes } from "./app/metrics_route.ts";
 import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
 import { requestUrl } from "./http/host.ts";
 import { html, json, jsonNoStore } from "./http/respond.ts";
-import { isOAuthError, type OAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
+import { isHttpError, type HttpError } from "./http/errors.ts";
+import { isOAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
 import { isStoreBusy, isStoreClosed, storageFaultOf } from "./store/errors.ts";
 import { oauthRoutes } from "./oauth/routes.ts";
 import { graphqlRoutes } from "./graphql/endpoint.ts";
 import { uiRoutes } from "./ui/routes.ts";
-import { errorViewOf, renderErrorPage } from "./ui/error_page.ts";
+import { errorViewOf, renderErrorPage, type Refusal } from "./ui/error_page.ts";
 import { isSecureOrigin } from "./ui/cookies.ts";
 
 export interface AppOptions {
@@ -74,7 +75,16 @@ function healthRoutes(deps: Deps, faults: StorageFaults): Route[] {
   }];
 }
 
-function renderError(error: OAuthError, surface: Surface, requestId: string): Response {
+/**
+ * A transport refusal as the client reads it: the wire code of a malformed request or an unsupported body type is
+ * RFC 6749's invalid_request (its status stays 400 or 415), so OAuth clients parse it as any other.
+ */
+function refusalOf(error: HttpError): Refusal {
+  const code = error.code === "bad_request" || error.code === "unsupported_media_type" ? "invalid_request" : error.code;
+  return { code, status: error.status, description: error.description, headers: error.headers };
+}
+
+function renderError(error: Refusal, surface: Surface, requestId: string): Response {
   if (surface === "html") return html(renderErrorPage(errorViewOf(error, requestId)), error.status, error.headers);
   return jsonNoStore({ error: error.code, error_description: error.description }, error.status, error.headers);
 }
@@ -156,11 +166,12 @@ export function createApp(options: AppOptions): App {
       return { response: await route.handler(request, ctx), routeLabel };
     } catch (error) {
       const surface: Surface = router.surfaceOf(url.pathname, request);
-      if (isOAuthError(error)) {
+      if (isHttpError(error)) {
         // A 405 means the path is a registered route, so it is a bounded label too.
         if (error.code === "method_not_allowed") routeLabel = url.pathname;
-        return { response: renderError(error, surface, requestId), routeLabel };
+        return { response: renderError(refusalOf(error), surface, requestId), routeLabel };
       }
+      if (isOAuthError(error)) return { response: renderError(error, surface, requestId), routeLabel };
       if (isStoreClosed(error)) {
         // The store was closed under requests still running (App.close() waits for them instead).
         deps.log("database_closed", { request_id: requestId, path: url.pathname });

@@ -3,6 +3,7 @@ import type { GraphQLError, GraphQLFormattedError } from "graphql";
 import type { Deps } from "../deps.ts";
 import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
 import { authenticateBearer, requireScope } from "../oauth/bearer_auth.ts";
+import { HttpError, isHttpError } from "../http/errors.ts";
 import { OAuthError, isOAuthError } from "../oauth/errors.ts";
 import { createContext } from "./context.ts";
 import { corsHeaders, everyResponseHeaders, preflightResponse } from "./cors.ts";
@@ -91,7 +92,9 @@ export const graphqlRoutes: RouteFactory = (deps) => {
       return withHeaders(await serve(deps, executor, request, ctx), cors);
     } catch (error) {
       // Known refusals (401, 403, 413, 415, 406) still need the CORS headers, or a browser cannot read them.
-      if (!isOAuthError(error) || Object.keys(cors).length === 0) throw error;
+      if (Object.keys(cors).length === 0) throw error;
+      if (isHttpError(error)) throw new HttpError(error.code, error.description, { headers: { ...error.headers, ...cors }, cause: error });
+      if (!isOAuthError(error)) throw error;
       throw new OAuthError(error.code, error.description, {
         status: error.status,
         headers: { ...error.headers, ...cors },
