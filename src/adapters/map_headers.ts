@@ -1,7 +1,8 @@
 // A Headers implementation over a Map, for the request headers the Node adapter builds from the parser's raw pairs
-// (parsed_request.ts): undici's Headers spent ~4 µs per request validating and copying fields the app never reads. The behaviour follows the Fetch standard's Headers:
-// names fold to lower case, repeated fields join with ", ", Set-Cookie values stay separate, iteration is sorted
-// by name, and set/append/delete refuse invalid names and values with a TypeError.
+// (parsed_request.ts): undici's Headers spent ~4 µs per request validating and copying fields the app never reads.
+// The behaviour follows the Fetch standard's Headers: names fold to lower case, repeated fields join with ", ",
+// Set-Cookie values stay separate, iteration is sorted by name, and set/append/delete refuse invalid names and
+// values with a TypeError.
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FORBIDDEN_IN_VALUE = /[\0\r\n]/;
