@@ -7,8 +7,7 @@ import { join } from "node:path";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { jsonLog } from "../src/deps.ts";
-import { deferResponseBodies, deferredText } from "../src/http/fast_bodies.ts";
-import { ParsedRequest } from "../src/http/parsed_request.ts";
+import { ParsedRequest } from "../src/adapters/parsed_request.ts";
 import { openStore } from "../src/store/store.ts";
 import { seedDatabase } from "./seed.ts";
 import { COUNT_QUERY, PAGE_QUERY } from "./scenarios.ts";
@@ -25,8 +24,7 @@ const app = createApp({
   digest: nodeDigest ? async (v) => createHash("sha256").update(v).digest("hex") : undefined,
 });
 const tokenBody = JSON.stringify({ grant_type: "client_credentials", client_id: seeded.ccClient.clientId, client_secret: seeded.ccClient.clientSecret });
-// Requests and responses as the Node adapter builds them (ParsedRequest, deferred response text).
-deferResponseBodies();
+// Requests as the Node adapter builds them (ParsedRequest).
 const encoder = new TextEncoder();
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
   new ParsedRequest("POST", "http://127.0.0.1" + path, Object.entries({ "content-type": "application/json", ...headers }).flat(), encoder.encode(body)) as Request;
@@ -39,7 +37,7 @@ async function loop(count: number) {
   for (let i = 0; i < count; i++) {
     const response = await app.fetch(make());
     if (!response.ok) throw new Error(`status ${response.status}: ${await response.text()}`);
-    if (deferredText(response) === undefined) await response.arrayBuffer();
+    await response.arrayBuffer();
   }
 }
 await loop(2_000);

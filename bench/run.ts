@@ -16,6 +16,8 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const CLI_ENTRY = join(ROOT, "src/adapters/node.ts");
 const DENO = join(ROOT, "node_modules/.bin/deno");
 const LOCAL_ENTRY = join(ROOT, "bench/server.ts");
+// The heap settings of package.json's start script (docs/operations.md, "Memory").
+const NODE_HEAP_FLAGS = ["--max-semi-space-size=2", "--max-old-space-size=256"];
 
 const { values: args } = parseArgs({
   options: {
@@ -83,6 +85,8 @@ async function startApp(name: string, db: string): Promise<{ server: ServerProce
   const command = serverCommand(db);
   const profileDir = join(resultsDir, `${stamp}-profiles`);
   const flags = [
+    // What `npm start` passes (deno task start carries its own through --v8-flags); --server-flags may override.
+    ...(onDeno ? [] : NODE_HEAP_FLAGS),
     ...(args["server-flags"] ? args["server-flags"].split(" ").filter(Boolean) : []),
     // Both runtimes take the same three flags.
     ...(args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),

@@ -8,20 +8,22 @@ import type { Store } from "./store/store.ts";
 import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
 import { hmacSha256Base64Url } from "./crypto/hmac.ts";
 import { webCryptoBlockCipher } from "./crypto/block_cipher.ts";
-import { createThrottle, isIpAddress, UNKNOWN_ADDRESS } from "./http/throttle.ts";
+import { createThrottle, UNKNOWN_ADDRESS } from "./http/throttle.ts";
 import { createWorkLimit, defaultPasswordConcurrency } from "./http/work_limit.ts";
-import { createMetrics, methodLabel, UNMATCHED_ROUTE } from "./http/metrics.ts";
-import { metricsRoutes } from "./http/metrics_route.ts";
-import { createRouter, type RequestContext, type Route, type Surface } from "./http/router.ts";
+import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
+import type { RequestContext, Surface } from "./http/router.ts";
 import { requestUrl } from "./http/host.ts";
-import { html, json, jsonNoStore } from "./http/respond.ts";
-import { isOAuthError, type OAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
-import { isStoreBusy, isStoreClosed, storageFaultOf } from "./store/errors.ts";
-import { oauthRoutes } from "./oauth/routes.ts";
-import { graphqlRoutes } from "./graphql/endpoint.ts";
-import { uiRoutes } from "./ui/routes.ts";
-import { errorViewOf, renderErrorPage } from "./ui/error_page.ts";
-import { isSecureOrigin } from "./ui/cookies.ts";
+import { jsonNoStore } from "./http/respond.ts";
+import { isHttpError } from "./http/errors.ts";
+import { isOAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
+import { createDrain } from "./app/drain.ts";
+import { createFinisher } from "./app/finish.ts";
+import { answerFor } from "./app/head.ts";
+import type { StorageFaults } from "./app/health_route.ts";
+import { refusalOf, renderError, renderServerError } from "./app/render_error.ts";
+import { clientAddress, requestIdOf } from "./app/request_facts.ts";
+import { createRouteTable } from "./app/route_table.ts";
+import { classifyStoreFailure } from "./app/store_failure.ts";
 
 export interface AppOptions {
   config: Readonly<Config>;
@@ -59,80 +61,34 @@ export interface App {
   readonly deps: Deps;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
-/**
- * How long /healthz reports a storage fault after a request last met one. A read (ping) succeeds on a full disk
- * or a read-only file while every write fails; without this the service looked healthy. Bounded, so that a load
- * balancer that stops sending requests sees the service again and its next write finds out whether it recovered.
- */
-const STORAGE_FAULT_REPORT_MS = 10_000;
-const HSTS = "max-age=31536000";
-
-/** The storage fault requests met last, and when (ms on the app's clock). */
-interface StorageFaults {
-  last?: { fault: string; at: number };
+/** Where a failure happened: the app's collaborators, its fault record, the route's surface and the request. */
+interface FailureSite {
+  deps: Deps;
+  faults: StorageFaults;
+  surface: Surface;
+  ctx: RequestContext;
 }
 
-function healthRoutes(deps: Deps, faults: StorageFaults): Route[] {
-  return [{
-    method: "GET",
-    path: "/healthz",
-    handler: async () => {
-      const recent = faults.last && deps.clock() - faults.last.at < STORAGE_FAULT_REPORT_MS ? faults.last : undefined;
-      const ok = !recent && await deps.store.ping();
-      const body = recent ? { status: "unavailable", database: recent.fault } : { status: ok ? "ok" : "unavailable" };
-      return json(body, ok ? 200 : 503, { "cache-control": "no-store" });
-    },
-  }];
-}
-
-function renderError(error: OAuthError, surface: Surface, requestId: string): Response {
-  if (surface === "html") return html(renderErrorPage(errorViewOf(error, requestId)), error.status, error.headers);
-  return jsonNoStore({ error: error.code, error_description: error.description }, error.status, error.headers);
-}
-
-function renderServerError(surface: Surface, requestId: string): Response {
-  if (surface === "html") {
-    const page = renderErrorPage({ status: 500, title: "Something went wrong", message: "The server could not complete the request.", requestId });
-    return html(page, 500);
+/** The one error boundary: refusals rendered for their surface, store conditions as 503, anything else a bare 500. */
+function answerFailure(error: unknown, { deps, faults, surface, ctx }: FailureSite): Response {
+  const { requestId, url } = ctx;
+  const target = { surface, requestId };
+  if (isHttpError(error)) return renderError(refusalOf(error), target);
+  if (isOAuthError(error)) return renderError(error, target);
+  const store = classifyStoreFailure(error);
+  if (store) {
+    if (store.fault) faults.last = { fault: store.fault, at: deps.clock() };
+    const fields = store.fault ? { fault: store.fault, error: (error as Error).message } : {};
+    deps.log(store.event, { request_id: requestId, path: url.pathname, ...fields });
+    return renderError(temporarilyUnavailable(store.retryAfter), target);
   }
-  return jsonNoStore({ error: "server_error", error_description: "The server could not complete the request" }, 500);
-}
-
-/**
- * The client's address. Behind exactly one trusted proxy it is the right-most X-Forwarded-For entry: the proxy
- * appends the address it saw (nginx's $proxy_add_x_forwarded_for), everything left of it is whatever the client
- * sent. A value that is not one IP address falls back to the socket address rather than becoming a throttle key.
- */
-function clientAddress(request: Request, info: ConnectionInfo | undefined, trustProxy: boolean): string {
-  const remote = info?.remoteAddress;
-  // Checked like a forwarded one: an embedder's value reaches throttle keys and the audit trail.
-  const socket = remote !== undefined && isIpAddress(remote) ? remote : UNKNOWN_ADDRESS;
-  const forwarded = trustProxy ? request.headers.get("x-forwarded-for") : null;
-  if (forwarded === null) return socket;
-  const last = forwarded.slice(forwarded.lastIndexOf(",") + 1).trim();
-  return isIpAddress(last) ? last : socket;
-}
-
-const HEX_BYTE = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
-
-/**
- * Random 16-hex-digit request ids drawn from a buffer refilled every 64 ids: one getRandomValues call per request
- * cost about as much as the rest of the request bookkeeping (measured with bench/inproc.ts).
- */
-function requestIds(random: Random): () => string {
-  let pool: Uint8Array = new Uint8Array(0);
-  let offset = 0;
-  return () => {
-    if (offset === pool.length) {
-      pool = random(8 * 64);
-      offset = 0;
-    }
-    let id = "";
-    for (let i = 0; i < 8; i++) id += HEX_BYTE[pool[offset++]!]!;
-    return id;
-  };
+  // Unknown failure: log the cause for operators, tell the client nothing about it.
+  deps.log("request_failed", {
+    request_id: requestId,
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    stack: error instanceof Error ? error.stack : undefined,
+  });
+  return renderServerError(target);
 }
 
 /** Builds the application from its collaborators; nothing here listens on a socket or starts a timer. */
@@ -161,74 +117,35 @@ export function createApp(options: AppOptions): App {
     selfFetch: (request) => fetch(request),
   };
   const faults: StorageFaults = {};
-  const router = createRouter([
-    ...healthRoutes(deps, faults), ...oauthRoutes(deps), ...graphqlRoutes(deps), ...uiRoutes(deps), ...metricsRoutes(deps),
-  ]);
-  const nextRequestId = requestIds(deps.random);
+  const router = createRouteTable(deps, faults);
+  const drain = createDrain();
+  const finish = createFinisher(deps);
   let warnedUnknownAddress = false;
-  // Requests being answered, and close()'s wait for them to end.
-  let inFlight = 0;
-  let closing = false;
-  let endDrain!: () => void;
-  const drained = new Promise<void>((resolve) => (endDrain = resolve));
   let storeClosed: Promise<void> | undefined;
-  // Behind TLS (an https base URL) browsers are told to use nothing else for a year (RFC 6797); the header is
-  // ignored over plain http, and the operator's domain, not ours, decides includeSubDomains.
-  const https = isSecureOrigin(deps.config);
 
   /** Routes the request and runs its handler; any failure becomes the answer its surface (JSON, HTML) expects. */
   async function dispatch(request: Request, ctx: RequestContext): Promise<{ response: Response; routeLabel: string }> {
-    const { url, requestId } = ctx;
     // Metrics label: the route's own path, never the raw one, so label cardinality stays bounded.
     let routeLabel = UNMATCHED_ROUTE;
     try {
-      if (closing) throw temporarilyUnavailable();
-      const route = router.match(request.method, url.pathname);
+      if (drain.closing) throw temporarilyUnavailable();
+      const route = router.match(request.method, ctx.url.pathname);
       routeLabel = route.path;
       return { response: await route.handler(request, ctx), routeLabel };
     } catch (error) {
-      const surface: Surface = router.surfaceOf(url.pathname, request);
-      if (isOAuthError(error)) {
-        // A 405 means the path is a registered route, so it is a bounded label too.
-        if (error.code === "method_not_allowed") routeLabel = url.pathname;
-        return { response: renderError(error, surface, requestId), routeLabel };
-      }
-      if (isStoreClosed(error)) {
-        // The store was closed under requests still running (App.close() waits for them instead).
-        deps.log("database_closed", { request_id: requestId, path: url.pathname });
-        return { response: renderError(temporarilyUnavailable(), surface, requestId), routeLabel };
-      }
-      if (isStoreBusy(error)) {
-        // Another connection (the CLI, an sqlite3 shell, another worker) held the write lock past the busy
-        // timeout: a condition to retry, not a fault of ours or the client's.
-        deps.log("database_busy", { request_id: requestId, path: url.pathname });
-        return { response: renderError(temporarilyUnavailable(), surface, requestId), routeLabel };
-      }
-      const fault = storageFaultOf(error);
-      if (fault) {
-        // Disk full, a read-only file, an I/O error, a corrupt page: the operator's to fix, and every write meets
-        // it until then. 503 (retry later), no stack: the message is the cause. /healthz reports it too.
-        faults.last = { fault, at: deps.clock() };
-        deps.log("database_unavailable", { request_id: requestId, path: url.pathname, fault, error: (error as Error).message });
-        return { response: renderError(temporarilyUnavailable(10), surface, requestId), routeLabel };
-      }
-      // Unknown failure: log the cause for operators, tell the client nothing about it.
-      deps.log("request_failed", {
-        request_id: requestId,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        stack: error instanceof Error ? error.stack : undefined,
-      });
-      return { response: renderServerError(surface, requestId), routeLabel };
+      // A 405 means the path is a registered route, so it is a bounded label too.
+      if (isHttpError(error) && error.code === "method_not_allowed") routeLabel = ctx.url.pathname;
+      const surface = router.surfaceOf(ctx.url.pathname, request);
+      return { response: answerFailure(error, { deps, faults, surface, ctx }), routeLabel };
     }
   }
 
   async function fetch(request: Request, info?: ConnectionInfo): Promise<Response> {
     const started = performance.now();
-    const incomingId = request.headers.get("x-request-id");
-    const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
+    const requestId = requestIdOf(request, deps.random);
     const url = requestUrl(request);
     if (!url) return malformed(request, requestId, started);
-    const ctx: RequestContext = { url, requestId, clientIp: clientAddress(request, info, deps.config.trustProxy) };
+    const ctx: RequestContext = { url, requestId, clientIp: clientAddress(request, { remoteAddress: info?.remoteAddress, trustProxy: deps.config.trustProxy }) };
     if (ctx.clientIp === UNKNOWN_ADDRESS && !warnedUnknownAddress) {
       warnedUnknownAddress = true;
       deps.log("client_address_unknown", {
@@ -236,14 +153,13 @@ export function createApp(options: AppOptions): App {
       });
     }
     let dispatched: Awaited<ReturnType<typeof dispatch>>;
-    inFlight++;
+    drain.enter();
     try {
       dispatched = await dispatch(request, ctx);
     } finally {
-      if (--inFlight === 0 && closing) endDrain();
+      drain.leave();
     }
-    // node:http and Deno.serve drop a HEAD response's body themselves; an embedder forwarding it by hand would not.
-    const response = request.method === "HEAD" && dispatched.response.body ? await withoutBody(dispatched.response) : dispatched.response;
+    const response = await answerFor(request, dispatched.response);
     // Logged under its route, as the metrics count it: a path that matched none is "unmatched", because clients put
     // tokens and e-mail addresses in mistaken paths (/oauth/token/<token>, /users/<e-mail>). Routes are exact
     // paths without parameters, so a route's path holds nothing the client chose.
@@ -256,51 +172,12 @@ export function createApp(options: AppOptions): App {
     return finish(request, response, { requestId, started, routeLabel: UNMATCHED_ROUTE, path: undefined });
   }
 
-  /** The headers every answer carries, its metrics and its log line. */
-  function finish(
-    request: Request,
-    response: Response,
-    done: { requestId: string; started: number; routeLabel: string; path: string | undefined },
-  ): Response {
-    response.headers.set("x-request-id", done.requestId);
-    if (!response.headers.has("x-content-type-options")) response.headers.set("x-content-type-options", "nosniff");
-    if (https) response.headers.set("strict-transport-security", HSTS);
-    const seconds = (performance.now() - done.started) / 1000;
-    deps.metrics.observeRequest(done.routeLabel, request.method, response.status, seconds);
-    // Only the path: query strings can carry codes and state, which must never reach the log.
-    deps.log("request", {
-      request_id: done.requestId,
-      method: methodLabel(request.method),
-      path: done.path,
-      status: response.status,
-      duration_ms: Math.round(seconds * 100_000) / 100,
-    });
-    return response;
-  }
-
   async function close(): Promise<void> {
-    closing = true;
-    if (inFlight === 0) endDrain();
-    await drained;
+    await drain.close();
     await (storeClosed ??= deps.store.close());
   }
 
   return { fetch, close, deps };
-}
-
-/**
- * A HEAD answer: the GET's status and headers without its body, and with the Content-Length the GET would have
- * sent (RFC 9110 §8.6, §9.3.2). A null body alone is not enough: Deno.serve then writes `content-length: 0`, which
- * tells a client the resource is empty. A body that cannot be read leaves the length out.
- */
-async function withoutBody(response: Response): Promise<Response> {
-  const headers = new Headers(response.headers);
-  try {
-    headers.set("content-length", String((await response.arrayBuffer()).byteLength));
-  } catch {
-    headers.delete("content-length");
-  }
-  return new Response(null, { status: response.status, statusText: response.statusText, headers });
 }
 
 /** The embedder's log function, kept from failing a request: a throwing or rejecting sink loses the line, not the answer. */

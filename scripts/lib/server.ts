@@ -28,11 +28,16 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `node src/adapters/node.ts serve --port P --db FILE` and waits until /healthz answers. */
+// The heap settings of package.json's start script (docs/operations.md, "Memory"); a caller's NODE_OPTIONS comes
+// after them, and V8 takes the last value of a flag.
+const HEAP_FLAGS = "--max-semi-space-size=2 --max-old-space-size=256";
+
+/** Starts `node src/adapters/node.ts serve --port P --db FILE`, as npm start does, and waits until /healthz answers. */
 export async function startServer(options: { port: number; db: string; env?: Record<string, string> }): Promise<RunningServer> {
+  const nodeOptions = [HEAP_FLAGS, options.env?.NODE_OPTIONS ?? process.env.NODE_OPTIONS].filter(Boolean).join(" ");
   const child = spawn(process.execPath, ["src/adapters/node.ts", "serve", "--port", String(options.port), "--db", options.db], {
     cwd: ROOT,
-    env: { ...process.env, HOST: "127.0.0.1", ...options.env },
+    env: { ...process.env, HOST: "127.0.0.1", ...options.env, NODE_OPTIONS: nodeOptions },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

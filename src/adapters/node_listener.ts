@@ -3,9 +3,8 @@
 // in a web stream, headers are copied once, and the response is written with a single end() call.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app.ts";
-import { deferResponseBodies, deferredText } from "../http/fast_bodies.ts";
-import { ParsedRequest } from "../http/parsed_request.ts";
-import { processWriteQueue } from "./node_write_queue.ts";
+import { ParsedRequest } from "./parsed_request.ts";
+import { createWriteQueue } from "./node_write_queue.ts";
 import { drainRequest, LINGER_LIMITS, type LingerLimits } from "./node_linger.ts";
 
 /** Used only when handed an app-like object without config (test doubles). */
@@ -22,8 +21,8 @@ export function toNodeListener(app: App, origin: string, options: NodeListenerOp
   // Bodies are buffered here, so the adapter enforces the same cap the app does: past it, it stops reading and
   // hands over maxBodyBytes + 1 bytes, which the app refuses with 413 exactly as it would a streamed body.
   const maxBodyBytes = maxBodyBytesOf(app);
-  // This listener writes deferred response text itself, so the app may skip building body streams.
-  deferResponseBodies();
+  // This listener's own queue: its answers of one event-loop turn leave together (node_write_queue.ts).
+  const writes = createWriteQueue();
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let response: Response;
     let body: Uint8Array | undefined;
@@ -51,7 +50,7 @@ export function toNodeListener(app: App, origin: string, options: NodeListenerOp
     // An oversized upload was left unread: the connection closes after answering, once the rest is drained.
     const unread = declaredTooLarge || (body !== undefined && body.byteLength > maxBodyBytes);
     const { status, headers, body: payload, bytes } = await responseParts(response, unread);
-    processWriteQueue.write(() => {
+    writes.write(() => {
       res.writeHead(status, headers);
       if (!unread) return void res.end(payload);
       // The answer leaves now, complete by its Content-Length; node:http closes the socket at end(), so that waits
@@ -144,13 +143,6 @@ async function responseParts(response: Response, close: boolean): Promise<Respon
     else headers.push(key, value);
   });
   for (const cookie of cookies ?? []) headers.push("set-cookie", cookie);
-  const text = deferredText(response);
-  if (text !== undefined) {
-    // Headers and a string body leave in one write; no stream to read back.
-    const bytes = Buffer.byteLength(text);
-    headers.push("content-length", String(bytes));
-    return { status: response.status, headers, body: text, bytes };
-  }
   if (!response.body) return { status: response.status, headers, body: undefined, bytes: 0 };
   // Responses are small JSON or HTML: read whole and send with Content-Length in a single write.
   const body = new Uint8Array(await response.arrayBuffer());

@@ -2,7 +2,9 @@
 // its replies just before it sleeps. Each write to a socket wakes whoever waits on the other end; when that reader
 // is asleep, waking it costs the writer more than the write (a cross-CPU interrupt, measured at 7–9 µs of kernel
 // time per response here). Written back to back, only the first write of a turn finds the reader asleep.
-// Nothing waits for a timer: a turn ends when the requests that arrived with it have been handled.
+// Nothing waits for a timer: a turn ends when the requests that arrived with it have been handled. Answers that
+// become ready inside an immediate (a group commit's callers) leave one turn later, since Node runs an immediate
+// set during its check phase in the next loop iteration.
 import { setImmediate } from "node:timers";
 
 /** Runs `flush` once, after the I/O callbacks of the current turn. */
@@ -25,8 +27,6 @@ export const MAX_HELD_BYTES = 16 * 1024;
 export interface WriteQueue {
   /** Takes one response's write: small ones wait for the end of the turn, larger ones run at once. */
   write(write: () => void, failed: (error: unknown) => void, bytes: number): void;
-  /** Runs the queued writes now (the end of a turn that store/sqlite.ts knows of: after a group commit). */
-  flush(): void;
 }
 
 /** A write that throws does not stop the others: its own `failed` handler gets the error. */
@@ -42,12 +42,8 @@ export function createWriteQueue(schedule: ScheduleFlush = afterThisTurn): Write
       if (bytes > MAX_HELD_BYTES) attempt({ write, failed });
       else if (pending.push({ write, failed }) === 1) schedule(flush);
     },
-    flush,
   };
 }
-
-/** The process's queue: one event loop, one queue, shared by every listener and flushed after group commits. */
-export const processWriteQueue: WriteQueue = createWriteQueue();
 
 function attempt(entry: QueuedWrite): void {
   try {

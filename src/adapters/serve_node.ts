@@ -10,7 +10,6 @@ import { openStore } from "../store/store.ts";
 import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
 import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
-import { processWriteQueue } from "./node_write_queue.ts";
 import { syncBlockCipher } from "./sync_block_cipher.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
 import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
@@ -169,8 +168,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     blockCipher: syncBlockCipher,
     async openStore(path, options) {
       if (path !== ":memory:") await createDatabaseFile(path);
-      // The listener's answers to a group commit's callers leave in the commit's turn (OpenOptions.afterBatch).
-      return openStore(path, { afterBatch: processWriteQueue.flush, ...options });
+      return openStore(path, options);
     },
     readTextFile: readText,
     async fileExists(path) {

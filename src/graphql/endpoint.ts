@@ -2,8 +2,8 @@
 import type { GraphQLError, GraphQLFormattedError } from "graphql";
 import type { Deps } from "../deps.ts";
 import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
-import { textResponse } from "../http/fast_bodies.ts";
 import { authenticateBearer, requireScope } from "../oauth/bearer_auth.ts";
+import { HttpError, isHttpError } from "../http/errors.ts";
 import { OAuthError, isOAuthError } from "../oauth/errors.ts";
 import { createContext } from "./context.ts";
 import { createIdCodec, type IdCodec } from "./cursor.ts";
@@ -25,7 +25,7 @@ import {
 export const FIELDS_SCOPE = "fields:read";
 
 function respond(media: ResponseMedia, body: RunResult, status: number, headers: Record<string, string> = {}): Response {
-  return textResponse(stringifyResult(body), {
+  return new Response(stringifyResult(body), {
     status,
     // Results are per-user data: never cached by browsers or shared caches.
     headers: { "content-type": `${media}; charset=utf-8`, "cache-control": "no-store", ...headers },
@@ -95,7 +95,9 @@ export const graphqlRoutes: RouteFactory = (deps) => {
       return withHeaders(await serve(deps, app, request, ctx), cors);
     } catch (error) {
       // Known refusals (401, 403, 413, 415, 406) still need the CORS headers, or a browser cannot read them.
-      if (!isOAuthError(error) || Object.keys(cors).length === 0) throw error;
+      if (Object.keys(cors).length === 0) throw error;
+      if (isHttpError(error)) throw new HttpError(error.code, error.description, { headers: { ...error.headers, ...cors }, cause: error });
+      if (!isOAuthError(error)) throw error;
       throw new OAuthError(error.code, error.description, {
         status: error.status,
         headers: { ...error.headers, ...cors },

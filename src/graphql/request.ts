@@ -1,5 +1,6 @@
 // GraphQL-over-HTTP request handling: media type negotiation and the query/variables/operationName parameters.
 import { mediaType, memberNames, readText } from "../http/body.ts";
+import { isHttpError } from "../http/errors.ts";
 import { OAuthError, invalidRequest, isOAuthError } from "../oauth/errors.ts";
 import { MAX_NESTING } from "./document_text.ts";
 import type { GraphqlErrorCode } from "./errors.ts";
@@ -127,7 +128,7 @@ export function paramsFromUrl(url: URL): GraphqlParams | ParamsFailure {
 
 /**
  * Parameters of a POST request with an application/json body.
- * @throws OAuthError unsupported_media_type (415) for another Content-Type or charset, payload_too_large (413)
+ * @throws OAuthError unsupported_media_type (415) for another Content-Type or charset; HttpError payload_too_large (413)
  */
 export async function paramsFromBody(request: Request, maxBytes: number): Promise<GraphqlParams | ParamsFailure> {
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers.get("content-type") ?? "")?.[2]?.toLowerCase();
@@ -139,7 +140,7 @@ export async function paramsFromBody(request: Request, maxBytes: number): Promis
     text = await readText(request, maxBytes);
   } catch (error) {
     // Bytes that are not UTF-8 make a malformed GraphQL request, like text that is not JSON; 413 stays an HTTP refusal.
-    if (isOAuthError(error) && error.code === "invalid_request") return { failure: error.description };
+    if (isHttpError(error) && error.code === "bad_request") return { failure: error.description };
     throw error;
   }
   if (text.trim() === "") return { failure: "Request body is empty" };

@@ -1,6 +1,5 @@
 // Request bodies: size-limited reading, and OAuth parameters from JSON or form bodies as a string record.
-import { OAuthError, invalidRequest } from "../oauth/errors.ts";
-import { ParsedRequest } from "./parsed_request.ts";
+import { HttpError, badRequest } from "./errors.ts";
 
 /** The media type of a request without parameters, lowercased ("" when absent). */
 export function mediaType(request: Request): string {
@@ -8,10 +7,8 @@ export function mediaType(request: Request): string {
   return header.split(";", 1)[0]!.trim().toLowerCase();
 }
 
-function tooLarge(maxBytes: number): OAuthError {
-  return new OAuthError("payload_too_large", `Request body is larger than ${maxBytes} bytes`, {
-    status: 413,
-  });
+function tooLarge(maxBytes: number): HttpError {
+  return new HttpError("payload_too_large", `Request body is larger than ${maxBytes} bytes`);
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -26,16 +23,15 @@ export const BODY_DEADLINE_MS = 30_000;
 /**
  * Reads the body as UTF-8 text, refusing more than `maxBytes` without buffering it whole: a declared
  * Content-Length over the limit is refused before reading, a streamed body as soon as it crosses the limit.
- * @throws OAuthError payload_too_large (413), request_timeout (408, past `deadlineMs`) or invalid_request (bad UTF-8,
+ * @throws HttpError payload_too_large (413), request_timeout (408, past `deadlineMs`) or bad_request (bad UTF-8,
  * a body cut short)
  */
 export async function readText(request: Request, maxBytes: number, deadlineMs = BODY_DEADLINE_MS): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  if (request instanceof ParsedRequest) return decode(request.takeBytes(), maxBytes);
   if (!request.body) return "";
   // Read or locked already (an embedder's middleware parsed it first): the request cannot be answered as sent.
-  if (request.bodyUsed || request.body.locked) throw invalidRequest("The request body was already read before it reached fieldgate");
+  if (request.bodyUsed || request.body.locked) throw badRequest("The request body was already read before it reached fieldgate");
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -48,11 +44,11 @@ export async function readText(request: Request, maxBytes: number, deadlineMs = 
         chunk = await Promise.race([reader.read(), late]);
       } catch (error) {
         // The client went away mid-body (Deno: "Cannot read request body"): its request, not the server, failed.
-        throw invalidRequest("The request body could not be read to its end", { cause: error });
+        throw badRequest("The request body could not be read to its end", { cause: error });
       }
       if (chunk === "late") {
         await reader.cancel().catch(() => {});
-        throw new OAuthError("request_timeout", `The request body did not arrive within ${deadlineMs / 1000} s`);
+        throw new HttpError("request_timeout", `The request body did not arrive within ${deadlineMs / 1000} s`);
       }
       const { done, value } = chunk;
       if (done) break;
@@ -74,7 +70,7 @@ function decode(bytes: Uint8Array, maxBytes: number): string {
   try {
     return utf8.decode(bytes);
   } catch (error) {
-    throw invalidRequest("Request body is not valid UTF-8", { cause: error });
+    throw badRequest("Request body is not valid UTF-8", { cause: error });
   }
 }
 
@@ -106,14 +102,12 @@ export interface ReadParamsOptions {
  * With `recognized`, only those names are read: RFC 6749 §3.2 says unrecognised parameters MUST be ignored, so
  * only a recognized one that repeats or is not a string is invalid_request, and the others are dropped. Without
  * it (our own HTML forms) every repeated or non-string parameter is refused.
- * @throws OAuthError invalid_request (400, or 415 for an unsupported Content-Type), payload_too_large
+ * @throws HttpError bad_request (400), unsupported_media_type (415), payload_too_large (413), request_timeout (408)
  */
 export async function readParams(request: Request, maxBytes: number, options: ReadParamsOptions = {}): Promise<Params> {
   const type = mediaType(request);
   if (type !== "application/json" && type !== "application/x-www-form-urlencoded") {
-    throw invalidRequest("Content-Type must be application/json or application/x-www-form-urlencoded", {
-      status: 415,
-    });
+    throw new HttpError("unsupported_media_type", "Content-Type must be application/json or application/x-www-form-urlencoded");
   }
   const text = await readText(request, maxBytes);
   const wanted = options.recognized ? (name: string) => options.recognized!.includes(name) : () => true;
@@ -125,23 +119,23 @@ function jsonParams(text: string, wanted: (name: string) => boolean): Params {
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw invalidRequest("Request body is not valid JSON");
+    throw badRequest("Request body is not valid JSON");
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw invalidRequest("Request body must be a JSON object");
+    throw badRequest("Request body must be a JSON object");
   }
   // JSON.parse keeps the last of repeated names; RFC 6749 §3.1 forbids repeats, and a proxy that reads the first
   // would see a different request than we do, so a repeated recognized name is refused as in a form body.
   const seen = new Set<string>();
   for (const name of memberNames(text)) {
     if (!wanted(name)) continue;
-    if (seen.has(name)) throw invalidRequest(`Parameter ${safeName(name)} is repeated`);
+    if (seen.has(name)) throw badRequest(`Parameter ${safeName(name)} is repeated`);
     seen.add(name);
   }
   const params = emptyParams();
   for (const [name, value] of Object.entries(parsed)) {
     if (!wanted(name) || value === null || value === "") continue;
-    if (typeof value !== "string") throw invalidRequest(`Parameter ${safeName(name)} must be a string`);
+    if (typeof value !== "string") throw badRequest(`Parameter ${safeName(name)} must be a string`);
     params[name] = value;
   }
   return params;
@@ -196,7 +190,7 @@ function formParams(text: string, wanted: (name: string) => boolean): Params {
   const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(text)) {
     if (!wanted(name)) continue;
-    if (seen.has(name)) throw invalidRequest(`Parameter ${safeName(name)} is repeated`);
+    if (seen.has(name)) throw badRequest(`Parameter ${safeName(name)} is repeated`);
     seen.add(name);
     if (value !== "") params[name] = value;
   }

@@ -1,7 +1,7 @@
 // Hand-written routing: a table of method + exact path to handler; 404 and 405 (with Allow) otherwise, each rendered
 // as an HTML page or JSON depending on the route, or, for an unknown path, on who is asking.
 import type { Deps } from "../deps.ts";
-import { OAuthError } from "../oauth/errors.ts";
+import { HttpError } from "./errors.ts";
 import { methodLabel } from "./metrics.ts";
 
 /** Per-request facts the adapter and the app know and handlers may need. */
@@ -87,7 +87,7 @@ export function createRouter(routes: readonly Route[]) {
     /** The route for method and path; throws not_found (404) or method_not_allowed (405 with Allow). */
     match(method: string, pathname: string): Route {
       const methods = byPath.get(pathname);
-      if (!methods) throw new OAuthError("not_found", "No such endpoint");
+      if (!methods) throw new HttpError("not_found", "No such endpoint");
       const route = methods.get(method) ?? (method === "HEAD" ? methods.get("GET") : undefined);
       if (route) return route;
       const allow = [...methods.keys()];
@@ -96,7 +96,7 @@ export function createRouter(routes: readonly Route[]) {
       const named = methodLabel(method);
       const description = named === "other" ? "This method is not allowed here" : `Method ${named} is not allowed here`;
       const first = methods.values().next().value as Route | undefined;
-      throw new OAuthError("method_not_allowed", description, {
+      throw new HttpError("method_not_allowed", description, {
         headers: { ...first?.refusalHeaders, allow: allow.join(", ") },
       });
     },

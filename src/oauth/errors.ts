@@ -1,6 +1,6 @@
 // OAuthError: the one error type domain code throws; each surface renders it in one place.
 
-/** Error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1 and RFC 7009 §2.2.1, plus our HTTP-level ones. */
+/** Error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1 and RFC 7009 §2.2.1, plus 415 and 429. */
 export type OAuthErrorCode =
   | "invalid_request"
   | "invalid_client"
@@ -15,11 +15,7 @@ export type OAuthErrorCode =
   | "unsupported_token_type"
   | "temporarily_unavailable"
   | "server_error"
-  | "not_found"
-  | "method_not_allowed"
   | "unsupported_media_type"
-  | "payload_too_large"
-  | "request_timeout"
   | "too_many_requests";
 
 const STATUS: Record<OAuthErrorCode, number> = {
@@ -36,11 +32,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
   unsupported_token_type: 400,
   temporarily_unavailable: 503,
   server_error: 500,
-  not_found: 404,
-  method_not_allowed: 405,
   unsupported_media_type: 415,
-  payload_too_large: 413,
-  request_timeout: 408,
   too_many_requests: 429,
 };
 
@@ -60,16 +52,7 @@ export class OAuthError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
-    // A protocol error is an answer, not a fault: its stack is never logged or read. Capturing one costs 2.7 µs
-    // per failed request at a shallow depth (more under the server's async stack), paid by every bad token in a
-    // flood of them. V8 (Node, Deno) captures no frames while the limit is 0; other engines ignore the property.
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-      super(description, { cause: options.cause });
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
+    super(description, { cause: options.cause });
     this.name = "OAuthError";
     this.code = code;
     this.status = options.status ?? STATUS[code];

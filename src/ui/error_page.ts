@@ -21,7 +21,7 @@ export interface ErrorView {
   requestId?: string;
 }
 
-/** What the page needs of a refusal (an OAuthError): its code, status, description and headers. */
+/** What the page needs of a refusal (an OAuthError, or an HttpError as app.ts maps it): code, status, description, headers. */
 export interface Refusal {
   code: string;
   status: number;

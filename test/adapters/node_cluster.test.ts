@@ -1,5 +1,4 @@
 // `serve --workers 2` as a real process tree: two workers share one port and the database, SIGTERM stops all with 0.
-// It also shows the serve process running with the small young generation node.ts adds.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -48,12 +47,6 @@ test("serve --workers 2 answers from two worker processes on one port and exits 
     assert.deepEqual(new Set(statuses), new Set([200]));
     // The primary seeded and forked; each worker listened on the same port.
     assert.match(log, /"event":"starting_workers","workers":2/);
-    // serve re-executed itself once with its heap settings (src/adapters/node.ts), keeping its pid.
-    if (process.platform === "linux") {
-      const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, "utf8");
-      assert.match(cmdline, /--max-semi-space-size=2\0/);
-      assert.match(cmdline, /--max-old-space-size=256\0/);
-    }
     const urls = [...log.matchAll(/"event":"listening","url":"([^"]+)"/g)].map((m) => m[1]);
     assert.deepEqual(urls, [`http://127.0.0.1:${port}`, `http://127.0.0.1:${port}`]);
     // process.kill, not child.kill: Deno's child_process reports a child.kill()ed process as killed by that signal
@@ -88,23 +81,12 @@ test("serve --workers 2 --port 0 shows the port the workers share in its banner 
   }
 });
 
-test("a heap setting given in NODE_OPTIONS is left alone; only the missing one is added (Linux: reads /proc)", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "fieldgate-flags-"));
-  const port = await freePort();
-  const { child, output, exited } = spawnServe(["--host", "127.0.0.1", "--port", String(port), "--db", join(dir, "db.sqlite")], {
-    FIELDGATE_DEMO: "false", NODE_OPTIONS: "--max-old-space-size=300",
-  });
-  try {
-    while (!output.log.includes('"event":"listening"')) await tick();
-    const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, "utf8");
-    assert.match(cmdline, /--max-semi-space-size=2\0/);
-    assert.doesNotMatch(cmdline, /--max-old-space-size/);
-    process.kill(child.pid!, "SIGTERM");
-    assert.equal(await exited, "0 null", output.log);
-  } finally {
-    child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  }
+test("npm start runs serve with the heap settings docs/operations.md names, as deno task start does", () => {
+  const flags = ["--max-semi-space-size=2", "--max-old-space-size=256"];
+  const scripts = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).scripts;
+  for (const flag of flags) assert.ok(scripts.start.split(" ").includes(flag), flag);
+  const tasks = JSON.parse(readFileSync(new URL("../../deno.json", import.meta.url), "utf8")).tasks;
+  assert.match(tasks.start, new RegExp(`--v8-flags=${flags.join(",")}`));
 });
 
 test("serve --workers 2 on a runtime without a worker pool is refused as a bad argument: exit 2, no database made", async () => {

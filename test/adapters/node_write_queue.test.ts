@@ -85,15 +85,3 @@ test("a large write that throws gets its own error handler too", () => {
   }, (error) => failures.push(String(error)), MAX_HELD_BYTES + 1);
   assert.deepEqual(failures, ["Error: gone"]);
 });
-
-test("flush writes what is queued at once, and the turn's own flush then finds nothing left", () => {
-  const { queue, flushes, endTurn } = manualQueue();
-  const written: string[] = [];
-  queue.write(() => written.push("a"), unexpected, SMALL);
-  queue.write(() => written.push("b"), unexpected, SMALL);
-  queue.flush();
-  assert.deepEqual(written, ["a", "b"]);
-  assert.equal(flushes.length, 1);
-  endTurn();
-  assert.deepEqual(written, ["a", "b"], "nothing written twice");
-});

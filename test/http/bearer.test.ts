@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { readBearer } from "../../src/http/bearer.ts";
-import { isOAuthError } from "../../src/oauth/errors.ts";
+import { isHttpError } from "../../src/http/errors.ts";
 
 const url = new URL("http://fieldgate.test/graphql");
 const withHeader = (authorization: string) => new Request(url, { headers: { authorization } });
@@ -31,7 +31,7 @@ for (const row of ROWS) {
       assert.throws(
         () => readBearer(request, url),
         (e) =>
-          isOAuthError(e) && e.code === "invalid_request" && e.status === 400 &&
+          isHttpError(e) && e.code === "bad_request" && e.status === 400 &&
           e.headers["www-authenticate"] === 'Bearer realm="fieldgate", error="invalid_request"',
       );
     } else {
@@ -42,5 +42,5 @@ for (const row of ROWS) {
 
 test("readBearer refuses a token in the query string even with a valid header", () => {
   const query = new URL("http://fieldgate.test/graphql?access_token=x");
-  assert.throws(() => readBearer(withHeader("Bearer x"), query), (e) => isOAuthError(e) && e.code === "invalid_request");
+  assert.throws(() => readBearer(withHeader("Bearer x"), query), (e) => isHttpError(e) && e.code === "bad_request");
 });

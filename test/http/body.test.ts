@@ -2,7 +2,7 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { memberNames, mediaType, readParams, readText } from "../../src/http/body.ts";
-import { OAuthError } from "../../src/oauth/errors.ts";
+import { HttpError } from "../../src/http/errors.ts";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { clientCredentialsToken } from "../helpers/codes.ts";
 
@@ -14,14 +14,14 @@ function request(body: BodyInit | null, contentType?: string, headers: Record<st
   });
 }
 
-async function refusal(promise: Promise<unknown>): Promise<OAuthError> {
+async function refusal(promise: Promise<unknown>): Promise<HttpError> {
   try {
     await promise;
   } catch (error) {
-    assert.ok(error instanceof OAuthError, String(error));
+    assert.ok(error instanceof HttpError, String(error));
     return error;
   }
-  assert.fail("expected an OAuthError");
+  assert.fail("expected an HttpError");
 }
 
 test("mediaType drops parameters and case", () => {
@@ -49,16 +49,16 @@ test("readParams keeps __proto__ a plain key", async () => {
 });
 
 const refused: { name: string; body: string; type?: string; status: number; code: string }[] = [
-  { name: "unsupported Content-Type", body: "a=b", type: "text/plain", status: 415, code: "invalid_request" },
-  { name: "missing Content-Type", body: "a=b", status: 415, code: "invalid_request" },
-  { name: "invalid JSON", body: "{", type: "application/json", status: 400, code: "invalid_request" },
-  { name: "a JSON array", body: "[]", type: "application/json", status: 400, code: "invalid_request" },
-  { name: "a JSON string", body: '"x"', type: "application/json", status: 400, code: "invalid_request" },
-  { name: "a non-string JSON value", body: '{"client_id":1}', type: "application/json", status: 400, code: "invalid_request" },
-  { name: "a repeated form parameter", body: "a=1&a=2", type: "application/x-www-form-urlencoded", status: 400, code: "invalid_request" },
-  { name: "a repeated JSON member", body: '{"a":"1","a":"2"}', type: "application/json", status: 400, code: "invalid_request" },
-  { name: "a JSON member repeated empty", body: '{"a":"","a":"2"}', type: "application/json", status: 400, code: "invalid_request" },
-  { name: "a JSON member repeated under an escaped name", body: '{"a_b":"1","a\\u005fb":"2"}', type: "application/json", status: 400, code: "invalid_request" },
+  { name: "unsupported Content-Type", body: "a=b", type: "text/plain", status: 415, code: "unsupported_media_type" },
+  { name: "missing Content-Type", body: "a=b", status: 415, code: "unsupported_media_type" },
+  { name: "invalid JSON", body: "{", type: "application/json", status: 400, code: "bad_request" },
+  { name: "a JSON array", body: "[]", type: "application/json", status: 400, code: "bad_request" },
+  { name: "a JSON string", body: '"x"', type: "application/json", status: 400, code: "bad_request" },
+  { name: "a non-string JSON value", body: '{"client_id":1}', type: "application/json", status: 400, code: "bad_request" },
+  { name: "a repeated form parameter", body: "a=1&a=2", type: "application/x-www-form-urlencoded", status: 400, code: "bad_request" },
+  { name: "a repeated JSON member", body: '{"a":"1","a":"2"}', type: "application/json", status: 400, code: "bad_request" },
+  { name: "a JSON member repeated empty", body: '{"a":"","a":"2"}', type: "application/json", status: 400, code: "bad_request" },
+  { name: "a JSON member repeated under an escaped name", body: '{"a_b":"1","a\\u005fb":"2"}', type: "application/json", status: 400, code: "bad_request" },
 ];
 
 for (const row of refused) {
@@ -74,14 +74,14 @@ test("readParams with recognized names ignores unknown malformed ones (RFC 6749 
   const params = await readParams(request('{"client_id":"a","extra":[1]}', "application/json"), 1024, options);
   assert.deepEqual({ ...params }, { client_id: "a" });
   const error = await refusal(readParams(request('{"client_id":{}}', "application/json"), 1024, options));
-  assert.equal(error.code, "invalid_request");
+  assert.equal(error.code, "bad_request");
 });
 
 test("readParams refuses a repeated recognized JSON member and ignores repeats of the others", async () => {
   const options = { recognized: ["client_id", "client_secret"] };
   const repeated = '{"client_id":"bogus","client_secret":"s","client_id":"real"}';
   const error = await refusal(readParams(request(repeated, "application/json"), 1024, options));
-  assert.equal(error.code, "invalid_request");
+  assert.equal(error.code, "bad_request");
   assert.match(error.description, /client_id is repeated/);
   const params = await readParams(request('{"x":1,"client_id":"a","x":{"client_id":"b"}}', "application/json"), 1024, options);
   assert.deepEqual({ ...params }, { client_id: "a" });
@@ -145,9 +145,9 @@ test("readText stops an endless body as soon as it crosses the limit", async () 
   assert.ok(pulled < 40, `pulled ${pulled} chunks`);
 });
 
-test("readText refuses invalid UTF-8 with invalid_request", async () => {
+test("readText refuses invalid UTF-8 as a bad request", async () => {
   const error = await refusal(readText(request(new Uint8Array([0x7b, 0xff, 0x7d]), "application/json"), 100));
-  assert.equal(error.code, "invalid_request");
+  assert.equal(error.code, "bad_request");
   assert.equal(error.status, 400);
 });
 
@@ -164,10 +164,10 @@ function droppedMidBody(path: string, first: string, headers: Record<string, str
   return new Request(`http://fieldgate.test${path}`, { method: "POST", body: stream, headers, duplex: "half" } as RequestInit);
 }
 
-test("readText turns a body the client stopped sending into invalid_request, not a server error", async () => {
+test("readText turns a body the client stopped sending into a bad request, not a server error", async () => {
   const error = await refusal(readText(droppedMidBody("/x", '{"grant_type":', {}), 1000));
   assert.equal(error.status, 400);
-  assert.equal(error.code, "invalid_request");
+  assert.equal(error.code, "bad_request");
 });
 
 test("a client that drops mid-body gets 400 from the token endpoint and GraphQL, and nothing is logged as failed", async () => {

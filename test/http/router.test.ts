@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { acceptQuality, createRouter, isPageNavigation, type Route } from "../../src/http/router.ts";
-import { OAuthError } from "../../src/oauth/errors.ts";
+import { HttpError } from "../../src/http/errors.ts";
 
 const ok = async () => new Response("ok");
 const routes: Route[] = [
@@ -10,14 +10,14 @@ const routes: Route[] = [
   { method: "POST", path: "/b", surface: "html", handler: ok },
 ];
 
-function refusal(fn: () => unknown): OAuthError {
+function refusal(fn: () => unknown): HttpError {
   try {
     fn();
   } catch (error) {
-    assert.ok(error instanceof OAuthError);
+    assert.ok(error instanceof HttpError);
     return error;
   }
-  assert.fail("expected an OAuthError");
+  assert.fail("expected an HttpError");
 }
 
 test("router matches method and exact path", () => {

@@ -203,28 +203,6 @@ test("closing the database commits the writes still queued for a batch", async (
   }
 });
 
-test("afterBatch runs after the batch's callers have gone on, before anything the next turn brings", async () => {
-  const order: string[] = [];
-  const db = openDatabase(":memory:", { afterBatch: () => order.push("afterBatch") });
-  try {
-    db.exec("CREATE TABLE t (v TEXT)");
-    // Each caller goes on through a few awaits, as a request handler does before it queues its answer.
-    const caller = async (v: string) => {
-      await db.transactionBatched(() => db.prepare("INSERT INTO t (v) VALUES (?)").run(v));
-      await Promise.resolve();
-      order.push(`answered ${v}`);
-    };
-    const done = Promise.all([caller("a"), caller("b")]);
-    // An immediate set after the batch was queued: afterBatch runs before it, right behind the commit.
-    setImmediate(() => order.push("next immediate"));
-    await done;
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(order, ["answered a", "answered b", "afterBatch", "next immediate"]);
-  } finally {
-    db.close();
-  }
-});
-
 test("a transaction that fills the database reports the full disk, not the rollback SQLite already made", () => {
   const db = openDatabase(":memory:");
   // max_page_count makes SQLite answer SQLITE_FULL as a full disk would, and roll the transaction back itself.

@@ -2,7 +2,8 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { get } from "../helpers/requests.ts";
-import { errorViewOf, renderErrorPage, waitInWords } from "../../src/ui/error_page.ts";
+import { errorViewOf, renderErrorPage, waitInWords, type Refusal } from "../../src/ui/error_page.ts";
+import { HttpError } from "../../src/http/errors.ts";
 import { OAuthError, temporarilyUnavailable, tooManyRequests } from "../../src/oauth/errors.ts";
 
 const NAVIGATION = { "sec-fetch-dest": "document", accept: "text/html,application/xhtml+xml,*/*;q=0.8" };
@@ -51,11 +52,11 @@ for (const path of ["/oauth/tokn", "/graphql/", "/.well-known/openid-configurati
 }
 
 // Titles and messages per kind of refusal, in words a user can act on; the technical description goes to Details.
-const views: { name: string; error: OAuthError; title: RegExp; message: RegExp }[] = [
-  { name: "404", error: new OAuthError("not_found", "No such endpoint"), title: /^Page not found$/, message: /no page at this address/ },
+const views: { name: string; error: Refusal; title: RegExp; message: RegExp }[] = [
+  { name: "404", error: new HttpError("not_found", "No such endpoint"), title: /^Page not found$/, message: /no page at this address/ },
   {
     name: "405",
-    error: new OAuthError("method_not_allowed", "Method GET is not allowed here", { headers: { allow: "POST" } }),
+    error: new HttpError("method_not_allowed", "Method GET is not allowed here", { headers: { allow: "POST" } }),
     title: /cannot be opened this way/,
     message: /where a form is sent/,
   },
@@ -64,7 +65,7 @@ const views: { name: string; error: OAuthError; title: RegExp; message: RegExp }
   { name: "503", error: temporarilyUnavailable(10), title: /^Service busy$/, message: /Try again in a few seconds\./ },
   {
     name: "413",
-    error: new OAuthError("payload_too_large", "Request body is larger than 65536 bytes"),
+    error: new HttpError("payload_too_large", "Request body is larger than 65536 bytes"),
     title: /^Form too large$/,
     message: /more than fieldgate accepts/,
   },

@@ -1,6 +1,6 @@
 // GET /metrics: the Prometheus scrape endpoint, absent unless a metrics bearer secret is configured.
-import type { RouteFactory } from "./router.ts";
-import { bearerChallenge } from "./bearer.ts";
+import type { RouteFactory } from "../http/router.ts";
+import { bearerChallenge } from "../http/bearer.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { invalidToken } from "../oauth/errors.ts";
 

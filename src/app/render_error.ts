@@ -1,0 +1,35 @@
+// The one rendering of a refusal per surface: RFC 6749 JSON for APIs, the error page for browser routes.
+import type { HttpError } from "../http/errors.ts";
+import type { Surface } from "../http/router.ts";
+import { html, jsonNoStore } from "../http/respond.ts";
+import { errorViewOf, renderErrorPage, type Refusal } from "../ui/error_page.ts";
+
+/**
+ * A transport refusal as the client reads it: the wire code of a malformed request or an unsupported body type is
+ * RFC 6749's invalid_request (its status stays 400 or 415), so OAuth clients parse it as any other.
+ */
+export function refusalOf(error: HttpError): Refusal {
+  const code = error.code === "bad_request" || error.code === "unsupported_media_type" ? "invalid_request" : error.code;
+  return { code, status: error.status, description: error.description, headers: error.headers };
+}
+
+/** Where an answer goes: the route's surface and the request's id, which the error page shows. */
+export interface RenderTarget {
+  surface: Surface;
+  requestId: string;
+}
+
+/** A refusal (an OAuthError, or a mapped HttpError) in the shape its surface expects. */
+export function renderError(error: Refusal, { surface, requestId }: RenderTarget): Response {
+  if (surface === "html") return html(renderErrorPage(errorViewOf(error, requestId)), error.status, error.headers);
+  return jsonNoStore({ error: error.code, error_description: error.description }, error.status, error.headers);
+}
+
+/** A bare 500 server_error that reveals nothing about its cause. */
+export function renderServerError({ surface, requestId }: RenderTarget): Response {
+  if (surface === "html") {
+    const page = renderErrorPage({ status: 500, title: "Something went wrong", message: "The server could not complete the request.", requestId });
+    return html(page, 500);
+  }
+  return jsonNoStore({ error: "server_error", error_description: "The server could not complete the request" }, 500);
+}

@@ -1,0 +1,24 @@
+// Which store failures are a condition to retry (503) rather than a fault of ours, and what each is logged as.
+import { isStoreBusy, isStoreClosed, storageFaultOf } from "../store/errors.ts";
+
+/** A store failure the boundary answers with 503 temporarily_unavailable. */
+export interface StoreFailure {
+  event: "database_closed" | "database_busy" | "database_unavailable";
+  /** Seconds the client is told to wait. */
+  retryAfter: number;
+  /** The storage fault (disk full, read-only, I/O, corrupt), which /healthz reports too. */
+  fault?: string;
+}
+
+/** The store failure `error` is, or undefined for any other error. */
+export function classifyStoreFailure(error: unknown): StoreFailure | undefined {
+  // The store was closed under requests still running (App.close() waits for them instead).
+  if (isStoreClosed(error)) return { event: "database_closed", retryAfter: 1 };
+  // Another connection (the CLI, an sqlite3 shell, another worker) held the write lock past the busy timeout: a
+  // condition to retry, not a fault of ours or the client's.
+  if (isStoreBusy(error)) return { event: "database_busy", retryAfter: 1 };
+  // Disk full, a read-only file, an I/O error, a corrupt page: the operator's to fix, and every write meets it
+  // until then. 503 (retry later), no stack: the message is the cause.
+  const fault = storageFaultOf(error);
+  return fault ? { event: "database_unavailable", retryAfter: 10, fault } : undefined;
+}
