@@ -1,13 +1,16 @@
 // In-process cost of one request through app.fetch (no sockets): `node bench/inproc.ts [token|count|page] [N] [--subtle-digest] [--log]` (run with 2>/dev/null for --log).
 // A quick, noise-resistant check of app-side changes; the real figures come from `npm run bench`.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { jsonLog } from "../src/deps.ts";
 import { ParsedRequest } from "../src/adapters/parsed_request.ts";
+import { pooledRandom } from "../src/adapters/pooled_random.ts";
+import { syncSha256Hex } from "../src/adapters/sync_digest.ts";
+import { syncHmacSha256Base64Url } from "../src/adapters/sync_hmac.ts";
+import { syncBlockCipher } from "../src/adapters/sync_block_cipher.ts";
 import { openStore } from "../src/store/store.ts";
 import { seedDatabase } from "./seed.ts";
 import { COUNT_QUERY, PAGE_QUERY } from "./scenarios.ts";
@@ -19,15 +22,21 @@ const dir = mkdtempSync(join(tmpdir(), "fieldgate-inproc-"));
 const seeded = await seedDatabase(join(dir, "db.sqlite"), { refreshPool: 0, fields: 500, fillerTokens: 0, fillerFields: 0, fillerOrganizations: 0 });
 const store = openStore(seeded.path, { autoCheckpointPages: 0 });
 const config = loadConfig({ FIELDGATE_DB: seeded.path });
+// The collaborators the Node adapter injects (serve_node.ts createNodeDeps), so the figure is the server's.
 const app = createApp({
   config, store, log: withLog ? jsonLog : () => {},
-  digest: nodeDigest ? async (v) => createHash("sha256").update(v).digest("hex") : undefined,
+  digest: nodeDigest ? syncSha256Hex : undefined,
+  random: pooledRandom(),
+  hmac: syncHmacSha256Base64Url,
+  blockCipher: syncBlockCipher,
 });
 const tokenBody = JSON.stringify({ grant_type: "client_credentials", client_id: seeded.ccClient.clientId, client_secret: seeded.ccClient.clientSecret });
 // Requests as the Node adapter builds them (ParsedRequest).
 const encoder = new TextEncoder();
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-  new ParsedRequest("POST", "http://127.0.0.1" + path, Object.entries({ "content-type": "application/json", ...headers }).flat(), encoder.encode(body)) as Request;
+  new ParsedRequest("POST", "http://127.0.0.1" + path, Object.entries({
+    "content-type": "application/json", "content-length": String(encoder.encode(body).byteLength), ...headers,
+  }).flat(), encoder.encode(body)) as Request;
 const first = await app.fetch(post("/oauth/token", tokenBody));
 const accessToken = ((await first.json()) as { access_token: string }).access_token;
 const make = which === "token"

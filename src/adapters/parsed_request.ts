@@ -62,6 +62,14 @@ export class ParsedRequest {
     return this.#read((request) => request.json());
   }
   arrayBuffer(): Promise<ArrayBuffer> {
+    // The buffered bytes themselves while nobody has read the body: no stream read, no undici Request.
+    if (!this.#real && !this.#taken && !this.#stream?.locked && this.#bytes !== undefined) {
+      this.#taken = true;
+      void this.#stream?.cancel();
+      const bytes = this.#bytes;
+      const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+      return Promise.resolve((whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer);
+    }
     return this.#read((request) => request.arrayBuffer());
   }
   bytes(): Promise<Uint8Array<ArrayBuffer>> {

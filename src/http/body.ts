@@ -29,40 +29,87 @@ export const BODY_DEADLINE_MS = 30_000;
 export async function readText(request: Request, maxBytes: number, deadlineMs = BODY_DEADLINE_MS): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  if (!request.body) return "";
   // Read or locked already (an embedder's middleware parsed it first): the request cannot be answered as sent.
-  if (request.bodyUsed || request.body.locked) throw badRequest("The request body was already read before it reached fieldgate");
-  const reader = request.body.getReader();
+  // bodyUsed is asked first: an adapter's request may build its body stream only when `body` is read.
+  if (request.bodyUsed) throw alreadyRead();
+  if (declared === null || Number(declared) === 0) {
+    if (!request.body) return "";
+    if (request.body.locked) throw alreadyRead();
+  }
+  const deadline = lazyDeadline(deadlineMs);
+  try {
+    // HTTP framing holds a body with a declared length to that length, so it may be read whole; a body buffered
+    // by the adapter then arrives without a stream.
+    const bytes = declared !== null ? await readDeclared(request, deadline) : await readStreamed(request, maxBytes, deadline);
+    if (bytes === "late") throw new HttpError("request_timeout", `The request body did not arrive within ${deadlineMs / 1000} s`);
+    return decode(bytes, maxBytes);
+  } finally {
+    deadline.clear();
+  }
+}
+
+/** A deadline whose timer starts only when a read has to wait: a body already buffered costs no timer. */
+interface Deadline {
+  late(): Promise<"late">;
+  clear(): void;
+}
+
+function lazyDeadline(ms: number): Deadline {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let late: Promise<"late"> | undefined;
+  return {
+    late: () => (late ??= new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)))),
+    clear: () => clearTimeout(timer),
+  };
+}
+
+const PENDING = Symbol("pending");
+
+function alreadyRead(): HttpError {
+  return badRequest("The request body was already read before it reached fieldgate");
+}
+
+async function readDeclared(request: Request, deadline: Deadline): Promise<Uint8Array | "late"> {
+  const reading = request.arrayBuffer();
+  // A read that loses the race settles later, unobserved.
+  reading.catch(() => {});
+  try {
+    // An already settled read wins this first race, so only a read that has to wait starts the timer.
+    const now = await Promise.race([reading, Promise.resolve(PENDING)]);
+    const result = now === PENDING ? await Promise.race([reading, deadline.late()]) : now;
+    return result === "late" ? result : new Uint8Array(result);
+  } catch (error) {
+    if (request.body?.locked) throw alreadyRead();
+    // The client went away mid-body (Deno: "Cannot read request body"): its request, not the server, failed.
+    throw badRequest("The request body could not be read to its end", { cause: error });
+  }
+}
+
+async function readStreamed(request: Request, maxBytes: number, deadline: Deadline): Promise<Uint8Array | "late"> {
+  const reader = request.body!.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), deadlineMs)));
-  try {
-    for (;;) {
-      let chunk: ReadableStreamReadResult<Uint8Array> | "late";
-      try {
-        chunk = await Promise.race([reader.read(), late]);
-      } catch (error) {
-        // The client went away mid-body (Deno: "Cannot read request body"): its request, not the server, failed.
-        throw badRequest("The request body could not be read to its end", { cause: error });
-      }
-      if (chunk === "late") {
-        await reader.cancel().catch(() => {});
-        throw new HttpError("request_timeout", `The request body did not arrive within ${deadlineMs / 1000} s`);
-      }
-      const { done, value } = chunk;
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge(maxBytes);
-      }
-      chunks.push(value);
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array> | "late";
+    try {
+      chunk = await Promise.race([reader.read(), deadline.late()]);
+    } catch (error) {
+      throw badRequest("The request body could not be read to its end", { cause: error });
     }
-  } finally {
-    clearTimeout(timer);
+    if (chunk === "late") {
+      await reader.cancel().catch(() => {});
+      return chunk;
+    }
+    const { done, value } = chunk;
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
   }
-  return decode(chunks.length === 1 ? chunks[0]! : concat(chunks, total), maxBytes);
+  return chunks.length === 1 ? chunks[0]! : concat(chunks, total);
 }
 
 function decode(bytes: Uint8Array, maxBytes: number): string {
