@@ -197,15 +197,14 @@ function watchForKill(binDir: string, dir: string, data: string): void {
 }
 
 /**
- * Prints `note` once per test run: Deno runs every file in one process, and node --test gives each file its own,
- * whose parent is the runner, so a marker named after the runner (its pid and start time) tells later files.
+ * Prints `note` once per test run. node --test gives each file a process of its own, whose parent is the runner;
+ * Deno runs each file in a fresh module instance of one process. A marker named after the run's process (pid and
+ * start time, which no later process repeats) tells the later files; a few bytes left in the temp directory.
  */
 function noteOnce(note: string): void {
-  if (printedNote) return;
-  printedNote = true;
-  const runner = runnerIdentity();
-  if (runner) {
-    const marker = join(tmpdir(), `fieldgate-pg-note-${runner}`);
+  const run = runIdentity();
+  if (run) {
+    const marker = join(tmpdir(), `fieldgate-pg-note-${run}`);
     try {
       writeFileSync(marker, "", { flag: "wx" });
     } catch (error) {
@@ -216,16 +215,14 @@ function noteOnce(note: string): void {
   process.stderr.write(`\n${note}\n\n`);
 }
 
-let printedNote = false;
-
-/** The parent process as pid plus start time (Linux /proc), which no later process repeats; undefined elsewhere. */
-function runnerIdentity(): string | undefined {
-  if (process.env.NODE_TEST_CONTEXT === undefined) return undefined; // not a node --test child: print
+/** The test run's process as pid plus start time (Linux /proc); undefined elsewhere, where every file prints. */
+function runIdentity(): string | undefined {
+  const pid = process.env.NODE_TEST_CONTEXT === undefined ? process.pid : process.ppid;
   try {
-    const stat = readFileSync(`/proc/${process.ppid}/stat`, "utf8");
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-    return `${process.ppid}-${startTime}`;
+    return `${pid}-${startTime}`;
   } catch {
-    return undefined;
+    return undefined; // no /proc (macOS): the note repeats per file, which is noise, not harm
   }
 }
