@@ -146,7 +146,9 @@ async function startCluster(binDir: string): Promise<{ url: string }> {
   await exec("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"]);
   for (let attempt = 1;; attempt++) {
     const port = await freePort();
-    const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c deadlock_timeout=50ms`;
+    // No durability needed for a cluster that is deleted at exit; a short deadlock_timeout makes deadlock tests quick.
+    const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off ` +
+      "-c deadlock_timeout=50ms";
     try {
       await exec("pg_ctl", ["start", "-D", data, "-l", join(dir, "log"), "-w", "-t", "30", "-o", settings]);
       return { url: `postgres://postgres@127.0.0.1:${port}/postgres` };
