@@ -53,19 +53,21 @@ async function migratePostgresUrl(url: string, deps: CliDeps): Promise<Outcome> 
     const report = await migratePostgres(pg, { now: deps.clock() });
     return { database: pg.where, ...report };
   } catch (error) {
-    // A refused connection, a wrong password or a missing database: the operator's to fix, named without secrets.
-    if (hasCode(error) && !(error instanceof SchemaTooNewError || error instanceof ForeignDatabaseError)) {
-      throw new CommandError(`cannot migrate ${pg.where}: ${messageOf(error)}`);
-    }
+    if (isUnreachable(error)) throw new CommandError(`cannot migrate ${pg.where}: ${messageOf(error)}`);
     throw error;
   } finally {
     await pg.close();
   }
 }
 
-/** Network errors (ECONNREFUSED) and PostgreSQL's own (SQLSTATE) carry a string code; our bugs do not. */
-function hasCode(error: unknown): boolean {
-  return error instanceof Error && typeof (error as { code?: unknown }).code === "string";
+/**
+ * A server that cannot be reached or will not let this user in: the operator's to fix, so a message (named without
+ * the password), not a stack. Network errors (ECONNREFUSED, postgres.js's CONNECT_TIMEOUT) and the SQLSTATE classes
+ * 08 (connection), 28 (authorization), 3D (no such database), 42501 (no privilege) and 57P03 (starting up).
+ */
+function isUnreachable(error: unknown): boolean {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && /^(E[A-Z]+|CONNECT_TIMEOUT|08...|28...|3D...|42501|57P03)$/.test(code);
 }
 
 /** A database newer than this fieldgate, or not fieldgate's at all, fails the command (exit 1) with its message. */

@@ -106,11 +106,11 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
   return {
     where: describePostgresUrl(url),
     ...queryable(sql, prepare),
-    async transaction(fn, { retries = 2 } = {}) {
+    async transaction<T>(fn: (tx: PgQueryable) => Promise<T>, { retries = 2 } = {}): Promise<T> {
       for (let attempt = 0;; attempt++) {
         try {
           // sql.begin rolls back and rethrows when fn or the COMMIT fails; nothing of this attempt stays.
-          return (await sql.begin((tx) => fn(queryable(tx, prepare)))) as Awaited<ReturnType<typeof fn>>;
+          return (await sql.begin((tx) => fn(queryable(tx, prepare)))) as T;
         } catch (error) {
           // No pause before the retry: the winner holds the locks, so the new attempt queues behind it anyway.
           if (attempt >= retries || !isRetryable(error)) throw error;
