@@ -74,12 +74,18 @@ postgresTest("a deadlock victim runs again from the start after its rollback, an
         await tx.query("UPDATE t SET v = v + 1 WHERE id = $1", [first]);
         if (++both.count === 2) both.resolve();
         await bothLocked;
-        await tx.query("UPDATE t SET v = v + 1 WHERE id = $1", [second]);
+        await tx.query("UPDATE t SET v = v + 1 WHERE id = $1", [second]).catch((error: { code?: string }) => {
+          failures.push(`${who}: ${error.code}`);
+          throw error;
+        });
         return who;
       });
+    const failures: string[] = [];
     assert.deepEqual(await Promise.all([transfer("a", 1, 2), transfer("b", 2, 1)]), ["a", "b"]);
     assert.deepEqual(await pg.query("SELECT id, v FROM t ORDER BY id"), [{ id: 1, v: 2 }, { id: 2, v: 2 }]);
     // Three attempts ran, but the victim's first one was rolled back with its row in attempts.
+    assert.equal(failures.length, 1, failures.join(", "));
+    assert.match(failures[0]!, /40P01/);
     assert.equal(both.count, 3);
     assert.equal((await pg.query("SELECT who FROM attempts")).length, 2);
   }, { lockTimeoutMs: 10_000 });
