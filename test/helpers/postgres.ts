@@ -8,7 +8,15 @@
  * Without any: the tests are skipped and one note says so and how to enable them; under CI=true they fail instead.
  */
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -57,7 +65,10 @@ export interface TestDatabase {
  * `test()` for a test that needs PostgreSQL: `fn` gets a new, empty database. Skipped when PostgreSQL is missing
  * (failing under CI=true), with one note for the whole run.
  */
-export function postgresTest(name: string, fn: (db: TestDatabase, t: TestContext) => Promise<void>): Promise<void> {
+export function postgresTest(
+  name: string,
+  fn: (db: TestDatabase, t: TestContext) => Promise<void>,
+): Promise<void> {
   const source = findPostgres();
   if (source.kind === "missing") {
     if (process.env.CI === "true") {
@@ -98,7 +109,10 @@ export async function createTestDatabase(
 
 let databaseCount = 0;
 
-async function withAdmin(url: string, fn: (admin: Awaited<ReturnType<typeof openPostgres>>) => Promise<void>) {
+async function withAdmin(
+  url: string,
+  fn: (admin: Awaited<ReturnType<typeof openPostgres>>) => Promise<void>,
+) {
   // One short-lived connection: a pooled one left open would keep the test process alive after its last test.
   const admin = await openPostgres(url, { max: 1 });
   try {
@@ -128,7 +142,9 @@ async function startCluster(binDir: string): Promise<{ url: string }> {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-pg-"));
   const data = join(dir, "data");
   if (asRoot) {
-    const [uid, gid] = ["-u", "-g"].map((flag) => Number(spawnSync("id", [flag, "postgres"]).stdout.toString()));
+    const [uid, gid] = ["-u", "-g"].map((flag) =>
+      Number(spawnSync("id", [flag, "postgres"]).stdout.toString())
+    );
     chownSync(dir, uid!, gid!);
   }
   const stop = () => {
@@ -143,11 +159,23 @@ async function startCluster(binDir: string): Promise<{ url: string }> {
     return run(command, argv, { cwd: dir });
   };
   // trust: only this machine's 127.0.0.1 and the socket in the private temp directory reach it, for one test run.
-  await exec("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"]);
+  await exec("initdb", [
+    "-D",
+    data,
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "--no-sync",
+    "-E",
+    "UTF8",
+    "--locale=C.UTF-8",
+  ]);
   for (let attempt = 1;; attempt++) {
     const port = await freePort();
     // No durability needed for a cluster that is deleted at exit; a short deadlock_timeout makes deadlock tests quick.
-    const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off ` +
+    const settings =
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off ` +
       "-c deadlock_timeout=50ms";
     try {
       await exec("pg_ctl", ["start", "-D", data, "-l", join(dir, "log"), "-w", "-t", "30", "-o", settings]);
@@ -169,7 +197,9 @@ function freePort(): Promise<number> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(
+        () => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))),
+      );
     });
   });
 }

@@ -2,7 +2,7 @@
 import { ForeignDatabaseError, SchemaTooNewError } from "../../store/errors.ts";
 import { MIGRATIONS } from "../../store/migrations.ts";
 import { messageOf } from "../text.ts";
-import { CommandError, type CliDeps, type DatabaseCommand } from "../types.ts";
+import { type CliDeps, CommandError, type DatabaseCommand } from "../types.ts";
 
 /** True for a postgres:// or postgresql:// URL, which names a PostgreSQL database rather than a SQLite file. */
 export function isPostgresUrl(database: string): boolean {
@@ -18,18 +18,23 @@ interface Outcome {
 
 export const migrate: DatabaseCommand = {
   name: "migrate",
-  summary: "apply pending schema migrations to --db (a SQLite file, created if missing, or a postgres:// URL)",
+  summary:
+    "apply pending schema migrations to --db (a SQLite file, created if missing, or a postgres:// URL)",
   positionals: [],
   flags: {},
   opensDatabase: true,
   async run({ config, deps }) {
     const outcome = await refusingKnownFaults(() =>
-      isPostgresUrl(config.dbPath) ? migratePostgresUrl(config.dbPath, deps) : migrateSqliteFile(config.dbPath, deps)
+      isPostgresUrl(config.dbPath)
+        ? migratePostgresUrl(config.dbPath, deps)
+        : migrateSqliteFile(config.dbPath, deps)
     );
     const { database, applied, version } = outcome;
     const text = applied.length === 0
       ? `${database} is up to date (schema version ${version}).\n`
-      : `Migrated ${database} to schema version ${version}; applied:\n${applied.map((name) => `  ${name}\n`).join("")}`;
+      : `Migrated ${database} to schema version ${version}; applied:\n${
+        applied.map((name) => `  ${name}\n`).join("")
+      }`;
     return { json: { database, applied, version }, text };
   },
 };
@@ -75,7 +80,9 @@ async function refusingKnownFaults(fn: () => Promise<Outcome>): Promise<Outcome>
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof SchemaTooNewError || error instanceof ForeignDatabaseError) throw new CommandError(error.message);
+    if (error instanceof SchemaTooNewError || error instanceof ForeignDatabaseError) {
+      throw new CommandError(error.message);
+    }
     throw error;
   }
 }

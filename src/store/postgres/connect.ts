@@ -74,7 +74,9 @@ const INT8 = {
   serialize: (value: number) => String(value),
   parse: (text: string): number => {
     const value = Number(text);
-    if (!Number.isSafeInteger(value)) throw new RangeError(`int8 value ${text} does not fit a JavaScript number`);
+    if (!Number.isSafeInteger(value)) {
+      throw new RangeError(`int8 value ${text} does not fit a JavaScript number`);
+    }
     return value;
   },
 };

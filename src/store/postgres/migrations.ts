@@ -237,7 +237,10 @@ export interface MigrationReport {
  * @throws SchemaTooNewError when a newer fieldgate migrated the database
  * @throws ForeignDatabaseError when its schema holds tables and no schema_migrations
  */
-export async function migratePostgres(client: PgClient, options: { now?: number } = {}): Promise<MigrationReport> {
+export async function migratePostgres(
+  client: PgClient,
+  options: { now?: number } = {},
+): Promise<MigrationReport> {
   const appliedAt = Math.floor((options.now ?? Date.now()) / 1000);
   // No retry: DDL under the lock neither deadlocks nor fails serialization, and a failure should surface as it is.
   return await client.transaction(async (tx) => {
@@ -249,7 +252,9 @@ export async function migratePostgres(client: PgClient, options: { now?: number 
     if (await isForeign(tx)) throw new ForeignDatabaseError(client.where);
     await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
-    const [row] = await tx.query<{ v: number }>("SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations");
+    const [row] = await tx.query<{ v: number }>(
+      "SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations",
+    );
     const current = row!.v;
     if (current > PG_MIGRATIONS.length) throw new SchemaTooNewError(current, PG_MIGRATIONS.length);
     const applied: string[] = [];

@@ -1,6 +1,11 @@
 // The PostgreSQL adapter: int8 as numbers, session limits, placeholders, transactions and their bounded retry.
 import assert from "node:assert/strict";
-import { describePostgresUrl, isRetryable, openPostgres, type PgClient } from "../../../src/store/postgres/connect.ts";
+import {
+  describePostgresUrl,
+  isRetryable,
+  openPostgres,
+  type PgClient,
+} from "../../../src/store/postgres/connect.ts";
 import { postgresTest } from "../../helpers/postgres.ts";
 import { test } from "../../helpers/bounded.ts";
 
@@ -13,12 +18,17 @@ async function withClient(url: string, fn: (client: PgClient) => Promise<void>, 
   }
 }
 
-postgresTest("int8 columns and COUNT(*) arrive as numbers, as node:sqlite returns INTEGER", async ({ url }) => {
-  await withClient(url, async (pg) => {
-    const [row] = await pg.query("SELECT 9007199254740991::bigint AS big, COUNT(*) AS n, 2::integer AS small FROM (VALUES (1), (2)) v");
-    assert.deepEqual(row, { big: 9007199254740991, n: 2, small: 2 });
-  });
-});
+postgresTest(
+  "int8 columns and COUNT(*) arrive as numbers, as node:sqlite returns INTEGER",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      const [row] = await pg.query(
+        "SELECT 9007199254740991::bigint AS big, COUNT(*) AS n, 2::integer AS small FROM (VALUES (1), (2)) v",
+      );
+      assert.deepEqual(row, { big: 9007199254740991, n: 2, small: 2 });
+    });
+  },
+);
 
 postgresTest("an int8 beyond 2^53 is refused rather than rounded", async ({ url }) => {
   await withClient(url, async (pg) => {
@@ -26,14 +36,20 @@ postgresTest("an int8 beyond 2^53 is refused rather than rounded", async ({ url 
   });
 });
 
-postgresTest("every connection starts with the configured statement, lock and idle-transaction limits", async ({ url }) => {
-  await withClient(url, async (pg) => {
-    const [row] = await pg.query(`SELECT current_setting('statement_timeout') AS statement,
+postgresTest(
+  "every connection starts with the configured statement, lock and idle-transaction limits",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      const [row] = await pg.query(`SELECT current_setting('statement_timeout') AS statement,
       current_setting('lock_timeout') AS lock, current_setting('idle_in_transaction_session_timeout') AS idle`);
-    assert.deepEqual(row, { statement: "250ms", lock: "567ms", idle: "8900ms" });
-    await assert.rejects(pg.query("SELECT pg_sleep(5)"), (error: unknown) => (error as { code?: string }).code === "57014");
-  }, { statementTimeoutMs: 250, lockTimeoutMs: 567, idleInTransactionTimeoutMs: 8900 });
-});
+      assert.deepEqual(row, { statement: "250ms", lock: "567ms", idle: "8900ms" });
+      await assert.rejects(
+        pg.query("SELECT pg_sleep(5)"),
+        (error: unknown) => (error as { code?: string }).code === "57014",
+      );
+    }, { statementTimeoutMs: 250, lockTimeoutMs: 567, idleInTransactionTimeoutMs: 8900 });
+  },
+);
 
 postgresTest("values are bound to placeholders, never spliced into the text", async ({ url }) => {
   await withClient(url, async (pg) => {
@@ -46,89 +62,111 @@ postgresTest("values are bound to placeholders, never spliced into the text", as
 
 postgresTest("unprepared mode (for PgBouncer) runs the same queries", async ({ url }) => {
   await withClient(url, async (pg) => {
-    for (let i = 0; i < 3; i++) assert.deepEqual(await pg.query("SELECT $1::integer + 1 AS n", [i]), [{ n: i + 1 }]);
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(await pg.query("SELECT $1::integer + 1 AS n", [i]), [{ n: i + 1 }]);
+    }
   }, { prepare: false });
 });
 
 postgresTest("a transaction that throws leaves nothing behind", async ({ url }) => {
   await withClient(url, async (pg) => {
     await pg.exec("CREATE TABLE t (v integer)");
-    await assert.rejects(pg.transaction(async (tx) => {
-      await tx.query("INSERT INTO t VALUES (1)");
-      throw new Error("changed my mind");
-    }), /changed my mind/);
+    await assert.rejects(
+      pg.transaction(async (tx) => {
+        await tx.query("INSERT INTO t VALUES (1)");
+        throw new Error("changed my mind");
+      }),
+      /changed my mind/,
+    );
     assert.deepEqual(await pg.query("SELECT v FROM t"), []);
   });
 });
 
-postgresTest("a deadlock victim runs again from the start after its rollback, and both transactions commit", async ({ url }) => {
-  await withClient(url, async (pg) => {
-    await pg.exec("CREATE TABLE t (id integer PRIMARY KEY, v integer NOT NULL); INSERT INTO t VALUES (1, 0), (2, 0)");
-    await pg.exec("CREATE TABLE attempts (who text)");
-    // Each holds one row and then asks for the other's: PostgreSQL aborts one of them with 40P01.
-    const both = { count: 0, resolve: () => {} };
-    const bothLocked = new Promise<void>((resolve) => (both.resolve = resolve));
-    const transfer = (who: string, first: number, second: number) =>
-      pg.transaction(async (tx) => {
-        await tx.query("INSERT INTO attempts VALUES ($1)", [who]);
-        await tx.query("UPDATE t SET v = v + 1 WHERE id = $1", [first]);
-        if (++both.count === 2) both.resolve();
-        await bothLocked;
-        await tx.query("UPDATE t SET v = v + 1 WHERE id = $1", [second]).catch((error: { code?: string }) => {
-          failures.push(`${who}: ${error.code}`);
-          throw error;
+postgresTest(
+  "a deadlock victim runs again from the start after its rollback, and both transactions commit",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      await pg.exec(
+        "CREATE TABLE t (id integer PRIMARY KEY, v integer NOT NULL); INSERT INTO t VALUES (1, 0), (2, 0)",
+      );
+      await pg.exec("CREATE TABLE attempts (who text)");
+      // Each holds one row and then asks for the other's: PostgreSQL aborts one of them with 40P01.
+      const both = { count: 0, resolve: () => {} };
+      const bothLocked = new Promise<void>((resolve) => (both.resolve = resolve));
+      const transfer = (who: string, first: number, second: number) =>
+        pg.transaction(async (tx) => {
+          await tx.query("INSERT INTO attempts VALUES ($1)", [who]);
+          await tx.query("UPDATE t SET v = v + 1 WHERE id = $1", [first]);
+          if (++both.count === 2) both.resolve();
+          await bothLocked;
+          await tx.query("UPDATE t SET v = v + 1 WHERE id = $1", [second]).catch(
+            (error: { code?: string }) => {
+              failures.push(`${who}: ${error.code}`);
+              throw error;
+            },
+          );
+          return who;
         });
-        return who;
-      });
-    const failures: string[] = [];
-    assert.deepEqual(await Promise.all([transfer("a", 1, 2), transfer("b", 2, 1)]), ["a", "b"]);
-    assert.deepEqual(await pg.query("SELECT id, v FROM t ORDER BY id"), [{ id: 1, v: 2 }, { id: 2, v: 2 }]);
-    // Three attempts ran, but the victim's first one was rolled back with its row in attempts.
-    assert.equal(failures.length, 1, failures.join(", "));
-    assert.match(failures[0]!, /40P01/);
-    assert.equal(both.count, 3);
-    assert.equal((await pg.query("SELECT who FROM attempts")).length, 2);
-  }, { lockTimeoutMs: 10_000 });
-});
+      const failures: string[] = [];
+      assert.deepEqual(await Promise.all([transfer("a", 1, 2), transfer("b", 2, 1)]), ["a", "b"]);
+      assert.deepEqual(await pg.query("SELECT id, v FROM t ORDER BY id"), [{ id: 1, v: 2 }, { id: 2, v: 2 }]);
+      // Three attempts ran, but the victim's first one was rolled back with its row in attempts.
+      assert.equal(failures.length, 1, failures.join(", "));
+      assert.match(failures[0]!, /40P01/);
+      assert.equal(both.count, 3);
+      assert.equal((await pg.query("SELECT who FROM attempts")).length, 2);
+    }, { lockTimeoutMs: 10_000 });
+  },
+);
 
-postgresTest("a retry decides again on committed state: a claim lost to another transaction stays lost", async ({ url }) => {
-  await withClient(url, async (pg) => {
-    await pg.exec("CREATE TABLE codes (id integer PRIMARY KEY, used_at bigint); INSERT INTO codes VALUES (1, NULL)");
-    let attempts = 0;
-    const outcome = await pg.transaction(async (tx) => {
-      attempts++;
-      if (attempts === 1) {
-        // Another instance claims the code and commits; this first attempt then fails as a serialization failure.
-        await pg.query("UPDATE codes SET used_at = 2 WHERE id = 1 AND used_at IS NULL");
-        await tx.exec("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$");
-      }
-      const claimed = await tx.query("UPDATE codes SET used_at = 1 WHERE id = 1 AND used_at IS NULL RETURNING id");
-      return claimed.length === 1 ? "won" : "replay";
-    }, { retries: 1 });
-    assert.equal(attempts, 2);
-    assert.equal(outcome, "replay");
-    assert.deepEqual(await pg.query("SELECT used_at FROM codes"), [{ used_at: 2 }]);
-  });
-});
-
-postgresTest("retries are bounded, and errors other than 40001 and 40P01 are never retried", async ({ url }) => {
-  await withClient(url, async (pg) => {
-    const failWith = (code: string) => {
+postgresTest(
+  "a retry decides again on committed state: a claim lost to another transaction stays lost",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      await pg.exec(
+        "CREATE TABLE codes (id integer PRIMARY KEY, used_at bigint); INSERT INTO codes VALUES (1, NULL)",
+      );
       let attempts = 0;
-      const done = pg.transaction(async (tx) => {
+      const outcome = await pg.transaction(async (tx) => {
         attempts++;
-        await tx.exec(`DO $$ BEGIN RAISE EXCEPTION 'boom' USING ERRCODE = '${code}'; END $$`);
-      }, { retries: 2 }).then(() => assert.fail("resolved"), (error: unknown) => ({ error, attempts }));
-      return done;
-    };
-    const serialization = await failWith("40001");
-    assert.equal(serialization.attempts, 3);
-    assert.ok(isRetryable(serialization.error));
-    const unique = await failWith("23505");
-    assert.equal(unique.attempts, 1);
-    assert.ok(!isRetryable(unique.error));
-  });
-});
+        if (attempts === 1) {
+          // Another instance claims the code and commits; this first attempt then fails as a serialization failure.
+          await pg.query("UPDATE codes SET used_at = 2 WHERE id = 1 AND used_at IS NULL");
+          await tx.exec("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$");
+        }
+        const claimed = await tx.query(
+          "UPDATE codes SET used_at = 1 WHERE id = 1 AND used_at IS NULL RETURNING id",
+        );
+        return claimed.length === 1 ? "won" : "replay";
+      }, { retries: 1 });
+      assert.equal(attempts, 2);
+      assert.equal(outcome, "replay");
+      assert.deepEqual(await pg.query("SELECT used_at FROM codes"), [{ used_at: 2 }]);
+    });
+  },
+);
+
+postgresTest(
+  "retries are bounded, and errors other than 40001 and 40P01 are never retried",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      const failWith = (code: string) => {
+        let attempts = 0;
+        const done = pg.transaction(async (tx) => {
+          attempts++;
+          await tx.exec(`DO $$ BEGIN RAISE EXCEPTION 'boom' USING ERRCODE = '${code}'; END $$`);
+        }, { retries: 2 }).then(() => assert.fail("resolved"), (error: unknown) => ({ error, attempts }));
+        return done;
+      };
+      const serialization = await failWith("40001");
+      assert.equal(serialization.attempts, 3);
+      assert.ok(isRetryable(serialization.error));
+      const unique = await failWith("23505");
+      assert.equal(unique.attempts, 1);
+      assert.ok(!isRetryable(unique.error));
+    });
+  },
+);
 
 test("a database URL is described without its password or query", () => {
   assert.equal(
