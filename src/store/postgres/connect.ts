@@ -49,6 +49,12 @@ export interface PgOptions {
   lockTimeoutMs?: number;
   /** Milliseconds a transaction may sit idle before the server ends its session (default 10 000). */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * Send the three limits above in each connection's startup message (default true). False behind PgBouncer, which
+   * refuses startup parameters it does not track: set them on the role instead
+   * (`ALTER ROLE fieldgate SET statement_timeout = '5s'`, and the same for the other two).
+   */
+  sendLimits?: boolean;
   /** Seconds to wait for a connection to open (default 10). */
   connectTimeoutSeconds?: number;
   /** Server notices ("relation already exists, skipping"); postgres.js would print them with console.log. */
@@ -92,14 +98,14 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
     max: options.max ?? 4,
     prepare,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
-    // Array types are fetched at each connect only for array parameters, which no query here uses.
+    // postgres.js would look up array type ids at each connect, for array parameters, which no query here uses.
     fetch_types: false,
     types: { int8: INT8 },
     onnotice: (notice) => options.onNotice?.(String(notice.message ?? "")),
     // Sent in the startup message, so every connection has them before its first query, with no extra round trip:
     // a stuck statement or lock wait fails the request instead of holding a pooled connection, and a session that
     // dies mid-transaction (a killed process, a lost network) releases its row locks.
-    connection: {
+    connection: options.sendLimits === false ? {} : {
       statement_timeout: options.statementTimeoutMs ?? 5_000,
       lock_timeout: options.lockTimeoutMs ?? 2_000,
       idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
@@ -138,8 +144,7 @@ export function describePostgresUrl(url: string): string {
 function queryable(sql: Sql | TransactionSql, prepare: boolean): PgQueryable {
   return {
     // `unsafe` is postgres.js's name for "text not written as a tagged template"; the values are still bound
-    // parameters, never spliced into the text.
-    // A plain array: postgres.js's result also carries the command, counts and column list.
+    // parameters, never spliced into the text. Rows come back as a plain array, without postgres.js's extras.
     query: async <T extends PgRow>(text: string, params: readonly PgValue[] = []) =>
       Array.from(await sql.unsafe(text, params as PgValue[] as never[], { prepare })) as unknown as T[],
     async exec(script) {

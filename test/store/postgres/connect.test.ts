@@ -51,6 +51,16 @@ postgresTest(
   },
 );
 
+postgresTest(
+  "with sendLimits false (PgBouncer) no limit is sent, leaving the role's or server's",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      const [row] = await pg.query("SELECT current_setting('statement_timeout') AS statement");
+      assert.deepEqual(row, { statement: "0" });
+    }, { sendLimits: false, statementTimeoutMs: 250 });
+  },
+);
+
 postgresTest("values are bound to placeholders, never spliced into the text", async ({ url }) => {
   await withClient(url, async (pg) => {
     const hostile = "'; DROP TABLE t; --";
