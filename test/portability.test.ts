@@ -53,3 +53,20 @@ test("only store/sqlite.ts imports node:sqlite", () => {
     .map((file) => relative(SRC, file));
   assert.deepEqual(importers, ["store/sqlite.ts"]);
 });
+
+test("only store/postgres/connect.ts loads postgres.js, and only on first use (a dynamic import)", () => {
+  const importers = walk(SRC)
+    .filter((file) => /from\s+["']postgres["']|import\(\s*["']postgres["']\s*\)/.test(stripComments(readFileSync(file, "utf8"))))
+    .map((file) => relative(SRC, file));
+  assert.deepEqual(importers, ["store/postgres/connect.ts"]);
+  const code = stripComments(readFileSync(join(SRC, "store/postgres/connect.ts"), "utf8"));
+  assert.deepEqual(code.match(/^import .*["']postgres["'];$/gm), ['import type { Sql, TransactionSql } from "postgres";']);
+});
+
+test("outside store/postgres/, the PostgreSQL modules are imported dynamically, so a SQLite run never loads them", () => {
+  const offenders = walk(SRC)
+    .filter((file) => !relative(SRC, file).startsWith("store/postgres/"))
+    .filter((file) => /^import (?!type ).*["'][./]*(store\/)?postgres\/[^"']+["'];$/m.test(stripComments(readFileSync(file, "utf8"))))
+    .map((file) => relative(SRC, file));
+  assert.deepEqual(offenders, []);
+});

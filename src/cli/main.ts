@@ -12,6 +12,7 @@ import { importFields } from "./commands/import_fields.ts";
 import { listAudit } from "./commands/list_audit.ts";
 import { listClients, showClient } from "./commands/list_clients.ts";
 import { listUsers } from "./commands/list_users.ts";
+import { isPostgresUrl, migrate } from "./commands/migrate.ts";
 import { purge } from "./commands/purge.ts";
 import { rotateSecret } from "./commands/rotate_secret.ts";
 import { serve } from "./commands/serve.ts";
@@ -21,7 +22,15 @@ import { deleteClient } from "./commands/delete_client.ts";
 import { joinOrganization, leaveOrganization } from "./commands/membership.ts";
 import { setRedirectUri } from "./commands/set_redirect_uri.ts";
 import { disableUser, enableUser } from "./commands/user_state.ts";
-import { CommandError, UsageError, type CliDeps, type CliIo, type Command, type ParsedArgs } from "./types.ts";
+import {
+  CommandError,
+  UsageError,
+  type CliDeps,
+  type CliIo,
+  type Command,
+  type CommandResult,
+  type ParsedArgs,
+} from "./types.ts";
 import { commandHelp, overview } from "./help.ts";
 import { messageOf } from "./text.ts";
 
@@ -29,7 +38,7 @@ import { messageOf } from "./text.ts";
 export const COMMANDS: readonly Command[] = [
   serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, joinOrganization, leaveOrganization,
   addClient, listClients, showClient, disableClient, enableClient, deleteClient, rotateSecret, setRedirectUri,
-  importFields, importDoorkeeper, purge, listAudit, backup,
+  importFields, importDoorkeeper, purge, listAudit, backup, migrate,
 ];
 
 /** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */
@@ -88,6 +97,12 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
   command.validate?.(args, stdin, deps);
   const env = effectiveEnv(args, deps.env);
   const config = loadValidConfig(env);
+  const context = { args, config, env, io, deps, stdin, now: nowSeconds(deps.clock) };
+  if (command.opensDatabase) return report(await command.run(context), args, io);
+  // Only migrate reaches PostgreSQL so far; opened as a SQLite path, the URL would become a file named "postgres:".
+  if (isPostgresUrl(config.dbPath)) {
+    throw new UsageError(`${command.name} cannot use a PostgreSQL database yet; only migrate takes a postgres:// URL`);
+  }
   const creates = typeof command.createsDatabase === "function" ? command.createsDatabase(args) : command.createsDatabase === true;
   if (!creates && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {
     throw new UsageError(
@@ -96,13 +111,17 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
   }
   const store = await deps.openStore(config.dbPath, command.storeOptions);
   try {
-    const result = await command.run({ args, config, env, io, deps, store, stdin, now: nowSeconds(deps.clock) });
-    if (typeof result === "number") return result;
-    io.stdout(args.flags.json === true ? JSON.stringify(result.json) + "\n" : result.text);
-    return EXIT.ok;
+    return report(await command.run({ ...context, store }), args, io);
   } finally {
     await store.close();
   }
+}
+
+/** Writes a command's result (its JSON for --json, else its text); a number is an exit code it chose itself. */
+function report(result: CommandResult | number, args: ParsedArgs, io: CliIo): number {
+  if (typeof result === "number") return result;
+  io.stdout(args.flags.json === true ? JSON.stringify(result.json) + "\n" : result.text);
+  return EXIT.ok;
 }
 
 /** Runs one admin command; writes only through `io` and never exits the process. */

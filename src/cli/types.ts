@@ -148,7 +148,8 @@ export interface CommandContext {
   now: number;
 }
 
-export interface Command {
+/** What every command declares: its words, help and argument checks. */
+interface CommandBase {
   /** "clients add", "purge", … */
   name: string;
   summary: string;
@@ -164,6 +165,11 @@ export interface Command {
    * the store is opened, so a refused command has not created or migrated anything.
    */
   validate?(args: ParsedArgs, stdin: string | undefined, deps: CliDeps): void;
+}
+
+/** A command that works through the Store, which main opens for it after validation and closes after it. */
+export interface StoreCommand extends CommandBase {
+  opensDatabase?: undefined;
   /** Options for opening the store (serve turns automatic checkpoints off). */
   storeOptions?: OpenOptions;
   /**
@@ -175,6 +181,17 @@ export interface Command {
   createsDatabase?: true | ((args: ParsedArgs) => boolean);
   run(ctx: CommandContext): Promise<CommandResult | number>;
 }
+
+/**
+ * A command that opens the database itself, because it must reach what the Store cannot open yet (migrate takes a
+ * postgres:// URL too): main opens nothing for it, and only it accepts a PostgreSQL URL.
+ */
+export interface DatabaseCommand extends CommandBase {
+  opensDatabase: true;
+  run(ctx: Omit<CommandContext, "store">): Promise<CommandResult | number>;
+}
+
+export type Command = StoreCommand | DatabaseCommand;
 
 /** A bad argument: main prints the message and exits 2 without writing anything. */
 export class UsageError extends Error {

@@ -16,6 +16,25 @@ export function rethrowConflict(error: unknown, message: string): never {
   throw error;
 }
 
+/** The database was migrated by a newer fieldgate than this one (SQLite file or PostgreSQL database alike). */
+export class SchemaTooNewError extends Error {
+  constructor(found: number, known: number) {
+    super(`database schema version ${found} is newer than this fieldgate understands (${known}); upgrade fieldgate`);
+    this.name = "SchemaTooNewError";
+  }
+}
+
+/**
+ * The database holds another application's tables and no schema_migrations: a mistyped path or URL, or the wrong
+ * database. `where` names it without a password.
+ */
+export class ForeignDatabaseError extends Error {
+  constructor(where: string) {
+    super(`${where} is not a fieldgate database (it has tables of its own and no schema_migrations); check --db or FIELDGATE_DB`);
+    this.name = "ForeignDatabaseError";
+  }
+}
+
 /** Another connection kept SQLite's write lock for longer than a write may wait (the busy timeout). */
 export class StoreBusyError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -3,8 +3,11 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import { Worker } from "node:worker_threads";
 import { createGroupCommit } from "./group_commit.ts";
-import { isStoreBusy } from "./errors.ts";
+import { ForeignDatabaseError, isStoreBusy, SchemaTooNewError } from "./errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
+
+// Defined in errors.ts, where the PostgreSQL migrations raise them too; re-exported for this module's callers.
+export { ForeignDatabaseError, SchemaTooNewError };
 
 export type Statement = StatementSync;
 export type SqlValue = null | number | bigint | string | Uint8Array;
@@ -112,22 +115,8 @@ export interface OpenOptions {
    * checkpoints off so a server can take them off the request path on a timer instead.
    */
   autoCheckpointPages?: number;
-}
-
-/** Thrown when the file was migrated by a newer fieldgate than this one. */
-export class SchemaTooNewError extends Error {
-  constructor(found: number, known: number) {
-    super(`database schema version ${found} is newer than this fieldgate understands (${known}); upgrade fieldgate`);
-    this.name = "SchemaTooNewError";
-  }
-}
-
-/** Thrown for a file that holds another application's tables: a mistyped path, or the wrong file. */
-export class ForeignDatabaseError extends Error {
-  constructor(path: string) {
-    super(`${path} is not a fieldgate database (it has tables of its own and no schema_migrations); check --db or FIELDGATE_DB`);
-    this.name = "ForeignDatabaseError";
-  }
+  /** Called once the file is at the current version, with the names of the steps this open applied (often none). */
+  onMigrated?: (applied: readonly string[]) => void;
 }
 
 /**
@@ -166,7 +155,8 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     // them). The request paths insert and update in place, so only deletes (purge, sign-out, erasure) pay.
     db.exec("PRAGMA secure_delete = ON");
     db.exec(`PRAGMA wal_autocheckpoint = ${Math.max(0, Math.floor(options.autoCheckpointPages ?? 1000))}`);
-    migrate(db, options.now ?? Date.now());
+    const applied = migrate(db, options.now ?? Date.now());
+    options.onMigrated?.(applied);
   } catch (error) {
     db.close();
     throw error;
@@ -180,23 +170,27 @@ function isForeign(db: DatabaseSync): boolean {
   return row?.foreign_file === 1;
 }
 
-function migrate(db: DatabaseSync, nowMs: number): void {
+/** Applies the steps the file lacks; returns their names. */
+function migrate(db: DatabaseSync, nowMs: number): string[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
   const version = () => Number((db.prepare("SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations").get() as { v: number }).v);
   const seen = version();
   if (seen > MIGRATIONS.length) throw new SchemaTooNewError(seen, MIGRATIONS.length);
-  if (seen === MIGRATIONS.length) return;
-  within(db, "BEGIN IMMEDIATE", () => {
+  if (seen === MIGRATIONS.length) return [];
+  return within(db, "BEGIN IMMEDIATE", () => {
     // Read again under the write lock: another process may have migrated between the look above and now.
     const current = version();
     if (current > MIGRATIONS.length) throw new SchemaTooNewError(current, MIGRATIONS.length);
     const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    const applied: string[] = [];
     for (let version = current + 1; version <= MIGRATIONS.length; version++) {
       const step = MIGRATIONS[version - 1]!;
       db.exec(step.sql);
       record.run(version, step.name, Math.floor(nowMs / 1000));
+      applied.push(step.name);
     }
+    return applied;
   });
 }
 

@@ -222,3 +222,16 @@ test("the empty field counts step drops the rows already at 0, and later deletes
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("opening reports the steps it applied through onMigrated: all on a new file, none on the next open", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-migrations-"));
+  const path = join(dir, "reported.db");
+  try {
+    const reports: (readonly string[])[] = [];
+    openDatabase(path, { onMigrated: (applied) => reports.push(applied) }).close();
+    openDatabase(path, { onMigrated: (applied) => reports.push(applied) }).close();
+    assert.deepEqual(reports, [MIGRATIONS.map((m) => m.name), []]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,154 @@
+// The one module that loads postgres.js: opens a small pool with our session settings behind a thin adapter of our own.
+import type { Sql, TransactionSql } from "postgres";
+
+/** A value bound to a placeholder ($1, $2, …). */
+export type PgValue = null | number | string | boolean | Uint8Array;
+/** A result row by column name; int8 columns arrive as numbers (see INT8). */
+export type PgRow = Record<string, unknown>;
+
+/** Statements on one connection: the pool's next free one, or the transaction's own. */
+export interface PgQueryable {
+  /** Runs one statement with placeholders ($1, $2, …) bound to `params`; resolves with its rows. */
+  query<T extends PgRow = PgRow>(text: string, params?: readonly PgValue[]): Promise<T[]>;
+  /**
+   * Runs a script of several statements without parameters (the simple query protocol): for migrations only,
+   * since nothing in it can be bound.
+   */
+  exec(script: string): Promise<void>;
+}
+
+/** A pool of connections to one PostgreSQL database. */
+export interface PgClient extends PgQueryable {
+  /** The database for messages: its URL without the password. */
+  readonly where: string;
+  /**
+   * Runs `fn` in one READ COMMITTED transaction on one connection, committing when it resolves and rolling back
+   * when it throws. When PostgreSQL aborts the transaction as a serialization failure (40001) or a deadlock victim
+   * (40P01), everything `fn` wrote was rolled back with it, so `fn` runs again from the start, at most
+   * `retries` more times (default 2), and decides again on what is committed by then: a code another transaction
+   * claimed meanwhile is seen as claimed, so a retry never turns a replay into a success. `fn` must await nothing
+   * but the database, since its work outside the transaction would be done twice.
+   * @throws the last error when it is not one of those two, or when the retries are spent
+   */
+  transaction<T>(fn: (tx: PgQueryable) => Promise<T>, options?: { retries?: number }): Promise<T>;
+  /** Waits for running queries (at most `timeoutSeconds`, default 5), then closes every connection. */
+  close(options?: { timeoutSeconds?: number }): Promise<void>;
+}
+
+export interface PgOptions {
+  /** Connections in the pool (default 4): instances × max must stay below the server's max_connections. */
+  max?: number;
+  /**
+   * Named prepared statements (default true): false for PgBouncer in transaction mode before 1.21, which cannot
+   * keep a statement prepared on one server connection for the next transaction that lands on another.
+   */
+  prepare?: boolean;
+  /** Milliseconds a statement may run before the server cancels it (default 5 000). */
+  statementTimeoutMs?: number;
+  /** Milliseconds a statement may wait for a row or table lock (default 2 000). */
+  lockTimeoutMs?: number;
+  /** Milliseconds a transaction may sit idle before the server ends its session (default 10 000). */
+  idleInTransactionTimeoutMs?: number;
+  /**
+   * Send the three limits above in each connection's startup message (default true). False behind PgBouncer, which
+   * refuses startup parameters it does not track: set them on the role instead
+   * (`ALTER ROLE fieldgate SET statement_timeout = '5s'`, and the same for the other two).
+   */
+  sendLimits?: boolean;
+  /** Seconds to wait for a connection to open (default 10). */
+  connectTimeoutSeconds?: number;
+  /** Server notices ("relation already exists, skipping"); postgres.js would print them with console.log. */
+  onNotice?: (message: string) => void;
+}
+
+/** SQLSTATEs after which PostgreSQL has rolled the whole transaction back and running it again is safe. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+
+/** True for a serialization failure or a deadlock victim (see RETRYABLE). */
+export function isRetryable(error: unknown): boolean {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && RETRYABLE.has(code);
+}
+
+/**
+ * int8 (ids, epoch seconds, COUNT(*)) as a Number, the way node:sqlite returns INTEGER, so row mappers can be
+ * shared. postgres.js returns int8 as a string by default; a value past 2^53 throws rather than rounding silently.
+ */
+const INT8 = {
+  to: 20,
+  from: [20],
+  serialize: (value: number) => String(value),
+  parse: (text: string): number => {
+    const value = Number(text);
+    if (!Number.isSafeInteger(value)) {
+      throw new RangeError(`int8 value ${text} does not fit a JavaScript number`);
+    }
+    return value;
+  },
+};
+
+/**
+ * Opens a pool to the database at `url` (postgres://user:password@host:port/database). Connections open lazily, on
+ * the first query; postgres.js itself is imported here, on first use, so a SQLite deployment never loads it.
+ */
+export async function openPostgres(url: string, options: PgOptions = {}): Promise<PgClient> {
+  const { default: postgres } = await import("postgres");
+  const prepare = options.prepare ?? true;
+  const sql = postgres(url, {
+    max: options.max ?? 4,
+    prepare,
+    connect_timeout: options.connectTimeoutSeconds ?? 10,
+    // postgres.js would look up array type ids at each connect, for array parameters, which no query here uses.
+    fetch_types: false,
+    types: { int8: INT8 },
+    onnotice: (notice) => options.onNotice?.(String(notice.message ?? "")),
+    // Sent in the startup message, so every connection has them before its first query, with no extra round trip:
+    // a stuck statement or lock wait fails the request instead of holding a pooled connection, and a session that
+    // dies mid-transaction (a killed process, a lost network) releases its row locks.
+    connection: options.sendLimits === false ? {} : {
+      statement_timeout: options.statementTimeoutMs ?? 5_000,
+      lock_timeout: options.lockTimeoutMs ?? 2_000,
+      idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
+    },
+  });
+  return {
+    where: describePostgresUrl(url),
+    ...queryable(sql, prepare),
+    async transaction<T>(fn: (tx: PgQueryable) => Promise<T>, { retries = 2 } = {}): Promise<T> {
+      for (let attempt = 0;; attempt++) {
+        try {
+          // sql.begin rolls back and rethrows when fn or the COMMIT fails; nothing of this attempt stays.
+          return (await sql.begin((tx) => fn(queryable(tx, prepare)))) as T;
+        } catch (error) {
+          // No pause before the retry: the winner holds the locks, so the new attempt queues behind it anyway.
+          if (attempt >= retries || !isRetryable(error)) throw error;
+        }
+      }
+    },
+    close: ({ timeoutSeconds = 5 } = {}) => sql.end({ timeout: timeoutSeconds }),
+  };
+}
+
+/** `url` without its password (and query), fit for a message or a log line. */
+export function describePostgresUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = "";
+    parsed.search = "";
+    return parsed.href;
+  } catch {
+    return "the PostgreSQL database (its URL does not parse)";
+  }
+}
+
+function queryable(sql: Sql | TransactionSql, prepare: boolean): PgQueryable {
+  return {
+    // `unsafe` is postgres.js's name for "text not written as a tagged template"; the values are still bound
+    // parameters, never spliced into the text. Rows come back as a plain array, without postgres.js's extras.
+    query: async <T extends PgRow>(text: string, params: readonly PgValue[] = []) =>
+      Array.from(await sql.unsafe(text, params as PgValue[] as never[], { prepare })) as unknown as T[],
+    async exec(script) {
+      await sql.unsafe(script).simple();
+    },
+  };
+}
