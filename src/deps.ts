@@ -1,9 +1,7 @@
-// The collaborators every part of the app receives: clock, randomness, logging, hashing.
+// The collaborators every part of the app receives: clock, randomness, logging, hashing, and the interfaces of
+// the throttles, the work limit and the metrics that http/ implements.
 import type { Config } from "./config.ts";
 import type { Store } from "./store/store.ts";
-import type { Throttle } from "./http/throttle.ts";
-import type { WorkLimit } from "./http/work_limit.ts";
-import type { Metrics } from "./http/metrics.ts";
 
 /** Current time as epoch milliseconds; injected so tests can move time without sleeping. */
 export type Clock = () => number;
@@ -42,6 +40,71 @@ export type Pbkdf2 = (password: string, salt: Uint8Array, iterations: number) =>
 export interface DemoCredentials {
   clientId: string;
   clientSecret: string;
+}
+
+/** One counter the throttle keeps, e.g. "client:<id>|ip:<addr>". */
+export interface ThrottleKey {
+  id: string;
+  /**
+   * True for a key that many honest callers may share, such as a bare address (NAT, a proxy without
+   * FIELDGATE_TRUST_PROXY). It tolerates SHARED_KEY_FACTOR (http/throttle.ts) times more failures, so one misconfigured client
+   * does not lock its neighbours out while a real flood from that address is still stopped.
+   */
+  shared?: boolean;
+}
+
+/** Failure counting per key; the in-memory implementation is http/throttle.ts. */
+export interface Throttle {
+  /** Seconds to wait before any of `keys` may try again; 0 when all are allowed. */
+  retryAfter(keys: readonly ThrottleKey[], now: number): number;
+  /** Records one failure against every key; true when it brought a key to its limit (a lockout starts now). */
+  fail(keys: readonly ThrottleKey[], now: number): boolean;
+  /** Takes back one failure from each key: an attempt counted before its outcome was known turned out well. */
+  forgive(keys: readonly ThrottleKey[]): void;
+  /** Forgets the failures of these keys (after a success). */
+  reset(keys: readonly ThrottleKey[]): void;
+  /**
+   * Starts an attempt whose outcome comes only after an await (an asynchronous digest): resolves to seconds to wait
+   * when a key is locked out, else to 0 with the attempt counted as pending on its keys until `settle`. While the
+   * failures and pending attempts of a key could already reach its limit, a new attempt waits for one of them to
+   * settle and looks again. So parallel guesses cannot all pass the check before the first failure is counted,
+   * and honest parallel requests are delayed by one attempt at most, never refused.
+   */
+  admit(keys: readonly ThrottleKey[], now: number): Promise<number>;
+  /** Ends an attempt `admit` let through, after its failure (if any) was recorded; wakes the attempts waiting. */
+  settle(keys: readonly ThrottleKey[]): void;
+  /** How many keys are tracked; for tests and metrics. */
+  size(): number;
+}
+
+/** A bound on concurrent expensive work; the implementation is http/work_limit.ts. */
+export interface WorkLimit {
+  /**
+   * Runs `task` once one of the running places is free, in the order tasks arrived. Undefined at once, with nothing
+   * started or queued, when every running and waiting place is taken: the caller answers "busy, retry" rather than
+   * holding a request open behind work it cannot reach in reasonable time.
+   */
+  run<T>(task: () => Promise<T>): Promise<T> | undefined;
+  /** Tasks running and waiting now; for tests and metrics. */
+  load(): { running: number; waiting: number };
+}
+
+/** Prometheus counters and histograms of one app; the implementation is http/metrics.ts. */
+export interface Metrics {
+  /** Counts one finished request and its latency under its route path (or "unmatched"); odd methods count as "other". */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /** An access token was issued by `grant` (authorization_code, refresh_token, client_credentials). */
+  tokenIssued(grant: string): void;
+  /** A refresh token was rotated for a new pair. */
+  tokenRefreshed(grant: string): void;
+  /** A token was revoked at /oauth/revoke; `kind` is access or refresh (a refresh token takes its family). */
+  tokenRevoked(kind: string): void;
+  /** A replayed refresh token or authorization code was detected and its family revoked. */
+  reuseDetected(kind: string): void;
+  /** Maps one audit event onto the counters above; the single hook the OAuth code needs. */
+  recordAuditEvent(event: string, detail: Record<string, unknown> | null | undefined): void;
+  /** The whole registry in Prometheus text format. */
+  render(): string;
 }
 
 /** Everything createApp needs; only adapters and test helpers build one. */

@@ -29,9 +29,6 @@ const LAYERS: { name: string; groups: readonly string[] }[] = [
 const EXCEPTIONS: { from: string; to: string; reason: string }[] = [
   { from: "deps.ts", to: "store/store.ts", reason: "Deps carries the Store interface; a type, and store/ imports nothing back" },
   // Temporary (phase 2):
-  { from: "deps.ts", to: "http/throttle.ts", reason: "temporary: Throttle's interface moves out of http/ after the client-auth throttle rework lands" },
-  { from: "deps.ts", to: "http/metrics.ts", reason: "temporary: Metrics' interface moves out of http/ with Throttle's" },
-  { from: "deps.ts", to: "http/work_limit.ts", reason: "temporary: WorkLimit's interface moves out of http/ with Throttle's" },
   { from: "oauth/authorize.ts", to: "ui/", reason: "temporary: the authorization decision and the pages that show it are split apart in phase 2" },
   { from: "demo/seed.ts", to: "cli/registration.ts", reason: "temporary: registration rules become a domain module the CLI and the demo both call" },
 ];

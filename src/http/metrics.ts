@@ -1,4 +1,5 @@
 // Prometheus metrics: a per-app registry of counters and histograms rendered in the text exposition format 0.0.4.
+import type { Metrics } from "../deps.ts";
 
 /** Latency bucket bounds in seconds; token requests sit around 1 ms, PBKDF2 sign-ins around 100 ms. */
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] as const;
@@ -17,23 +18,6 @@ const METHODS = new Set(["GET", "HEAD", "POST", "OPTIONS", "PUT", "DELETE", "PAT
 /** The request method as metrics, the log and error texts name it: one of the common methods, or "other". */
 export function methodLabel(method: string): string {
   return closed(method, METHODS);
-}
-
-export interface Metrics {
-  /** Counts one finished request and its latency under its route path (or "unmatched"); odd methods count as "other". */
-  observeRequest(route: string, method: string, status: number, seconds: number): void;
-  /** An access token was issued by `grant` (authorization_code, refresh_token, client_credentials). */
-  tokenIssued(grant: string): void;
-  /** A refresh token was rotated for a new pair. */
-  tokenRefreshed(grant: string): void;
-  /** A token was revoked at /oauth/revoke; `kind` is access or refresh (a refresh token takes its family). */
-  tokenRevoked(kind: string): void;
-  /** A replayed refresh token or authorization code was detected and its family revoked. */
-  reuseDetected(kind: string): void;
-  /** Maps one audit event onto the counters above; the single hook the OAuth code needs. */
-  recordAuditEvent(event: string, detail: Record<string, unknown> | null | undefined): void;
-  /** The whole registry in Prometheus text format. */
-  render(): string;
 }
 
 interface Histogram {

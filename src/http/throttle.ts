@@ -1,15 +1,5 @@
 // Failure throttling: counts failed attempts per key in a fixed window and refuses further attempts for a while.
-
-/** One counter the throttle keeps, e.g. "client:<id>|ip:<addr>". */
-export interface ThrottleKey {
-  id: string;
-  /**
-   * True for a key that many honest callers may share, such as a bare address (NAT, a proxy without
-   * FIELDGATE_TRUST_PROXY). It tolerates SHARED_KEY_FACTOR times more failures, so one misconfigured client
-   * does not lock its neighbours out while a real flood from that address is still stopped.
-   */
-  shared?: boolean;
-}
+import type { Throttle, ThrottleKey } from "../deps.ts";
 
 /** How many times more failures a shared key tolerates than a specific one. */
 export const SHARED_KEY_FACTOR = 10;
@@ -24,29 +14,6 @@ export const UNKNOWN_ADDRESS = "unknown";
  */
 const UNKNOWN_BUCKET = "(unknown)";
 const counted = (key: ThrottleKey) => !key.id.endsWith(UNKNOWN_BUCKET);
-
-export interface Throttle {
-  /** Seconds to wait before any of `keys` may try again; 0 when all are allowed. */
-  retryAfter(keys: readonly ThrottleKey[], now: number): number;
-  /** Records one failure against every key; true when it brought a key to its limit (a lockout starts now). */
-  fail(keys: readonly ThrottleKey[], now: number): boolean;
-  /** Takes back one failure from each key: an attempt counted before its outcome was known turned out well. */
-  forgive(keys: readonly ThrottleKey[]): void;
-  /** Forgets the failures of these keys (after a success). */
-  reset(keys: readonly ThrottleKey[]): void;
-  /**
-   * Starts an attempt whose outcome comes only after an await (an asynchronous digest): resolves to seconds to wait
-   * when a key is locked out, else to 0 with the attempt counted as pending on its keys until `settle`. While the
-   * failures and pending attempts of a key could already reach its limit, a new attempt waits for one of them to
-   * settle and looks again. So parallel guesses cannot all pass the check before the first failure is counted,
-   * and honest parallel requests are delayed by one attempt at most, never refused.
-   */
-  admit(keys: readonly ThrottleKey[], now: number): Promise<number>;
-  /** Ends an attempt `admit` let through, after its failure (if any) was recorded; wakes the attempts waiting. */
-  settle(keys: readonly ThrottleKey[]): void;
-  /** How many keys are tracked; for tests and metrics. */
-  size(): number;
-}
 
 interface Entry {
   windowStart: number;

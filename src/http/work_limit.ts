@@ -1,15 +1,5 @@
 // A bound on concurrent expensive work (password derivations): a few run, a few wait in order, the rest are refused.
-
-export interface WorkLimit {
-  /**
-   * Runs `task` once one of the running places is free, in the order tasks arrived. Undefined at once, with nothing
-   * started or queued, when every running and waiting place is taken: the caller answers "busy, retry" rather than
-   * holding a request open behind work it cannot reach in reasonable time.
-   */
-  run<T>(task: () => Promise<T>): Promise<T> | undefined;
-  /** Tasks running and waiting now; for tests and metrics. */
-  load(): { running: number; waiting: number };
-}
+import type { WorkLimit } from "../deps.ts";
 
 /**
  * A per-instance limit of `concurrency` tasks running and `queue` waiting. A task's place is freed when it settles,

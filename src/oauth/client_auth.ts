@@ -1,9 +1,9 @@
 // Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3.1), throttled.
-import type { Deps } from "../deps.ts";
+import type { Deps, ThrottleKey } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
-import { addressBucket, type ThrottleKey } from "../http/throttle.ts";
+import { addressBucket } from "../http/throttle.ts";
 import type { TokenClient } from "../store/clients.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { audit } from "./audit.ts";

@@ -1,8 +1,8 @@
 // Sign-in and sign-out: credential checks with generic errors, throttling, session rotation, CSRF on both forms.
-import type { Deps } from "../deps.ts";
+import type { Deps, ThrottleKey } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext, Route } from "../http/router.ts";
-import { addressBucket, type ThrottleKey } from "../http/throttle.ts";
+import { addressBucket } from "../http/throttle.ts";
 import { isCrossSiteRequest } from "../http/request_site.ts";
 import { readParams } from "../http/body.ts";
 import { redirect } from "../http/respond.ts";
