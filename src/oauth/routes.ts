@@ -1,6 +1,5 @@
-// OAuth endpoints: token, revoke, introspect, token info, metadata, authorize.
+// OAuth endpoints: token, revoke, introspect, token info, metadata (the authorization endpoint's pages are in ui/).
 import type { RouteFactory } from "../http/router.ts";
-import { authorizeRoutes } from "./authorize.ts";
 import { tokenEndpoint } from "./token.ts";
 import { revokeEndpoint } from "./revoke.ts";
 import { introspectEndpoint } from "./introspect.ts";
@@ -9,7 +8,6 @@ import { metadataEndpoint } from "./metadata.ts";
 
 /** Routes of the OAuth 2.0 authorization server. */
 export const oauthRoutes: RouteFactory = (deps) => [
-  ...authorizeRoutes(deps),
   { method: "POST", path: "/oauth/token", handler: tokenEndpoint(deps) },
   { method: "POST", path: "/oauth/revoke", handler: revokeEndpoint(deps) },
   { method: "POST", path: "/oauth/introspect", handler: introspectEndpoint(deps) },

@@ -1,4 +1,4 @@
-// Browser pages: landing page, sign-in, account, demo walkthrough, and the stylesheet.
+// Browser pages: landing page, authorization, sign-in, account, demo walkthrough, and the stylesheet.
 import type { Deps } from "../deps.ts";
 import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
 import { page } from "./page.ts";
@@ -6,6 +6,7 @@ import { readSession } from "./session.ts";
 import { renderLanding } from "./landing.ts";
 import { STYLESHEET } from "./style.ts";
 import { authRoutes } from "./auth_routes.ts";
+import { authorizeRoutes } from "./authorize_routes.ts";
 import { accountRoutes } from "./account_routes.ts";
 import { demoRoutes } from "./demo_routes.ts";
 
@@ -30,6 +31,7 @@ function stylesheet(): Response {
 export const uiRoutes: RouteFactory = (deps): Route[] => [
   { method: "GET", path: "/", surface: "html", handler: (req, ctx) => landingEndpoint(deps, req, ctx) },
   { method: "GET", path: "/assets/style.css", surface: "html", handler: async () => stylesheet() },
+  ...authorizeRoutes(deps),
   ...authRoutes(deps),
   ...accountRoutes(deps),
   ...demoRoutes(deps),
