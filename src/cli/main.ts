@@ -2,6 +2,7 @@
 import { loadConfig } from "../config.ts";
 import { nowSeconds } from "../deps.ts";
 import { StoreConflictError } from "../store/errors.ts";
+import { RegistrationError } from "../oauth/registration.ts";
 import { GLOBAL_FLAGS, optionalFlag, parseArgs } from "./args.ts";
 import { addClient } from "./commands/add_client.ts";
 import { addUser } from "./commands/add_user.ts";
@@ -124,6 +125,12 @@ function report(result: CommandResult | number, args: ParsedArgs, io: CliIo): nu
   return EXIT.ok;
 }
 
+/** A refused registration as the CLI reports it: a rejected value is a bad argument, a taken name a failed command. */
+function cliErrorOf(error: unknown): unknown {
+  if (!(error instanceof RegistrationError)) return error;
+  return error.reason === "invalid" ? new UsageError(error.message) : new CommandError(error.message);
+}
+
 /** Runs one admin command; writes only through `io` and never exits the process. */
 export async function runCli(args: readonly string[], io: CliIo, deps: CliDeps): Promise<number> {
   if (args.length === 0 || args[0] === "--help" || args[0] === "help") {
@@ -140,7 +147,8 @@ export async function runCli(args: readonly string[], io: CliIo, deps: CliDeps):
   }
   try {
     return await execute(found.command, found.rest, io, deps);
-  } catch (error) {
+  } catch (thrown) {
+    const error = cliErrorOf(thrown);
     // serve's stderr is a stream of JSON lines that a log collector parses: a failure to start (port in use,
     // database newer than the code) is one more line of it, beside the message for the person at the terminal.
     if (found.command.name === "serve") deps.log("fatal", { error: messageOf(error) });

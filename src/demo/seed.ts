@@ -3,7 +3,7 @@ import type { DemoCredentials, Random } from "../deps.ts";
 import { hashPassword } from "../crypto/hash.ts";
 import { encodeBase64Url } from "../crypto/base64url.ts";
 import { parseFieldCollection } from "../geo/geojson.ts";
-import { createClient, createUser } from "../cli/registration.ts";
+import { createClient, createUser } from "../oauth/registration.ts";
 import type { Store } from "../store/store.ts";
 import { demoRedirectUri } from "./redirect_uri.ts";
 

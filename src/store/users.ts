@@ -102,7 +102,7 @@ function toUser(row: Row): User {
 }
 
 /**
- * A tombstone's username: it has spaces, which no username may have (registration.ts validateUsername), so it
+ * A tombstone's username: it has spaces, which no username may have (oauth/registration.ts validateUsername), so it
  * never collides with a real one, and it says what the row is to whoever reads the table.
  */
 const tombstoneName = (id: number) => `(deleted user ${id})`;

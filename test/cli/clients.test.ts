@@ -199,7 +199,7 @@ test("clients list on an empty database says so", async () => {
 });
 
 test("client ids never start with '-', so they can be passed as command-line arguments", async () => {
-  const { createClient } = await import("../../src/cli/registration.ts");
+  const { createClient } = await import("../../src/oauth/registration.ts");
   const store = await openStore(":memory:");
   try {
     // 0xF8 makes the first base64url character '-' (its top six bits are 62).

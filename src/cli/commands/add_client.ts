@@ -1,7 +1,8 @@
 // `clients add`: registers an authorization_code or client_credentials client; the secret is printed this once.
 import { auditChange } from "../audit_change.ts";
 import { optionalFlag, repeatedFlag, requireFlag } from "../args.ts";
-import { createClient, describeClient, MAX_REDIRECT_URIS, validateRedirectUri, validateScope } from "../registration.ts";
+import { describeClient } from "../registration.ts";
+import { createClient, MAX_REDIRECT_URIS, validateRedirectUri, validateScope } from "../../oauth/registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 
 function checkArgs(args: ParsedArgs): void {

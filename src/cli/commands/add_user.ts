@@ -2,7 +2,8 @@
 import { auditChange } from "../audit_change.ts";
 import { hashPassword } from "../../crypto/hash.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
-import { createUser, PASSWORD_PROMPT, passwordFromStdin, validateOrgSlug, validateUsername } from "../registration.ts";
+import { PASSWORD_PROMPT, passwordFromStdin } from "../registration.ts";
+import { createUser, validateOrgSlug, validateUsername } from "../../oauth/registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 
 function checkArgs(args: ParsedArgs, stdin: string | undefined): void {

@@ -5,7 +5,7 @@ import { GeoJsonError } from "../../geo/errors.ts";
 import { AREA_MISMATCH, isAreaMismatch } from "../../geo/field_area.ts";
 import { parseFieldCollection, type ParsedField } from "../../geo/geojson.ts";
 import { requireFlag } from "../args.ts";
-import { validateOrgSlug } from "../registration.ts";
+import { validateOrgSlug } from "../../oauth/registration.ts";
 import { plural } from "../text.ts";
 import { UsageError, type CliIo, type Command } from "../types.ts";
 

@@ -3,7 +3,7 @@
 // check reads the memberships afresh.
 import { auditChange } from "../audit_change.ts";
 import { requireFlag } from "../args.ts";
-import { validateOrgSlug } from "../registration.ts";
+import { validateOrgSlug } from "../../oauth/registration.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 import { namedUser } from "./user_state.ts";
 

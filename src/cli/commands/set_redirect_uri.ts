@@ -1,7 +1,7 @@
 // `clients set-redirect-uri CLIENT_ID URI`: an authorization-code client's callback moved (a new domain, say).
 // Codes already issued keep the URI they were issued for: their token request must still name it (RFC 6749 §4.1.3).
 import { auditChange } from "../audit_change.ts";
-import { validateRedirectUri } from "../registration.ts";
+import { validateRedirectUri } from "../../oauth/registration.ts";
 import { CommandError, UsageError, type Command } from "../types.ts";
 
 export const setRedirectUri: Command = {

@@ -2,8 +2,7 @@
 import { KNOWN_SCOPES } from "../../config.ts";
 import type { ImportedClient, ImportRefusal } from "../../store/imports.ts";
 import type { CsvRecord } from "../csv.ts";
-import { MAX_REDIRECT_URIS, validateOrgSlug, validateRedirectUri, validateUsername } from "../registration.ts";
-import { UsageError } from "../types.ts";
+import { MAX_REDIRECT_URIS, RegistrationError, validateOrgSlug, validateRedirectUri, validateUsername } from "../../oauth/registration.ts";
 import { isBcryptDigest, OOB_REDIRECT_URI, parseBoolean, present, sha256Of } from "./values.ts";
 
 export const APPLICATION_COLUMNS = ["id", "name", "uid", "secret", "redirect_uri", "scopes", "confidential"] as const;
@@ -30,7 +29,7 @@ function problem(check: () => unknown): string | undefined {
     check();
     return undefined;
   } catch (error) {
-    if (error instanceof UsageError) return error.message;
+    if (error instanceof RegistrationError) return error.message;
     throw error;
   }
 }

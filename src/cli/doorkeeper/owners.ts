@@ -2,8 +2,7 @@
 import { MAX_BCRYPT_COST } from "../../crypto/bcrypt.ts";
 import type { ImportedOwner, ImportRefusal } from "../../store/imports.ts";
 import type { CsvRecord } from "../csv.ts";
-import { validateOrgSlug, validateUsername } from "../registration.ts";
-import { UsageError } from "../types.ts";
+import { RegistrationError, validateOrgSlug, validateUsername } from "../../oauth/registration.ts";
 import { isBcryptDigest, present } from "./values.ts";
 
 export const OWNER_COLUMNS = ["resource_owner_id", "username", "organization"] as const;
@@ -13,7 +12,7 @@ function passes(check: () => unknown): boolean {
     check();
     return true;
   } catch (error) {
-    if (error instanceof UsageError) return false;
+    if (error instanceof RegistrationError) return false;
     throw error;
   }
 }
