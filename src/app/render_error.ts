@@ -1,15 +1,18 @@
 // The one rendering of a refusal per surface: RFC 6749 JSON for APIs, the error page for browser routes.
-import type { HttpError } from "../http/errors.ts";
+import type { HttpError, HttpErrorCode } from "../http/errors.ts";
 import type { Surface } from "../http/router.ts";
 import { html, jsonNoStore } from "../http/respond.ts";
 import { errorViewOf, renderErrorPage, type Refusal } from "../ui/error_page.ts";
 
+// Answered with RFC 6749's invalid_request (the status stays 400, 415 or 406), so OAuth clients parse them as any other.
+const INVALID_REQUEST: ReadonlySet<HttpErrorCode> = new Set(["bad_request", "unsupported_media_type", "not_acceptable"]);
+
 /**
- * A transport refusal as the client reads it: the wire code of a malformed request or an unsupported body type is
- * RFC 6749's invalid_request (its status stays 400 or 415), so OAuth clients parse it as any other.
+ * A transport refusal as the client reads it: a malformed request, an unsupported body type or an unacceptable
+ * response type carries the wire code invalid_request; the others keep their own.
  */
 export function refusalOf(error: HttpError): Refusal {
-  const code = error.code === "bad_request" || error.code === "unsupported_media_type" ? "invalid_request" : error.code;
+  const code = INVALID_REQUEST.has(error.code) ? "invalid_request" : error.code;
   return { code, status: error.status, description: error.description, headers: error.headers };
 }
 

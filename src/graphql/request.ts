@@ -1,7 +1,6 @@
 // GraphQL-over-HTTP request handling: media type negotiation and the query/variables/operationName parameters.
 import { mediaType, memberNames, readText } from "../http/body.ts";
-import { isHttpError } from "../http/errors.ts";
-import { OAuthError, invalidRequest, isOAuthError } from "../oauth/errors.ts";
+import { HttpError, isHttpError } from "../http/errors.ts";
 import { MAX_NESTING } from "./document_text.ts";
 import type { GraphqlErrorCode } from "./errors.ts";
 
@@ -128,12 +127,12 @@ export function paramsFromUrl(url: URL): GraphqlParams | ParamsFailure {
 
 /**
  * Parameters of a POST request with an application/json body.
- * @throws OAuthError unsupported_media_type (415) for another Content-Type or charset; HttpError payload_too_large (413)
+ * @throws HttpError unsupported_media_type (415) for another Content-Type or charset, payload_too_large (413)
  */
 export async function paramsFromBody(request: Request, maxBytes: number): Promise<GraphqlParams | ParamsFailure> {
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers.get("content-type") ?? "")?.[2]?.toLowerCase();
   if (mediaType(request) !== JSON_MEDIA || (charset !== undefined && charset !== "utf-8")) {
-    throw new OAuthError("unsupported_media_type", "Content-Type must be application/json (UTF-8)");
+    throw new HttpError("unsupported_media_type", "Content-Type must be application/json (UTF-8)");
   }
   let text: string;
   try {
@@ -164,7 +163,7 @@ function repeatedParameter(text: string): string | undefined {
   return undefined;
 }
 
-/** @throws OAuthError 406 when the client accepts neither GraphQL response media type. */
-export function notAcceptable(): OAuthError {
-  return invalidRequest(`Accept must allow ${GRAPHQL_RESPONSE} or ${JSON_MEDIA}`, { status: 406 });
+/** The 406 refusal for a client that accepts neither GraphQL response media type. */
+export function notAcceptable(): HttpError {
+  return new HttpError("not_acceptable", `Accept must allow ${GRAPHQL_RESPONSE} or ${JSON_MEDIA}`);
 }

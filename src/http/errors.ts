@@ -1,5 +1,5 @@
-// HttpError: a request refused as HTTP (no such path, wrong method, a body too large, late or unreadable) before any
-// protocol looked at it. app.ts renders it beside OAuthError, with the same wire shape.
+// HttpError: a request refused as HTTP (no such path, wrong method, a body too large, late or unreadable, a media
+// type the resource does not take or cannot answer in) before any protocol looked at it. app.ts renders it beside OAuthError, with the same wire shape.
 
 /** Why the transport refused a request. */
 export type HttpErrorCode =
@@ -8,6 +8,8 @@ export type HttpErrorCode =
   /** A body or header that is not what it claims to be: bad JSON or UTF-8, a repeated parameter, a malformed header. */
   | "bad_request"
   | "unsupported_media_type"
+  /** The client accepts none of the media types the resource can answer in. */
+  | "not_acceptable"
   | "payload_too_large"
   | "request_timeout";
 
@@ -16,6 +18,7 @@ const STATUS: Record<HttpErrorCode, number> = {
   method_not_allowed: 405,
   bad_request: 400,
   unsupported_media_type: 415,
+  not_acceptable: 406,
   payload_too_large: 413,
   request_timeout: 408,
 };

@@ -1,6 +1,6 @@
 // OAuthError: the one error type domain code throws; each surface renders it in one place.
 
-/** Error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1 and RFC 7009 §2.2.1, plus 415 and 429. */
+/** Error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1 and RFC 7009 §2.2.1, plus 429. */
 export type OAuthErrorCode =
   | "invalid_request"
   | "invalid_client"
@@ -15,7 +15,6 @@ export type OAuthErrorCode =
   | "unsupported_token_type"
   | "temporarily_unavailable"
   | "server_error"
-  | "unsupported_media_type"
   | "too_many_requests";
 
 const STATUS: Record<OAuthErrorCode, number> = {
@@ -32,7 +31,6 @@ const STATUS: Record<OAuthErrorCode, number> = {
   unsupported_token_type: 400,
   temporarily_unavailable: 503,
   server_error: 500,
-  unsupported_media_type: 415,
   too_many_requests: 429,
 };
 

@@ -10,6 +10,7 @@ const rows: { code: HttpErrorCode; status: number; wire: string }[] = [
   { code: "method_not_allowed", status: 405, wire: "method_not_allowed" },
   { code: "bad_request", status: 400, wire: "invalid_request" },
   { code: "unsupported_media_type", status: 415, wire: "invalid_request" },
+  { code: "not_acceptable", status: 406, wire: "invalid_request" },
   { code: "payload_too_large", status: 413, wire: "payload_too_large" },
   { code: "request_timeout", status: 408, wire: "request_timeout" },
 ];

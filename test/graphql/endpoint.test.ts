@@ -44,9 +44,9 @@ const rows: Row[] = [
   { name: "a subscription over POST is a validation error: the schema has no subscriptions", request: (k) => graphqlRequest(k, { query: "subscription { __typename }" }), status: 200, code: "GRAPHQL_VALIDATION_FAILED" },
   { name: "a repeated query member is refused, not last-wins", request: (k) => rawPost(k, '{"query":"{ viewer { username } }","query":"{ fields { total_count } }"}'), status: 400, code: "BAD_REQUEST" },
   { name: "a repeated member is refused when written with an escape", request: (k) => rawPost(k, '{"variables":{},"\\u0076ariables":{"crop":"wheat"},"query":"{ __typename }"}'), status: 400, code: "BAD_REQUEST" },
-  { name: "form bodies are 415", request: (k) => new Request(`${BASE}/graphql`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/x-www-form-urlencoded" }, body: "query=%7B__typename%7D" }), status: 415, error: "unsupported_media_type" },
+  { name: "form bodies are 415", request: (k) => new Request(`${BASE}/graphql`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/x-www-form-urlencoded" }, body: "query=%7B__typename%7D" }), status: 415, error: "invalid_request" },
   { name: "a body that is not valid UTF-8 is a GraphQL request error", request: (k) => new Request(`${BASE}/graphql`, { method: "POST", headers: { authorization: `Bearer ${k}`, "content-type": "application/json" }, body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) }), status: 400, code: "BAD_REQUEST" },
-  { name: "a non-UTF-8 charset is 415", request: (k) => graphqlRequest(k, { query: "{ __typename }" }, { "content-type": "application/json; charset=latin1" }), status: 415, error: "unsupported_media_type" },
+  { name: "a non-UTF-8 charset is 415", request: (k) => graphqlRequest(k, { query: "{ __typename }" }, { "content-type": "application/json; charset=latin1" }), status: 415, error: "invalid_request" },
   { name: "an unacceptable Accept is 406", request: (k) => graphqlRequest(k, { query: "{ __typename }" }, { accept: "text/html" }), status: 406, error: "invalid_request" },
   { name: "a body over the size limit is 413", request: (k) => graphqlRequest(k, { query: `{ __typename }${" ".repeat(70_000)}` }), status: 413, error: "payload_too_large" },
 ];
