@@ -6,6 +6,7 @@ import type { Organization } from "../store/organizations.ts";
 import type { User } from "../store/users.ts";
 import { requestIds, type IdCodec, type RequestIds } from "./cursor.ts";
 import { graphqlError } from "./errors.ts";
+import { createRawJsonWriter, type RawJsonWriter } from "./raw_json.ts";
 
 /** Everything a resolver may use; built once per request, never shared between requests. */
 export interface GraphqlContext {
@@ -29,6 +30,8 @@ export interface GraphqlContext {
    * @throws GraphQLError BOUNDARY_LIMIT_EXCEEDED when the budget did not take it
    */
   boundaryOf(field: Field): string;
+  /** Wraps stored JSON (boundaries) for the response, which the endpoint writes with the same writer. */
+  rawJson: RawJsonWriter;
 }
 
 function once<T>(load: () => Promise<T>): () => Promise<T> {
@@ -96,5 +99,6 @@ export function createContext(deps: Deps, access: AccessContext, codec: IdCodec)
     viewer: once(() => deps.store.users.findById(userId)),
     boundaryBudget: boundaries.budget,
     boundaryOf: boundaries.boundaryOf,
+    rawJson: createRawJsonWriter(deps.random),
   };
 }

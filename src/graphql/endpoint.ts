@@ -10,7 +10,7 @@ import { createIdCodec, type IdCodec } from "./cursor.ts";
 import { corsHeaders, everyResponseHeaders, preflightResponse } from "./cors.ts";
 import { requestError } from "./errors.ts";
 import { createExecutor, operationTypeOf, type Executor, type RunResult } from "./execute.ts";
-import { stringifyResult } from "./raw_json.ts";
+import type { RawJsonWriter } from "./raw_json.ts";
 import { buildFieldSchema } from "./schema.ts";
 import {
   GRAPHQL_RESPONSE,
@@ -24,8 +24,14 @@ import {
 /** The scope every query needs; the only data scope the service knows. */
 export const FIELDS_SCOPE = "fields:read";
 
-function respond(media: ResponseMedia, body: RunResult, status: number, headers: Record<string, string> = {}): Response {
-  return new Response(stringifyResult(body), {
+function respond(
+  media: ResponseMedia,
+  body: RunResult,
+  status: number,
+  options: { headers?: Record<string, string>; rawJson?: RawJsonWriter } = {},
+): Response {
+  const { headers = {}, rawJson } = options;
+  return new Response(rawJson ? rawJson.stringify(body) : JSON.stringify(body), {
     status,
     // Results are per-user data: never cached by browsers or shared caches.
     headers: { "content-type": `${media}; charset=utf-8`, "cache-control": "no-store", ...headers },
@@ -60,7 +66,7 @@ async function serve(deps: Deps, app: { executor: Executor; ids: IdCodec }, requ
     // GET must be safe: mutations (and subscriptions) only over POST (GraphQL over HTTP, "GET"). The schema has
     // neither, so the message does not send the client to POST, where validation refuses them.
     const error = requestError("METHOD_NOT_ALLOWED", `Only query operations are allowed over GET`);
-    return respond(media, errorsBody([error]), 405, { allow: "POST" });
+    return respond(media, errorsBody([error]), 405, { headers: { allow: "POST" } });
   }
   if (prepared.errors) return respond(media, errorsBody(prepared.errors), failedStatus(media));
   const report = (error: GraphQLError) =>
@@ -70,15 +76,16 @@ async function serve(deps: Deps, app: { executor: Executor; ids: IdCodec }, requ
       error: error.originalError ? `${error.originalError.name}: ${error.originalError.message}` : error.message,
       stack: error.originalError?.stack,
     });
+  const context = createContext(deps, access, app.ids);
   const result = await executor.run({
     document: prepared.document,
     operationName: params.operationName,
     variables: params.variables,
-    context: createContext(deps, access, app.ids),
+    context,
     report,
     locations: !prepared.otherText,
   });
-  return respond(media, result, "data" in result ? 200 : failedStatus(media));
+  return respond(media, result, "data" in result ? 200 : failedStatus(media), { rawJson: context.rawJson });
 }
 
 function withHeaders(response: Response, headers: Record<string, string>): Response {

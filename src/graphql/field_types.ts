@@ -17,7 +17,6 @@ import type { GraphqlContext } from "./context.ts";
 import { DateTimeScalar, JsonScalar } from "./json_scalar.ts";
 import { cursorOf, fieldConnection, resolveFieldOrganization, type FieldConnection, type FieldsArgs } from "./resolvers.ts";
 import { connectionSelectsBoundary } from "./selection.ts";
-import { RawJson } from "./raw_json.ts";
 
 const nonNull = <T extends GraphQLNullableType>(type: T) => new GraphQLNonNull(type);
 
@@ -84,7 +83,7 @@ export const FieldType: GraphQLObjectType<Field, GraphqlContext> = new GraphQLOb
       description: "The field boundary as a GeoJSON Polygon or MultiPolygon geometry object (RFC 7946), rings in RFC 7946 order.",
       // Stored as JSON.stringify output (src/geo/geojson.ts): spliced into the response as it is. Only numbers and
       // ASCII keys, so its length is its size in bytes, charged against the response's cap (context.ts).
-      resolve: (f, _args, ctx): unknown => new RawJson(ctx.boundaryOf(f)),
+      resolve: (f, _args, ctx): unknown => ctx.rawJson.wrap(ctx.boundaryOf(f)),
     },
     centroid: { type: nonNull(GeoPointType), description: "Area-weighted centre of the boundary; it can lie outside an L- or U-shaped, holed or multi-part field.", resolve: (f) => f.centroid },
     created_at: { type: nonNull(DateTimeScalar), description: "When the field was recorded.", resolve: (f) => new Date(f.createdAt * 1000) },
