@@ -1,12 +1,11 @@
 // Refresh-token rotation inside one transaction: single use, reuse detection (RFC 9700 §4.14.2), grace retries.
 import type { Db, Row } from "./sqlite.ts";
-import type { NewAuditEvent } from "./audit.ts";
 import { revokeFamilyRows } from "./codes.ts";
 import { isImportedFamily } from "./imports.ts";
-import { familyRevoked, insertIssued, type NewToken, toRecord, type TokenRecord } from "./token_rows.ts";
+import { familyRevoked, insertIssued, type IssuePlan, toRecord, type TokenRecord } from "./token_rows.ts";
 import { type AuthenticatedClient, clientAndUserStill, type Withdrawn } from "./still_authorized.ts";
 
-export interface RotateInput {
+export interface RotateInput<P extends IssuePlan = IssuePlan> {
   refreshHash: string;
   /**
    * The authenticated client; a refresh token of another client is invalid. Re-checked inside the transaction
@@ -18,14 +17,14 @@ export interface RotateInput {
   graceSeconds: number;
   /**
    * Computes the new pair from the presented refresh token (scope narrowing happens here), and the audit row the
-   * rotation writes with it; `retried` is true for a grace-period retry. Returning undefined refuses; throwing
-   * rolls the whole rotation back.
+   * rotation writes with it; `retried` is true for a grace-period retry. The plan comes back in the "ok" result.
+   * Returning undefined refuses; throwing rolls the whole rotation back.
    */
-  next: (presented: TokenRecord, retried: boolean) => { tokens: NewToken[]; audit?: NewAuditEvent } | undefined;
+  next: (presented: TokenRecord, retried: boolean) => P | undefined;
 }
 
-export type RotateResult =
-  | { status: "ok"; presented: TokenRecord; retried: boolean }
+export type RotateResult<P extends IssuePlan = IssuePlan> =
+  | { status: "ok"; presented: TokenRecord; retried: boolean; plan: P }
   /**
    * The token had already been rotated outside the grace period, or is the pair a grace retry replaced: its whole
    * family is now revoked.
@@ -37,7 +36,8 @@ export type RotateResult =
   | { status: Withdrawn };
 
 /** The rotation's reads and writes; the caller runs it inside a transaction (TokenStore.rotateRefresh). */
-export function rotateRefreshRows(db: Db, { refreshHash, client, now, graceSeconds, next }: RotateInput): RotateResult {
+export function rotateRefreshRows<P extends IssuePlan>(db: Db, input: RotateInput<P>): RotateResult<P> {
+  const { refreshHash, client, now, graceSeconds, next } = input;
   const clientId = client.id;
   const row = db.prepare("SELECT * FROM tokens WHERE token_hash = ? AND kind = 'refresh'").get(refreshHash) as
     | Row
@@ -76,7 +76,7 @@ export function rotateRefreshRows(db: Db, { refreshHash, client, now, graceSecon
   }
   const owner = { clientId, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
   insertIssued(db, owner, plan.tokens, plan.audit);
-  return { status: "ok", presented, retried };
+  return { status: "ok", presented, retried, plan };
 }
 
 /** The refresh tokens issued in exchange for `parentId`: how many, and whether any was rotated in turn. */
@@ -100,7 +100,7 @@ function supersededByRetry(db: Db, row: Row, presented: TokenRecord): boolean {
 }
 
 /** Reuse of a rotated refresh token: revoke everything descending from the same approval. */
-function reuse(db: Db, presented: TokenRecord, now: number): RotateResult {
+function reuse(db: Db, presented: TokenRecord, now: number): { status: "reused"; presented: TokenRecord } {
   if (presented.familyId !== null) revokeFamilyRows(db, presented.familyId, now, "refresh_reused");
   else db.prepare("UPDATE tokens SET revoked_at = ? WHERE id = ?").run(now, presented.id);
   return { status: "reused", presented };

@@ -41,6 +41,12 @@ export interface NewToken {
 }
 
 /** Whom new tokens belong to, and the refresh token they replace (rotation) if any. */
+/** The tokens a grant decided to issue, with the audit row written in the same transaction. */
+export interface IssuePlan {
+  tokens: NewToken[];
+  audit?: NewAuditEvent;
+}
+
 export interface TokenOwner {
   clientId: number;
   userId: number;

@@ -6,6 +6,7 @@ import type { NewAuditEvent } from "./audit.ts";
 import {
   familyRevoked,
   insertIssued,
+  type IssuePlan,
   type NewToken,
   toDetails,
   toRecord,
@@ -15,7 +16,7 @@ import {
 import { type RotateInput, type RotateResult, rotateRefreshRows } from "./token_rotation.ts";
 import { type AuthenticatedClient, clientAndUserStill, type Withdrawn } from "./still_authorized.ts";
 
-export type { NewToken, TokenDetails, TokenGrantType, TokenKind, TokenRecord } from "./token_rows.ts";
+export type { IssuePlan, NewToken, TokenDetails, TokenGrantType, TokenKind, TokenRecord } from "./token_rows.ts";
 export type { RotateInput, RotateResult } from "./token_rotation.ts";
 
 /** A live access token as the bearer check returns it: its details plus the acting user's organization ids. */
@@ -43,9 +44,15 @@ export interface IssueInput {
 /** What issue() did: inserted the tokens, or nothing, and why. */
 export type IssueOutcome = "issued" | "family_revoked" | Withdrawn;
 
-export type ExchangeResult =
-  /** `issued` is false when `decide` refused or the approval's family had been revoked. */
-  | { status: "ok"; code: AuthorizationCode; issued: boolean }
+/** A grant's verdict on a consumed code: issue the plan's tokens, or refuse for a reason the result carries back. */
+export type CodeDecision<P extends IssuePlan, R> = { issue: P } | { refuse: R };
+
+export type ExchangeResult<P extends IssuePlan = IssuePlan, R = unknown> =
+  | { status: "issued"; code: AuthorizationCode; plan: P }
+  /** `decide` refused; the code is used up all the same. */
+  | { status: "refused"; code: AuthorizationCode; reason: R }
+  /** The approval's family had been revoked (a replay of the code, a user revoking access): nothing was issued. */
+  | { status: "family_revoked"; code: AuthorizationCode }
   | Exclude<ConsumeResult, { status: "ok" }>;
 
 /** What the code exchange learns inside its transaction, for checks that need the database. */
@@ -64,16 +71,16 @@ export interface TokenStore {
    */
   issue(input: IssueInput): Promise<IssueOutcome>;
   /**
-   * Consumes an authorization code and inserts the tokens `decide` returns for it, in one transaction: of two
+   * Consumes an authorization code and inserts the tokens `decide` plans for it, in one transaction: of two
    * concurrent exchanges exactly one is issued tokens, and a replay revokes them (RFC 6749 §4.1.2). The code is
-   * used up even when `decide` refuses (returns undefined). Another client's code is "missing": untouched.
+   * used up even when `decide` refuses. Another client's code is "missing": untouched.
    */
-  exchangeCode(
+  exchangeCode<P extends IssuePlan, R>(
     codeHash: string,
     client: AuthenticatedClient,
     now: number,
-    decide: (code: AuthorizationCode, facts: ExchangeFacts) => { tokens: NewToken[]; audit?: NewAuditEvent } | undefined,
-  ): Promise<ExchangeResult>;
+    decide: (code: AuthorizationCode, facts: ExchangeFacts) => CodeDecision<P, R>,
+  ): Promise<ExchangeResult<P, R>>;
   /** Any token by digest, live or not, with its client and user. */
   findByHash(tokenHash: string): Promise<TokenDetails | undefined>;
   /**
@@ -82,7 +89,7 @@ export interface TokenStore {
    */
   findActiveAccess(tokenHash: string, now: number, view?: ReadView): Promise<ActiveAccess | undefined>;
   /** Refresh-token rotation as one transaction: single-use, reuse detection, optional grace period. */
-  rotateRefresh(input: RotateInput): Promise<RotateResult>;
+  rotateRefresh<P extends IssuePlan>(input: RotateInput<P>): Promise<RotateResult<P>>;
   /**
    * Revokes a token presented by client `clientId`: an access token alone, a refresh token with its whole family
    * (RFC 7009 §2.1). Unknown or already dead tokens report "unknown"; another client's are left alone.
@@ -129,16 +136,17 @@ export function createTokenStore(db: Db, currentView: () => ReadView): TokenStor
     async exchangeCode(codeHash, client, now, decide) {
       // In the group commit like issue() and rotateRefresh(): each exchange runs alone in its savepoint, so of two
       // exchanges of one code the second still finds it consumed.
-      return db.transactionBatched((): ExchangeResult => {
+      return db.transactionBatched(() => {
         const consumed = consumeCodeRow(db, codeHash, client.id, now);
         if (consumed.status !== "ok") return consumed;
         const { code } = consumed;
         const withdrawn = clientAndUserStill(db, client, code.userId);
-        const plan = decide(code, { userDisabled: withdrawn === "user_disabled", clientChanged: withdrawn === "client_changed" });
-        if (!plan || familyRevoked(db, code.familyId)) return { status: "ok", code, issued: false };
+        const decision = decide(code, { userDisabled: withdrawn === "user_disabled", clientChanged: withdrawn === "client_changed" });
+        if ("refuse" in decision) return { status: "refused", code, reason: decision.refuse };
+        if (familyRevoked(db, code.familyId)) return { status: "family_revoked", code };
         const owner = { clientId: code.clientId, userId: code.userId, familyId: code.familyId, parentId: null };
-        insertIssued(db, owner, plan.tokens, plan.audit);
-        return { status: "ok", code, issued: true };
+        insertIssued(db, owner, decision.issue.tokens, decision.issue.audit);
+        return { status: "issued", code, plan: decision.issue };
       });
     },
     async findByHash(tokenHash) {

@@ -6,10 +6,10 @@ import { issueCode } from "../helpers/codes.ts";
 
 /**
  * Consumes a code the way the token endpoint does (tokens.exchangeCode) for the client with row id `clientId`,
- * issuing nothing. Only the row id matters to the consume; the rest only to what decide is told.
+ * issuing nothing (decide refuses). Only the row id matters to the consume; the rest only to what decide is told.
  */
 function consume(t: TestApp, hash: string, now: number, clientId: number) {
-  return t.store.tokens.exchangeCode(hash, { id: clientId, clientId: "", secretHash: "", grantType: "authorization_code", scope: "", integrationUserId: null }, now, () => undefined);
+  return t.store.tokens.exchangeCode(hash, { id: clientId, clientId: "", secretHash: "", grantType: "authorization_code", scope: "", integrationUserId: null }, now, () => ({ refuse: "test" }));
 }
 
 async function setup(t: TestApp, options: { verifier?: string } = {}) {
@@ -22,8 +22,8 @@ test("codes.issue stores only the digest and opens a grant family", async () => 
   const t = buildTestApp();
   const { issued, hash, client } = await setup(t, { verifier: "v".repeat(43) });
   const result = await consume(t, hash, t.clock.nowSeconds(), client.client.id);
-  assert.equal(result.status, "ok");
-  if (result.status !== "ok") return;
+  assert.equal(result.status, "refused");
+  if (result.status !== "refused") return;
   assert.equal(result.code.familyId, issued.familyId);
   assert.equal(result.code.clientId, client.client.id);
   assert.equal(result.code.codeChallengeMethod, "S256");
@@ -35,7 +35,7 @@ test("exchangeCode: a second consume reports reused and revokes the family's tok
   const t = buildTestApp();
   const { issued, hash, client } = await setup(t);
   const now = t.clock.nowSeconds();
-  assert.equal((await consume(t, hash, now, client.client.id)).status, "ok");
+  assert.equal((await consume(t, hash, now, client.client.id)).status, "refused");
   assert.equal(
     await t.store.tokens.issue({
       clientId: client.client.id,
@@ -71,7 +71,7 @@ test("exchangeCode: of two concurrent consumes exactly one wins", async () => {
   const t = buildTestApp();
   const { hash, client } = await setup(t);
   const results = await Promise.all([1, 2, 3].map(() => consume(t, hash, t.clock.nowSeconds(), client.client.id)));
-  assert.deepEqual(results.map((r) => r.status).sort(), ["ok", "reused", "reused"]);
+  assert.deepEqual(results.map((r) => r.status).sort(), ["refused", "reused", "reused"]);
 });
 
 test("exchangeCode: another client's consume finds nothing, spends nothing and revokes nothing", async () => {
@@ -80,7 +80,7 @@ test("exchangeCode: another client's consume finds nothing, spends nothing and r
   const other = await t.seed.client();
   const now = t.clock.nowSeconds();
   assert.deepEqual(await consume(t, hash, now, other.client.id), { status: "missing" });
-  assert.equal((await consume(t, hash, now, client.client.id)).status, "ok");
+  assert.equal((await consume(t, hash, now, client.client.id)).status, "refused");
   assert.deepEqual(await consume(t, hash, now, other.client.id), { status: "missing" });
   // The owner's replay is still detected: the other client's attempts did not stand in for it.
   assert.equal((await consume(t, hash, now, client.client.id)).status, "reused");

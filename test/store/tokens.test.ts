@@ -35,8 +35,8 @@ async function exchanged(t: TestApp) {
   const issued = await issueCode(t, client);
   const now = t.clock.nowSeconds();
   const tokens = await pair(now);
-  const result = await t.store.tokens.exchangeCode(await sha256Hex(issued.code), client.client, now, () => ({ tokens }));
-  assert.equal(result.status, "ok");
+  const result = await t.store.tokens.exchangeCode(await sha256Hex(issued.code), client.client, now, () => ({ issue: { tokens } }));
+  assert.equal(result.status, "issued");
   return { client, issued, now, access: tokens[0]!.tokenHash, refresh: tokens[1]!.tokenHash };
 }
 
@@ -55,10 +55,10 @@ test("tokens.exchangeCode uses up the code even when decide refuses", async () =
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   const codeHash = await sha256Hex(issued.code);
-  const refused = await t.store.tokens.exchangeCode(codeHash, client.client, t.clock.nowSeconds(), () => undefined);
-  assert.deepEqual(refused.status === "ok" && refused.issued, false);
+  const refused = await t.store.tokens.exchangeCode(codeHash, client.client, t.clock.nowSeconds(), () => ({ refuse: "why" }));
+  assert.deepEqual(refused.status === "refused" && refused.reason, "why");
   assert.equal(
-    (await t.store.tokens.exchangeCode(codeHash, client.client, t.clock.nowSeconds(), () => ({ tokens: [] }))).status,
+    (await t.store.tokens.exchangeCode(codeHash, client.client, t.clock.nowSeconds(), () => ({ issue: { tokens: [] } }))).status,
     "reused",
   );
 });
@@ -186,7 +186,7 @@ test("tokens.revokeUserClient leaves another user's tokens, family and consent f
     const user = await t.seed.user({ username });
     const issued = await issueCode(t, client, { userId: user.id });
     const tokens = await pair(now);
-    assert.equal((await t.store.tokens.exchangeCode(await sha256Hex(issued.code), client.client, now, () => ({ tokens }))).status, "ok");
+    assert.equal((await t.store.tokens.exchangeCode(await sha256Hex(issued.code), client.client, now, () => ({ issue: { tokens } }))).status, "issued");
     await t.store.consents.grant(user.id, client.client.id, { scope: "fields:read", now });
     return { user, issued, access: tokens[0]!.tokenHash, refresh: tokens[1]!.tokenHash };
   };

@@ -269,9 +269,9 @@ test("approve issues a single code and redirects 303 with code, state and iss", 
   assert.equal(url.searchParams.get("iss"), "http://fieldgate.test");
   const code = url.searchParams.get("code") ?? "";
   assert.match(code, /^fgac_[A-Za-z0-9_-]{43}$/);
-  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), await authenticated(r), r.t.clock.nowSeconds(), () => undefined);
-  assert.equal(consumed.status, "ok");
-  if (consumed.status !== "ok") return;
+  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), await authenticated(r), r.t.clock.nowSeconds(), () => ({ refuse: "inspected only" }));
+  assert.equal(consumed.status, "refused");
+  if (consumed.status !== "refused") return;
   assert.equal(consumed.code.userId, r.userId);
   assert.equal(consumed.code.redirectUri, "https://client.example/cb");
   assert.equal(consumed.code.scope, "fields:read");
@@ -286,8 +286,8 @@ test("the code issued on approval verifies against the PKCE verifier it was made
   const fields = await consentForm(r, { code_challenge: await sha256Base64Url("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), code_challenge_method: "S256" });
   const res = await r.browser.post("/oauth/authorize", { ...fields, decision: "approve" });
   const code = location(res).searchParams.get("code") ?? "";
-  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), await authenticated(r), r.t.clock.nowSeconds(), () => undefined);
-  assert.equal(consumed.status === "ok" && consumed.code.codeChallenge, CHALLENGE);
+  const consumed = await r.t.store.tokens.exchangeCode(await sha256Hex(code), await authenticated(r), r.t.clock.nowSeconds(), () => ({ refuse: "inspected only" }));
+  assert.equal(consumed.status === "refused" && consumed.code.codeChallenge, CHALLENGE);
 });
 
 test("deny redirects 303 with access_denied and state, and issues no code", async () => {

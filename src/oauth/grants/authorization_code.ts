@@ -4,7 +4,7 @@ import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
 import type { TokenClient } from "../../store/clients.ts";
 import type { AuthorizationCode } from "../../store/codes.ts";
-import type { ExchangeFacts } from "../../store/tokens.ts";
+import type { ExchangeFacts, IssuePlan } from "../../store/tokens.ts";
 import { sha256Base64Url } from "../../crypto/hash.ts";
 import { constantTimeEqual } from "../../crypto/compare.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
@@ -34,6 +34,11 @@ function pkceError(code: AuthorizationCode, verifierHash: string | undefined): O
     return invalidGrant("code_verifier does not match the code_challenge");
   }
   return undefined;
+}
+
+/** The tokens to issue for a code, with the facts of the audit line announced once they are stored. */
+interface CodePlan extends IssuePlan {
+  facts: AuditFacts;
 }
 
 interface Presented {
@@ -99,28 +104,33 @@ export async function exchangeAuthorizationCode(
     now,
     withRefresh: true,
   });
-  let refusal: OAuthError | undefined;
-  let issued: AuditFacts = {};
-  const result = await deps.store.tokens.exchangeCode(await deps.digest(codeValue), client, now, (code, facts) => {
-    refusal = codeError(code, facts, presented);
-    if (refusal) return undefined;
-    issued = { clientId: client.clientId, userId: code.userId, ip, detail: { grant_type: "authorization_code", scope: code.scope } };
+  const codeHash = await deps.digest(codeValue);
+  const result = await deps.store.tokens.exchangeCode<CodePlan, OAuthError>(codeHash, client, now, (code, facts) => {
+    const refusal = codeError(code, facts, presented);
+    if (refusal) return { refuse: refusal };
+    const issued: AuditFacts = { clientId: client.clientId, userId: code.userId, ip, detail: { grant_type: "authorization_code", scope: code.scope } };
     // The audit row is written in the exchange's own transaction: no tokens without it, and one commit.
-    return { tokens: minted.rows.map((row) => ({ ...row, scope: code.scope })), audit: auditRow(deps, "token_issued", issued) };
+    const tokens = minted.rows.map((row) => ({ ...row, scope: code.scope }));
+    return { issue: { tokens, audit: auditRow(deps, "token_issued", issued), facts: issued } };
   });
-  if (result.status === "missing") throw invalidGrant("The code is invalid");
-  if (result.status === "reused") {
-    await audit(deps, "code_reuse_detected", {
-      clientId: client.clientId,
-      userId: result.code.userId,
-      ip,
-      detail: { family: result.code.familyId },
-    });
-    throw invalidGrant("The code has already been used");
+  switch (result.status) {
+    case "missing":
+      throw invalidGrant("The code is invalid");
+    case "reused":
+      await audit(deps, "code_reuse_detected", {
+        clientId: client.clientId,
+        userId: result.code.userId,
+        ip,
+        detail: { family: result.code.familyId },
+      });
+      throw invalidGrant("The code has already been used");
+    case "refused":
+      throw result.reason;
+    case "family_revoked":
+      // The approval was revoked (e.g. the user withdrew access) after the code was issued.
+      throw invalidGrant("The authorization behind this code has been revoked");
+    case "issued":
+      announceAudit(deps, "token_issued", result.plan.facts);
+      return { minted, scope: result.code.scope };
   }
-  if (refusal) throw refusal;
-  // The approval was revoked (e.g. the user withdrew access) after the code was issued.
-  if (!result.issued) throw invalidGrant("The authorization behind this code has been revoked");
-  announceAudit(deps, "token_issued", issued);
-  return { minted, scope: result.code.scope };
 }

@@ -32,8 +32,6 @@ async function rotate(
   const { client, refreshHash, requested, now, ip } = options;
   // Minted before the transaction because digests are async.
   const minted = await mintTokens(deps, { grantType: "refresh_token", scope: "", now, withRefresh: true });
-  let scope = "";
-  let facts: AuditFacts = {};
   const result = await deps.store.tokens.rotateRefresh({
     refreshHash,
     client,
@@ -42,8 +40,8 @@ async function rotate(
     next: (presented, retried) => {
       // RFC 6749 §6: the access token may be narrowed, never widened; the new refresh token keeps the
       // presented one's scope, so a later refresh can ask for the original scope again. Throwing rolls back.
-      scope = narrowScope(requested, presented.scope);
-      facts = { clientId: client.clientId, userId: presented.userId, ip, detail: { scope, grace_retry: retried } };
+      const scope = narrowScope(requested, presented.scope);
+      const facts: AuditFacts = { clientId: client.clientId, userId: presented.userId, ip, detail: { scope, grace_retry: retried } };
       return {
         tokens: minted.rows.map((row) => ({
           ...row,
@@ -51,10 +49,12 @@ async function rotate(
         })),
         // Written in the rotation's own transaction: no new pair without its audit row, and one commit.
         audit: auditRow(deps, "token_refreshed", facts),
+        scope,
+        facts,
       };
     },
   });
-  return { result, minted, scope, facts };
+  return { result, minted };
 }
 
 /**
@@ -81,21 +81,27 @@ export async function exchangeRefreshToken(
   if (details?.userDisabled && details.clientId === client.id && details.kind === "refresh") {
     throw invalidGrant("The user who approved this grant is disabled");
   }
-  const { result, minted, scope, facts } = await rotate(deps, { client, refreshHash, requested: params.scope, now, ip });
-  if (result.status === "reused") {
-    const { userId, familyId } = result.presented;
-    await audit(deps, "refresh_reuse_detected", {
-      clientId: client.clientId,
-      userId,
-      ip,
-      detail: { family: familyId },
-    });
-    throw invalidGrant("The refresh token has already been used");
+  const { result, minted } = await rotate(deps, { client, refreshHash, requested: params.scope, now, ip });
+  switch (result.status) {
+    case "reused": {
+      const { userId, familyId } = result.presented;
+      await audit(deps, "refresh_reuse_detected", {
+        clientId: client.clientId,
+        userId,
+        ip,
+        detail: { family: familyId },
+      });
+      throw invalidGrant("The refresh token has already been used");
+    }
+    case "invalid":
+      throw invalidGrant("The refresh token is invalid, expired or revoked");
+    case "client_changed":
+      // Disabled, or the secret rotated, while this request was in flight: nothing was rotated.
+      throw clientAuthenticationWithdrawn();
+    case "user_disabled":
+      throw invalidGrant("The user who approved this grant is disabled");
+    case "ok":
+      announceAudit(deps, "token_refreshed", result.plan.facts);
+      return { minted, scope: result.plan.scope };
   }
-  if (result.status === "invalid") throw invalidGrant("The refresh token is invalid, expired or revoked");
-  // Disabled, or the secret rotated, while this request was in flight: nothing was rotated.
-  if (result.status === "client_changed") throw clientAuthenticationWithdrawn();
-  if (result.status === "user_disabled") throw invalidGrant("The user who approved this grant is disabled");
-  announceAudit(deps, "token_refreshed", facts);
-  return { minted, scope };
 }
