@@ -11,7 +11,7 @@ export interface BufferedLog {
 /**
  * Collects JSON lines and hands them to `write` once per event-loop turn. Under load a turn serves many requests,
  * so many lines share one write system call. console.error per line cost ~12 % of a token request in Node's
- * server profile, and about 40 % of the busy time of a total_count request on Deno (2026-11-22). A line waits at
+ * server profile, and about 40 % of the busy time of a total_count request on Deno. A line waits at
  * most one turn, and `flush` drains the rest synchronously.
  */
 export function createBufferedLog(

@@ -121,8 +121,8 @@ async function readText(path: string | URL): Promise<string | undefined> {
 /**
  * Creates a missing database file readable by its owner only, in a directory (made if missing) only its owner may
  * enter: the file holds password hashes, e-mail addresses and the farms' boundaries, and SQLite gives the -wal and
- * -shm files the main file's mode. Left to the umask, all three came out world-readable (a privacy review). An
- * existing file keeps its mode: the operator chose it.
+ * -shm files the main file's mode, so the usual umask would leave all three world-readable. An existing file keeps
+ * its mode: the operator chose it.
  */
 async function createDatabaseFile(path: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });

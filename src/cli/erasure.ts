@@ -4,8 +4,8 @@ import type { CommandContext } from "./types.ts";
 /**
  * Empties the -wal file, so the erased rows' earlier copies leave the disk now. secure_delete zeroes them in the
  * main file when the deletion is checkpointed, but the WAL still holds the frames written before it until later
- * writes overwrite them: with `serve` running, an erased person's name was still readable in the -wal (a security
- * review found it). Without a server, closing the last connection removes the -wal anyway.
+ * writes overwrite them, so with `serve` running an erased person's name would stay readable in the -wal. Without a
+ * server, closing the last connection removes the -wal anyway.
  */
 export async function dropWalCopies({ store, io, config }: Pick<CommandContext, "store" | "io" | "config">): Promise<void> {
   if (config.dbPath === ":memory:") return;

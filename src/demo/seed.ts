@@ -85,7 +85,7 @@ export async function seedDemo(
   };
 }
 
-/** The default database's file name; its demo credentials keep the short name the README documents. */
+/** The default database's file name; its demo credentials keep the short name docs/configuration.md#demo-mode documents. */
 const DEFAULT_DB_FILE = "fieldgate.db";
 
 /**

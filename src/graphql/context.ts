@@ -90,8 +90,8 @@ export function createContext(deps: Deps, access: AccessContext, codec: IdCodec)
     ids,
     organizations: once(async () => {
       // By the snapshot's ids, not the memberships read again: every resolver of a request must see the same ones.
-      // A membership ended since the bearer check left fields read under the snapshot without their organization,
-      // which Field.organization reported as an internal error and non-null propagation turned into data: null.
+      // Otherwise a membership ended since the bearer check would leave fields read under the snapshot without their
+      // organization, an internal error in Field.organization that non-null propagation turns into data: null.
       const list = await deps.store.organizations.listByIds([...access.organizationIds]);
       await ids.prepare("Organization", list.map((organization) => organization.id));
       return new Map(list.map((organization) => [organization.id, organization]));

@@ -2,7 +2,7 @@
 import type { Config } from "../config.ts";
 
 const ALLOWED_METHODS = "GET, POST, OPTIONS";
-// X-Request-Id: a caller may send its own for log correlation (README "Endpoints"), browsers included.
+// X-Request-Id: a caller may send its own for log correlation (docs/operations.md#logs), browsers included.
 const ALLOWED_HEADERS = "authorization, content-type, accept, x-request-id";
 const EXPOSED_HEADERS = "www-authenticate, x-request-id";
 

@@ -2,7 +2,7 @@
 
 /**
  * How much a cache may keep. What an entry holds grows with its query text (a parsed document keeps up to ~130 bytes
- * per character, docs/graphql.md "Document cache"), so the characters summed over the keys bound the memory; the
+ * per character, docs/architecture.md#performance-devices), so the characters summed over the keys bound the memory; the
  * entry count only bounds the bookkeeping.
  */
 export interface CacheBounds {

@@ -262,9 +262,9 @@ ${FIELD_COUNT_TRIGGERS}`,
     sql: "CREATE INDEX sessions_by_user ON sessions(user_id);",
   },
   {
-    // A field_counts row whose fields are all gone stayed with n = 0: it kept saying that an organization once grew
-    // a crop in a season after the fields were replaced or deleted (a privacy review's D7). The delete and update
-    // triggers now drop a row when its count reaches 0, and the rows already at 0 go. The insert trigger is unchanged.
+    // A field_counts row with n = 0 would keep saying that an organization once grew a crop in a season after its
+    // fields were replaced or deleted: the delete and update triggers drop a row when its count reaches 0, and the
+    // rows already at 0 go. The insert trigger is unchanged.
     name: "field counts drop empty rows",
     sql: `
 DROP TRIGGER field_counts_delete;

@@ -53,7 +53,7 @@ export function createReadCache<V>(db: Pick<Db, "changeStamp" | "inTransaction">
       // Kept only as the view's moment. Not read inside an open transaction: a rollback moves no stamp. And
       // nothing committed since the view was taken: stamps only move forward, so the same stamp after the load
       // means none in between; otherwise a request holding the view would get a later moment for this key than
-      // for the keys kept before (a review found one response with two counts no moment of the database had).
+      // for the keys kept before, and one response could hold two counts no moment of the database had.
       if (db.inTransaction() || db.changeStamp() !== view.stamp) return value;
       if (!entries) kept.set(view, (entries = new Map()));
       if (entries.size >= limits.maxEntries) entries.clear();

@@ -151,8 +151,8 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA foreign_keys = ON");
     // Deleted and overwritten rows are zeroed, not left in free space: a purged audit row's address, an erased
-    // user's name or a replaced field's boundary would otherwise stay readable in the file (a privacy review found
-    // them). The request paths insert and update in place, so only deletes (purge, sign-out, erasure) pay.
+    // user's name or a replaced field's boundary would otherwise stay readable in the file. The request paths
+    // insert and update in place, so only deletes (purge, sign-out, erasure) pay.
     db.exec("PRAGMA secure_delete = ON");
     db.exec(`PRAGMA wal_autocheckpoint = ${Math.max(0, Math.floor(options.autoCheckpointPages ?? 1000))}`);
     const applied = migrate(db, options.now ?? Date.now());
@@ -354,7 +354,7 @@ interface Pending {
 
 /**
  * A lazily started checkpoint thread for the file at `path`, on Node only. Deno 2.9 runs the same worker, but there
- * it cost more than it saved: alternated `npm run bench -- --runtime deno --only token,refresh` runs (2026-11-22)
+ * it cost more than it saved: alternated `npm run bench -- --runtime deno --only token,refresh` runs
  * gave 7.0k and 7.4k tokens/s with p99 4.2-4.7 ms on the thread against 9.2k and 10.2k with p99 2.4-2.5 ms inline.
  */
 function createCheckpointer(path: string) {

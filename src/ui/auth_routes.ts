@@ -77,7 +77,7 @@ const PADDING_SALT = new Uint8Array(16);
  * After a failed check against `checked`, spends the iterations it has fewer of than configured. Hashes are upgraded
  * only at a successful sign-in, so after FIELDGATE_PBKDF2_ITERATIONS was raised a wrong password for a user with an
  * older hash answered faster than one for an unknown username (checked at the configured count), showing that the
- * account exists. A hash with more iterations than configured (the setting was lowered) still costs more: docs/ui.md.
+ * account exists. A hash with more iterations than configured (the setting was lowered) still costs more: docs/security.md#passwords.
  */
 async function spendShortfall(deps: Deps, password: string, checked: string): Promise<void> {
   // An imported bcrypt digest has already cost about one PBKDF2 run; padding it as well would make a wrong password

@@ -74,7 +74,7 @@ test("serve on Node with port 0 and no base URL names the bound port in the bann
 test("a database serve creates is private: its directory, the file and its -wal and -shm, whatever the umask", async () => {
   const h = cliHarness();
   const dbPath = join(h.dir, "new", "fg.db");
-  const previous = process.umask(0o022); // the usual default, under which everything came out world-readable
+  const previous = process.umask(0o022); // the usual default, which alone would leave everything world-readable
   let stop!: (signal: string) => void;
   const deps = h.deps({ shutdownSignal: () => new Promise((resolve) => (stop = resolve)) });
   const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };

@@ -81,8 +81,8 @@ function skewedField(lon: number, lat: number, side: number): number[][] {
   return [at(0, 0), at(1, 0.1), at(1.1, 1), at(0.05, 0.9), at(0, 0)];
 }
 
-// Before the local frame, shoelace sums on absolute coordinates put these centroids 8 to 150 m off
-// (field-data review, H1), often outside fields about 10 to 30 m across.
+// Shoelace sums on absolute coordinates, without the local frame, put these centroids 8 to 150 m off, often outside
+// fields about 10 to 30 m across.
 const FAR_FROM_ORIGIN: [string, number, number][] = [
   ["New Zealand, 171.5°E 44°S", 171.5, -44],
   ["Kamchatka, 160°E 56°N", 160.1, 56.2],

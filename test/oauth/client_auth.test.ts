@@ -283,8 +283,8 @@ test("with the caller's address the same failures still lock the client out from
 });
 
 test("client auth throttle holds for wrong secrets sent in parallel, though the digest awaits", { timeout: 20_000 }, async () => {
-  // The test app hashes with crypto.subtle, the default an embedder gets, which yields to the event loop. Checked
-  // only before the awaits, all twenty passed the limit and were checked (a concurrency review, 2026-11-22).
+  // The test app hashes with crypto.subtle, the default an embedder gets, which yields to the event loop: a limit
+  // checked only before the awaits would let all twenty pass it and be checked.
   const t = throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.9" };

@@ -263,7 +263,7 @@ for (const row of failureCosts) {
   });
 }
 
-// Lowering the setting never weakens a stored hash; what remains is documented in docs/ui.md: a wrong password for
+// Lowering the setting never weakens a stored hash; what remains is documented in docs/security.md#passwords: a wrong password for
 // such an account costs its own, higher count.
 test("a hash with more iterations than configured is kept at sign-in, and a wrong password costs its own count", async () => {
   const t = buildTestApp();
