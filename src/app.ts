@@ -14,6 +14,7 @@ import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import type { RequestContext, Surface } from "./http/router.ts";
 import { requestUrl } from "./http/host.ts";
 import { jsonNoStore } from "./http/respond.ts";
+import { standardResponse } from "./http/fast_bodies.ts";
 import { isHttpError } from "./http/errors.ts";
 import { isOAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
 import { createDrain } from "./app/drain.ts";
@@ -49,6 +50,11 @@ export interface ConnectionInfo {
    * authentication and sign-in are throttled per username only, and `client_address_unknown` is logged once.
    */
   remoteAddress?: string;
+  /**
+   * Set by a server adapter that writes response text itself (http/fast_bodies.ts deferredText): the app may then
+   * answer with deferred responses. Any other caller gets standard Response objects.
+   */
+  deferredBodies?: boolean;
 }
 
 export interface App {
@@ -141,6 +147,11 @@ export function createApp(options: AppOptions): App {
   }
 
   async function fetch(request: Request, info?: ConnectionInfo): Promise<Response> {
+    const response = await answer(request, info);
+    return info?.deferredBodies ? response : standardResponse(response);
+  }
+
+  async function answer(request: Request, info?: ConnectionInfo): Promise<Response> {
     const started = performance.now();
     const requestId = requestIdOf(request, deps.random);
     const url = requestUrl(request);

@@ -1,4 +1,5 @@
 // GET/POST /graphql: GraphQL over HTTP behind bearer tokens, with CORS when configured.
+import { textResponse } from "../http/fast_bodies.ts";
 import type { GraphQLError, GraphQLFormattedError } from "graphql";
 import type { Deps } from "../deps.ts";
 import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
@@ -31,7 +32,7 @@ function respond(
   options: { headers?: Record<string, string>; rawJson?: RawJsonWriter } = {},
 ): Response {
   const { headers = {}, rawJson } = options;
-  return new Response(rawJson ? rawJson.stringify(body) : JSON.stringify(body), {
+  return textResponse(rawJson ? rawJson.stringify(body) : JSON.stringify(body), {
     status,
     // Results are per-user data: never cached by browsers or shared caches.
     headers: { "content-type": `${media}; charset=utf-8`, "cache-control": "no-store", ...headers },

@@ -1,4 +1,6 @@
 // Response builders: JSON, HTML and redirects with the headers each kind must carry.
+import { textResponse } from "./fast_bodies.ts";
+
 const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Headers that keep credentials out of caches (RFC 6749 §5.1). */
@@ -20,7 +22,7 @@ export const PAGE_HEADERS = {
 
 /** A JSON response; `headers` add to or override the defaults. */
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": JSON_TYPE, ...headers } });
+  return textResponse(JSON.stringify(body), { status, headers: { "content-type": JSON_TYPE, ...headers } });
 }
 
 /** A JSON response that must never be cached (tokens, introspection, errors of the token endpoint). */
@@ -30,7 +32,7 @@ export function jsonNoStore(body: unknown, status = 200, headers: Record<string,
 
 /** An HTML page with the page security headers. */
 export function html(body: string, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(body, { status, headers: { ...PAGE_HEADERS, ...headers } });
+  return textResponse(body, { status, headers: { ...PAGE_HEADERS, ...headers } });
 }
 
 /** A redirect; 303 after a POST so the browser follows with GET. */
