@@ -2,7 +2,8 @@
 // group. The layers are data below; docs/architecture.md states the same order.
 import { test } from "./helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { stripComments, walk } from "./helpers/source_files.ts";
 import { dirname, join, normalize, relative } from "node:path";
 
 const SRC = new URL("../src/", import.meta.url).pathname;
@@ -30,16 +31,6 @@ const EXCEPTIONS: { from: string; to: string; reason: string }[] = [
   { from: "deps.ts", to: "store/store.ts", reason: "Deps carries the Store interface; a type, and store/ imports nothing back" },
 ];
 
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(path) : path.endsWith(".ts") ? [path] : [];
-  });
-}
-
-function stripComments(source: string): string {
-  return source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
-}
 
 // `import … from "x"`, `export … from "x"`, `import "x"` and `import("x")`; only relative specifiers stay in src/.
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;

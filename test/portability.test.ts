@@ -1,7 +1,8 @@
 // Keeps the core runtime-agnostic: outside the adapters and the SQLite module, src/ may use Web APIs only.
 import { test } from "./helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { stripComments, walk } from "./helpers/source_files.ts";
 import { join, relative } from "node:path";
 
 const SRC = new URL("../src/", import.meta.url).pathname;
@@ -18,16 +19,6 @@ const FORBIDDEN: { name: string; pattern: RegExp }[] = [
   { name: "__dirname/__filename", pattern: /\b__(dirname|filename)\b/ },
 ];
 
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(path) : path.endsWith(".ts") ? [path] : [];
-  });
-}
-
-function stripComments(source: string): string {
-  return source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
-}
 
 test("src outside adapters and store/sqlite.ts uses only Web APIs", () => {
   const offenders: string[] = [];

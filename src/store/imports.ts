@@ -4,7 +4,7 @@ import { insertAuditRow, type NewAuditEvent } from "./audit.ts";
 import type { ClientGrantType } from "./clients.ts";
 import { grantConsentRow } from "./consents.ts";
 import { addMembershipRow, ensureOrganizationRow } from "./organizations.ts";
-import type { TokenGrantType, TokenKind } from "./token_rows.ts";
+import type { NewToken } from "./token_rows.ts";
 
 /**
  * Grant families made by an import start with this: only they may hold two live refresh tokens at once (a
@@ -51,16 +51,10 @@ export interface ImportedOwner {
   passwordHash: string | null;
 }
 
-export interface ImportedToken {
+export interface ImportedToken extends NewToken {
   line: number;
   /** The token row's id in the other server, for refusals. */
   rowId: string;
-  tokenHash: string;
-  kind: TokenKind;
-  grantType: TokenGrantType;
-  scope: string;
-  issuedAt: number;
-  expiresAt: number;
 }
 
 /** Tokens that belong together: one approval's family, or one client-credentials token (no family). */

@@ -13,14 +13,20 @@ import { listenNode } from "../../src/adapters/serve_node.ts";
 import { cliHarness } from "../cli/harness.ts";
 import { assertRefusedUploadsAnswered } from "../helpers/oversized_upload.ts";
 
-test("serve on Node answers /healthz on a real socket and shuts down cleanly on a signal", async () => {
+/** `serve` on 127.0.0.1 and a free port, started through the CLI; resolves once it logged that it listens. */
+async function startServe(stdout: (text: string) => void = () => {}) {
   const h = cliHarness();
   let stop!: (signal: string) => void;
   const deps = h.deps({ shutdownSignal: () => new Promise((resolve) => (stop = resolve)) });
-  const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };
+  const io = { stdout, stderr: () => {}, readStdin: async () => "", isTTY: false };
   const running = runCli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", h.dbPath], io, deps);
   let listening;
   while (!(listening = h.log.find((l) => l.event === "listening"))) await new Promise((resolve) => setTimeout(resolve, 5));
+  return { h, listening, running, stop: (signal: string) => stop(signal) };
+}
+
+test("serve on Node answers /healthz on a real socket and shuts down cleanly on a signal", async () => {
+  const { h, listening, running, stop } = await startServe();
   const url = String(listening.fields.url);
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
   const res = await fetch(`${url}/healthz`);
@@ -32,13 +38,7 @@ test("serve on Node answers /healthz on a real socket and shuts down cleanly on 
 });
 
 test("serve on Node answers an oversized upload with its whole 413 while the client is still sending", async () => {
-  const h = cliHarness();
-  let stop!: (signal: string) => void;
-  const deps = h.deps({ shutdownSignal: () => new Promise((resolve) => (stop = resolve)) });
-  const io = { stdout: () => {}, stderr: () => {}, readStdin: async () => "", isTTY: false };
-  const running = runCli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", h.dbPath], io, deps);
-  let listening;
-  while (!(listening = h.log.find((l) => l.event === "listening"))) await new Promise((resolve) => setTimeout(resolve, 5));
+  const { h, listening, running, stop } = await startServe();
   try {
     await assertRefusedUploadsAnswered(String(listening.fields.url));
   } finally {
@@ -48,14 +48,8 @@ test("serve on Node answers an oversized upload with its whole 413 while the cli
 });
 
 test("serve on Node with port 0 and no base URL names the bound port in the banner and the metadata", async () => {
-  const h = cliHarness();
-  let stop!: (signal: string) => void;
-  const deps = h.deps({ shutdownSignal: () => new Promise((resolve) => (stop = resolve)) });
   let stdout = "";
-  const io = { stdout: (t: string) => void (stdout += t), stderr: () => {}, readStdin: async () => "", isTTY: false };
-  const running = runCli(["serve", "--host", "127.0.0.1", "--port", "0", "--db", h.dbPath], io, deps);
-  let listening;
-  while (!(listening = h.log.find((l) => l.event === "listening"))) await new Promise((resolve) => setTimeout(resolve, 5));
+  const { listening, running, stop } = await startServe((t) => void (stdout += t));
   const url = String(listening.fields.url);
   const base = `http://localhost:${new URL(url).port}`;
   try {
