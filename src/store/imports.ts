@@ -220,12 +220,15 @@ function applyOwner(ctx: Context, owner: ImportedOwner): void {
   const { db, result } = ctx;
   const existing = userByName(db, owner.username);
   if (existing) {
-    // A person already here keeps everything of theirs (password, memberships): the import only maps the owner to them.
+    // A person already here keeps their password and memberships, and joins the owners file's organization, so
+    // the tokens mapped to them read the data they read under Doorkeeper.
     if (existing.kind !== "person") {
       result.owners.refused++;
       result.refusals.push({ kind: "owner", line: owner.line, id: owner.ownerKey, reason: `"${owner.username}" is an integration user` });
       return;
     }
+    const organizationId = ensureOrganizationRow(db, { slug: owner.organization, name: owner.organization, now: ctx.now });
+    addMembershipRow(db, { organizationId, userId: Number(existing.id), role: "member", now: ctx.now });
     result.owners.skipped++;
     ctx.owners.set(owner.ownerKey, Number(existing.id));
     return;

@@ -58,3 +58,16 @@ test("tokens of an owner or client that was not imported are refused, one refusa
   assert.deepEqual(result.refusals.map((r) => [r.kind, r.id, r.reason]), [["token", "1", "its owner was not imported"]]);
   assert.equal(await store.tokens.count(), 0);
 });
+
+test("an owner matched to a person already here keeps their password and joins the owners file's organization", async () => {
+  const store = openStore(":memory:");
+  const existing = await store.users.insertMember({ username: "alice@example.com", kind: "person", passwordHash: "kept", now: 1 }, "home");
+  const result = await store.imports.apply(input());
+  assert.deepEqual([result.owners.imported, result.owners.skipped], [0, 1]);
+  const orgs = (await store.organizations.listForUser(existing.id)).map((o) => o.slug).sort();
+  assert.deepEqual(orgs, ["acme", "home"]);
+  assert.equal((await store.users.findById(existing.id))?.passwordHash, "kept");
+  const again = await store.imports.apply(input());
+  assert.equal(again.owners.skipped, 1, "a re-run matches the same person and adds nothing twice");
+  assert.equal((await store.organizations.listForUser(existing.id)).length, 2);
+});
