@@ -120,10 +120,11 @@ postgresTest(
       const failures: string[] = [];
       assert.deepEqual(await Promise.all([transfer("a", 1, 2), transfer("b", 2, 1)]), ["a", "b"]);
       assert.deepEqual(await pg.query("SELECT id, v FROM t ORDER BY id"), [{ id: 1, v: 2 }, { id: 2, v: 2 }]);
-      // Three attempts ran, but the victim's first one was rolled back with its row in attempts.
-      assert.equal(failures.length, 1, failures.join(", "));
-      assert.match(failures[0]!, /40P01/);
-      assert.equal(both.count, 3);
+      // A victim's retry can meet the other transaction once more before that one commits; the bound allows two.
+      assert.ok(failures.length >= 1 && failures.length <= 2, failures.join(", "));
+      for (const failure of failures) assert.match(failure, /40P01/);
+      assert.equal(both.count, 2 + failures.length);
+      // Every attempt that deadlocked was rolled back with its row in attempts.
       assert.equal((await pg.query("SELECT who FROM attempts")).length, 2);
     }, { lockTimeoutMs: 10_000 });
   },
