@@ -93,7 +93,7 @@ async function verify(base: string, ledger: Ledger): Promise<{ lost: number; res
 async function integrity(db: string): Promise<string> {
   const store = openStore(db);
   try {
-    return (await store.integrityCheck()).join("; ");
+    return (await store.maintenance.integrityCheck()).join("; ");
   } finally {
     await store.close();
   }

@@ -8,9 +8,9 @@ import type { CommandContext } from "./types.ts";
  * server, closing the last connection removes the -wal anyway.
  */
 export async function dropWalCopies({ store, io, config }: Pick<CommandContext, "store" | "io" | "config">): Promise<void> {
-  if (config.dbPath === ":memory:") return;
+  if (config.dbPath === ":memory:" || !store.maintenance) return;
   // The erasure has committed: whatever happens here, the command reports it as done.
-  const complete = await store.truncateWal().then((outcome) => outcome.complete, () => false);
+  const complete = await store.maintenance.truncateWal().then((outcome) => outcome.complete, () => false);
   if (complete) return;
   io.stderr(`note: another connection kept using ${config.dbPath}-wal, so earlier copies of what was erased stay in ` +
     "it until the server's writes overwrite them; run `purge` later to try again\n");

@@ -1,7 +1,6 @@
 // Resolvers: every data read goes through the acting user's organization ids; nothing else reaches the store.
 import type { BoundaryBudget, Field, FieldFilter, FieldStore, PageOptions } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
-import type { ReadView } from "../store/store.ts";
 import type { GraphqlContext } from "./context.ts";
 import type { IdType } from "./cursor.ts";
 import { graphqlError } from "./errors.ts";
@@ -51,7 +50,7 @@ interface Reads {
  * (total_count, nodes, edges, page_info) in one synchronous pass, so every part asked for before the next microtask
  * is read together: with both, `total_count` and `nodes` describe the same moment even while an import commits.
  */
-function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptions, view: ReadView, boundaries?: BoundaryBudget) {
+function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptions, boundaries?: BoundaryBudget) {
   let pending: { wanted: { count: boolean; page: boolean }; reads: Promise<Reads> } | undefined;
   return (part: "count" | "page"): Promise<Reads> => {
     if (!pending) {
@@ -59,8 +58,7 @@ function gatherReads(fields: FieldStore, filter: FieldFilter, options: PageOptio
       const reads = Promise.resolve().then((): Promise<Reads> => {
         pending = undefined;
         if (wanted.count && wanted.page) return fields.countAndPage(filter, options, boundaries);
-        // Alone, the count may come from what an earlier request under the same view kept (read_cache.ts).
-        if (wanted.count) return fields.count(filter, view).then((total) => ({ total }));
+        if (wanted.count) return fields.count(filter).then((total) => ({ total }));
         return fields.page(filter, options, boundaries).then((rows) => ({ rows }));
       });
       pending = { wanted, reads };
@@ -120,7 +118,7 @@ export async function fieldConnection(
   };
   // One row more than asked tells whether another page follows, without a second query (with first: 0 too).
   const budget = withBoundaries ? servedRowsOnly(ctx.boundaryBudget, limit) : undefined;
-  const read = gatherReads(ctx.deps.store.fields, filter, { afterId, limit: limit + 1 }, ctx.access.view, budget);
+  const read = gatherReads(ctx.deps.store.fields, filter, { afterId, limit: limit + 1 }, budget);
   return {
     totalCount: memo(async () => (await read("count")).total!),
     page: memo(async () => {

@@ -3,7 +3,6 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import { bearerChallenge, readBearer } from "../http/bearer.ts";
 import { insufficientScope, invalidToken } from "./errors.ts";
-import type { ReadView } from "../store/store.ts";
 import type { TokenDetails } from "../store/tokens.ts";
 import { tokenKey } from "./token_keys.ts";
 
@@ -13,8 +12,6 @@ export interface AccessContext {
   scopes: ReadonlySet<string>;
   /** The acting user's organization ids, read with the token: the scope of every data read. */
   organizationIds: ReadonlySet<number>;
-  /** The moment the token was checked at; the request's later reads may be answered as of it (read_cache.ts). */
-  view: ReadView;
 }
 
 /**
@@ -28,15 +25,13 @@ export async function authenticateBearer(deps: Deps, request: Request, url: URL)
     throw invalidToken("Bearer token required", { headers: { "www-authenticate": bearerChallenge() } });
   }
   const key = await tokenKey(deps, token);
-  // Taken after the digest's await: the request reads as of a moment after it arrived.
-  const view = deps.store.view();
-  const found = await deps.store.tokens.findActiveAccess(key, nowSeconds(deps.clock), view);
+  const found = await deps.store.tokens.findActiveAccess(key, nowSeconds(deps.clock));
   if (!found) {
     throw invalidToken("The access token is invalid, expired or revoked", {
       headers: { "www-authenticate": bearerChallenge("invalid_token") },
     });
   }
-  return { token: found, scopes: new Set(found.scope.split(" ")), organizationIds: new Set(found.organizationIds), view };
+  return { token: found, scopes: new Set(found.scope.split(" ")), organizationIds: new Set(found.organizationIds) };
 }
 
 /** @throws OAuthError insufficient_scope (403) naming the missing scope (RFC 6750 §3.1). */

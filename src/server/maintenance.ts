@@ -1,7 +1,7 @@
 // Background upkeep for a serving process: WAL checkpoints and purges off the request path, on timers.
 import type { Config } from "../config.ts";
 import { nowSeconds, type Clock, type Log } from "../deps.ts";
-import type { Store } from "../store/store.ts";
+import type { SqliteMaintenance, Store } from "../store/store.ts";
 
 /** Checkpoint cadence: often enough that the WAL stays small under a token-issuing load. */
 export const CHECKPOINT_INTERVAL_MS = 1_000;
@@ -39,14 +39,14 @@ function unref(handle: unknown): void {
  * stop completing and when they complete again: an incomplete one leaves the WAL to grow, which happens while
  * another connection keeps a read transaction open (a backup, an sqlite3 shell), and an operator should know.
  */
-function checkpointer(store: Store, log: Log): () => Promise<unknown> {
+function checkpointer(maintenance: SqliteMaintenance, log: Log): () => Promise<unknown> {
   // A tick that finds one running shares its outcome: a skipped tick must not pass for a success (which would
   // log maintenance_recovered in the middle of a run of failures).
   let running: Promise<void> | undefined;
   let complete = true;
   const run = async () => {
     try {
-      const outcome = await store.checkpoint();
+      const outcome = await maintenance.checkpoint();
       if (outcome.complete !== complete) log(outcome.complete ? "wal_checkpoint_complete" : "wal_checkpoint_incomplete");
       complete = outcome.complete;
     } finally {
@@ -84,7 +84,10 @@ export function startMaintenance(
   };
   const monotonic = timers.monotonic ?? globalTimers.monotonic!;
   const started = { wall: clock(), monotonic: monotonic() };
-  const handles = [timers.setInterval(guard("checkpoint", checkpointer(store, log)), CHECKPOINT_INTERVAL_MS)];
+  const handles: unknown[] = [];
+  if (store.maintenance) {
+    handles.push(timers.setInterval(guard("checkpoint", checkpointer(store.maintenance, log)), CHECKPOINT_INTERVAL_MS));
+  }
   if (config.cleanupIntervalSeconds > 0) {
     handles.push(timers.setInterval(guard("purge", async () => {
       const ahead = (clock() - started.wall) - (monotonic() - started.monotonic);

@@ -1,6 +1,6 @@
 // fields table: farm fields per organization with GeoJSON boundaries; every read is scoped to organization ids.
 import type { Db, Row } from "./sqlite.ts";
-import { createReadCache, type ReadView } from "./read_cache.ts";
+import { createReadCache, createReadViews, type ReadView } from "./read_cache.ts";
 
 /**
  * A field as pages and lookups return it. The boundary can be hundreds of kilobytes, so it is read only when the
@@ -57,11 +57,8 @@ export interface FieldStore {
     fields: readonly NewField[],
     options: { now: number; replace?: boolean },
   ): Promise<{ inserted: number; removed: number }>;
-  /**
-   * How many fields the filter matches, from the trigger-kept field_counts. With `view`, the request's own
-   * (read_cache.ts), the answer is kept for the next request under the same view: counts change only by a write.
-   */
-  count(filter: FieldFilter, view?: ReadView): Promise<number>;
+  /** How many fields the filter matches. */
+  count(filter: FieldFilter): Promise<number>;
   /** Fields with id > afterId in id order, at most `limit`; with `boundaries`, their boundaries as far as it goes. */
   page(filter: FieldFilter, options: PageOptions, boundaries?: BoundaryBudget): Promise<Field[]>;
   /** `count` and `page` read in one snapshot, so the total and the rows describe the same moment. */
@@ -144,7 +141,12 @@ function countKey(filter: FieldFilter): string {
   return JSON.stringify([filter.organizationIds, filter.crop ?? null, filter.season ?? null]);
 }
 
-export function createFieldStore(db: Db): FieldStore {
+/** SQLite's field store: `count` may be given the view to read under (read_cache.ts); by default the current one. */
+export interface SqliteFieldStore extends FieldStore {
+  count(filter: FieldFilter, view?: ReadView): Promise<number>;
+}
+
+export function createFieldStore(db: Db, currentView: () => ReadView = createReadViews(db)): SqliteFieldStore {
   const counts = createReadCache<number>(db, COUNT_CACHE);
   const countNow = (filter: FieldFilter): number => {
     // From the trigger-kept field_counts (migration "field counts"): cost follows the number of distinct
@@ -187,10 +189,10 @@ export function createFieldStore(db: Db): FieldStore {
         return { inserted: fields.length, removed };
       });
     },
-    async count(filter, view) {
-      // total_count is what most clients ask, again and again with one token: under the request's view (taken
-      // by its bearer check) it costs no statement at all until something is written.
-      return view ? counts.read(view, countKey(filter), () => countNow(filter))! : countNow(filter);
+    async count(filter, view = currentView()) {
+      // total_count is what most clients ask, again and again with one token: from the trigger-kept field_counts,
+      // and kept under the view, so it costs no statement at all until something is written.
+      return counts.read(view, countKey(filter), () => countNow(filter))!;
     },
     async page(filter, options, boundaries) {
       // With boundaries, two statements: read in one snapshot, so a row and its boundary are of the same moment.

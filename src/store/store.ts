@@ -11,10 +11,8 @@ import { createFieldStore, type FieldStore } from "./fields.ts";
 import { createAuditStore, type AuditStore } from "./audit.ts";
 import { createDemoStateStore, type DemoStateStore } from "./demo_states.ts";
 import { createSecretStore, type SecretStore } from "./secrets.ts";
-import { createReadViews, type ReadView } from "./read_cache.ts";
+import { createReadViews } from "./read_cache.ts";
 import { createImportStore, type ImportStore } from "./imports.ts";
-
-export type { ReadView } from "./read_cache.ts";
 
 export interface PurgeCounts {
   codes: number;
@@ -33,31 +31,11 @@ export interface Retention {
   auditRetentionSeconds: number;
 }
 
-export interface Store {
-  organizations: OrganizationStore;
-  users: UserStore;
-  clients: ClientStore;
-  codes: CodeStore;
-  tokens: TokenStore;
-  sessions: SessionStore;
-  consents: ConsentStore;
-  fields: FieldStore;
-  audit: AuditStore;
-  demoStates: DemoStateStore;
-  secrets: SecretStore;
-  imports: ImportStore;
-  /**
-   * The database's present moment, for a request to read under (read_cache.ts): reads given the same view may be
-   * answered from what an earlier read under it kept. One small read (the change stamp).
-   */
-  view(): ReadView;
-  /** True when the database answers a trivial query. */
-  ping(): Promise<boolean>;
-  /**
-   * Deletes codes, tokens, sessions and demo states that expired more than `retentionSeconds` before `now`, and
-   * audit events older than `auditRetentionSeconds`.
-   */
-  purge(now: number, retention: Retention): Promise<PurgeCounts>;
+/**
+ * Maintenance only a SQLite file has: a PostgreSQL server checks, backs up and checkpoints itself (pg_dump,
+ * autovacuum), so its store has none and callers skip what this offers.
+ */
+export interface SqliteMaintenance {
   /** Runs PRAGMA integrity_check; ["ok"] when the file is sound, otherwise SQLite's list of problems. */
   integrityCheck(): Promise<string[]>;
   /**
@@ -80,16 +58,46 @@ export interface Store {
    * Not complete while another connection keeps reading an older snapshot.
    */
   truncateWal(): Promise<CheckpointOutcome>;
+}
+
+/** Every domain operation, each one atomic in whichever database holds it. */
+export interface Store {
+  organizations: OrganizationStore;
+  users: UserStore;
+  clients: ClientStore;
+  codes: CodeStore;
+  tokens: TokenStore;
+  sessions: SessionStore;
+  consents: ConsentStore;
+  fields: FieldStore;
+  audit: AuditStore;
+  demoStates: DemoStateStore;
+  secrets: SecretStore;
+  imports: ImportStore;
+  /** Present on a SQLite store only. */
+  maintenance?: SqliteMaintenance;
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
+  /**
+   * Deletes codes, tokens, sessions and demo states that expired more than `retentionSeconds` before `now`, and
+   * audit events older than `auditRetentionSeconds`.
+   */
+  purge(now: number, retention: Retention): Promise<PurgeCounts>;
   close(): Promise<void>;
 }
 
+/** The store over a SQLite file, with the maintenance only a file needs. */
+export interface SqliteStore extends Store {
+  maintenance: SqliteMaintenance;
+}
+
 /** Opens the SQLite file at `path` (":memory:" for tests), migrates it, and returns the Store over it. */
-export function openStore(path: string, options: OpenOptions = {}): Store {
+export function openStore(path: string, options: OpenOptions = {}): SqliteStore {
   const db = openDatabase(path, options);
   return createStore(db);
 }
 
-function createStore(db: Db): Store {
+function createStore(db: Db): SqliteStore {
   const view = createReadViews(db);
   return {
     organizations: createOrganizationStore(db),
@@ -99,8 +107,7 @@ function createStore(db: Db): Store {
     tokens: createTokenStore(db, view),
     sessions: createSessionStore(db),
     consents: createConsentStore(db),
-    fields: createFieldStore(db),
-    view,
+    fields: createFieldStore(db, view),
     audit: createAuditStore(db),
     demoStates: createDemoStateStore(db),
     secrets: createSecretStore(db),
@@ -141,17 +148,19 @@ function createStore(db: Db): Store {
         demoStates: Number(db.prepare("DELETE FROM demo_states WHERE expires_at < ?").run(cutoff).changes),
       }));
     },
-    async backupTo(path) {
-      db.prepare("VACUUM INTO ?").run(path);
-    },
-    async integrityCheck() {
-      return db.prepare("PRAGMA integrity_check").all().map((row) => String(Object.values(row)[0]));
-    },
-    async checkpoint() {
-      return db.checkpointInBackground("RESTART");
-    },
-    async truncateWal() {
-      return db.checkpoint("TRUNCATE");
+    maintenance: {
+      async backupTo(path) {
+        db.prepare("VACUUM INTO ?").run(path);
+      },
+      async integrityCheck() {
+        return db.prepare("PRAGMA integrity_check").all().map((row) => String(Object.values(row)[0]));
+      },
+      async checkpoint() {
+        return db.checkpointInBackground("RESTART");
+      },
+      async truncateWal() {
+        return db.checkpoint("TRUNCATE");
+      },
     },
     async close() {
       db.close();

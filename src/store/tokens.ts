@@ -83,11 +83,8 @@ export interface TokenStore {
   ): Promise<ExchangeResult<P, R>>;
   /** Any token by digest, live or not, with its client and user. */
   findByHash(tokenHash: string): Promise<TokenDetails | undefined>;
-  /**
-   * The access token if it is unexpired, unrevoked, and its client and user are enabled; the bearer check. Read
-   * under `view` (a fresh one by default), where the answer is kept for the next request under the same view.
-   */
-  findActiveAccess(tokenHash: string, now: number, view?: ReadView): Promise<ActiveAccess | undefined>;
+  /** The access token if it is unexpired, unrevoked, and its client and user are enabled; the bearer check. */
+  findActiveAccess(tokenHash: string, now: number): Promise<ActiveAccess | undefined>;
   /** Refresh-token rotation as one transaction: single-use, reuse detection, optional grace period. */
   rotateRefresh<P extends IssuePlan>(input: RotateInput<P>): Promise<RotateResult<P>>;
   /**
@@ -153,10 +150,10 @@ export function createTokenStore(db: Db, currentView: () => ReadView): TokenStor
       const row = db.prepare(`${DETAILS} WHERE t.token_hash = ?`).get(tokenHash) as Row | undefined;
       return row && toDetails(row);
     },
-    async findActiveAccess(tokenHash, now, view = currentView()) {
+    async findActiveAccess(tokenHash, now) {
       // Every GraphQL request asks this. While nothing is written the answer is kept (read_cache.ts); the expiry,
       // the one condition that changes without a write, is checked again on every hit.
-      const found = activeAccess.read(view, tokenHash, () => {
+      const found = activeAccess.read(currentView(), tokenHash, () => {
         const row = db.prepare(ACTIVE_ACCESS).get(tokenHash, now) as Row | undefined;
         if (!row) return undefined;
         const organizationIds = Object.freeze(JSON.parse(String(row.organization_ids)) as number[]);

@@ -94,7 +94,7 @@ test("a backup that fails halfway leaves no file that could pass for a backup", 
   const open = deps.openStore;
   deps.openStore = async (path, options) => {
     const store = await open(path, options);
-    store.backupTo = async () => {
+    store.maintenance!.backupTo = async () => {
       throw new Error("database or disk is full");
     };
     return store;

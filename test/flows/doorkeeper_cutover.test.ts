@@ -111,7 +111,7 @@ test("after the import, Doorkeeper clients and people carry on with what they ho
     assert.equal(await fieldCount(PLAIN.syncAccess), 401);
 
     // Nothing plaintext in the database files, the audit table or either log.
-    await t.store.checkpoint();
+    await t.store.maintenance!.checkpoint();
     const disk = ["", "-wal", "-shm"].map((s) => h.dbPath + s).filter(existsSync).map((p) => readFileSync(p).toString("latin1")).join("\n");
     const logs = JSON.stringify(t.log) + JSON.stringify(h.log) + imported.stdout + imported.stderr;
     const leaked = (haystack: string) => PLAINTEXTS.filter((s) => haystack.includes(s));

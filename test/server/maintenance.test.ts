@@ -77,7 +77,7 @@ test("a failing task is logged, not thrown", async () => {
 function controlledStore() {
   const waiting: ((outcome: { complete: boolean }) => void)[] = [];
   const store = openStore(":memory:");
-  store.checkpoint = () => new Promise((resolve) => waiting.push(resolve));
+  store.maintenance.checkpoint = () => new Promise((resolve) => waiting.push(resolve));
   return { store, waiting };
 }
 
@@ -115,7 +115,7 @@ test("maintenance logs when checkpoints stop completing and when they complete a
 test("the same failure again is not logged again; recovery is logged once with the count", async () => {
   const store = openStore(":memory:");
   let failure: string | undefined = "database or disk is full";
-  store.checkpoint = async () => {
+  store.maintenance.checkpoint = async () => {
     if (failure) throw new Error(failure);
     return { complete: true };
   };
@@ -186,8 +186,8 @@ test("the wall clock may drift from real time by less than the tolerance without
 test("a tick skipped while a failing checkpoint runs is not taken for a recovery", async () => {
   const { store, waiting } = controlledStore();
   let fail = true;
-  const checkpoint = store.checkpoint;
-  store.checkpoint = () => (fail ? Promise.reject(new Error("database or disk is full")) : checkpoint());
+  const checkpoint = store.maintenance.checkpoint;
+  store.maintenance.checkpoint = () => (fail ? Promise.reject(new Error("database or disk is full")) : checkpoint());
   const log: string[] = [];
   const { timers, active } = fakeTimers();
   startMaintenance({ store, config: loadConfig({ FIELDGATE_CLEANUP_INTERVAL: "0" }), clock: Date.now, log: (event) => log.push(event) }, timers);

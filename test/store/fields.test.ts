@@ -277,7 +277,7 @@ function countingStatements(db: Db) {
   return { db: spied, counted };
 }
 
-test("count under one view runs its statement once per filter; without a view it runs every time", async () => {
+test("count under one view runs its statement once per filter; without one it reads under the store's current view", async () => {
   await withImporter(async ({ db, org }) => {
     const { db: spied, counted } = countingStatements(db);
     const fields = createFieldStore(spied);
@@ -288,8 +288,11 @@ test("count under one view runs its statement once per filter; without a view it
     assert.equal(await fields.count({ organizationIds: [org], crop: "maize" }, view), 1);
     assert.equal(await fields.count({ organizationIds: [org], crop: "maize" }, view), 1);
     assert.equal(counted.runs, 2);
-    await fields.count({ organizationIds: [org] });
-    await fields.count({ organizationIds: [org] });
+    assert.equal(await fields.count({ organizationIds: [org] }), 2);
+    assert.equal(await fields.count({ organizationIds: [org] }), 2);
+    assert.equal(counted.runs, 3, "the store's own view is a new object: one load, then kept");
+    await fields.insertMany(org, [field("D1")], { now: 6 });
+    assert.equal(await fields.count({ organizationIds: [org] }), 3, "a write moves the current view");
     assert.equal(counted.runs, 4);
   });
 });

@@ -17,6 +17,10 @@ export const backup: Command = {
   },
   async run({ args, config, store, deps }) {
     const path = args.positionals[0]!;
+    if (!store.maintenance) {
+      throw new UsageError("backup copies a SQLite file; back up a PostgreSQL database with pg_dump (docs/operations.md)");
+    }
+    const { maintenance } = store;
     // The live database's own -wal, -shm or -journal name: while fieldgate is stopped it does not exist, the copy
     // went in, and the next open of the database took it for its journal and deleted it. Compared as canonical
     // paths: "./x/fg.db-journal", an absolute path or one through a symlinked directory name the same file. SQLite
@@ -35,7 +39,7 @@ export const backup: Command = {
     }
     if (!created) throw new UsageError(`${path} already exists; choose a new file name`);
     try {
-      await store.backupTo(path);
+      await maintenance.backupTo(path);
     } catch (error) {
       // A half-written copy (a full disk) must not pass for a backup.
       await deps.removeFile(path);
