@@ -8,9 +8,20 @@ export class StoreConflictError extends Error {
   }
 }
 
-/** Maps SQLite's UNIQUE constraint failure to StoreConflictError; rethrows anything else untouched. */
+/** SQLSTATE of a PostgreSQL error (postgres.js puts it in `code`), or undefined. */
+function sqlState(error: unknown): string | undefined {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/** True for a uniqueness violation: SQLite's UNIQUE constraint failure or PostgreSQL's 23505. */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Error && (/UNIQUE constraint failed/.test(error.message) || sqlState(error) === "23505");
+}
+
+/** Maps a uniqueness violation (either backend) to StoreConflictError; rethrows anything else untouched. */
 export function rethrowConflict(error: unknown, message: string): never {
-  if (error instanceof Error && /UNIQUE constraint failed/.test(error.message)) {
+  if (isUniqueViolation(error)) {
     throw new StoreConflictError(message, { cause: error });
   }
   throw error;
@@ -50,6 +61,7 @@ export class StoreBusyError extends Error {
 export function isStoreBusy(error: unknown): boolean {
   if (error instanceof StoreBusyError) return true;
   if (!(error instanceof Error)) return false;
+  if (PG_BUSY.has(sqlState(error) ?? "")) return true;
   return primaryCode(error) === SQLITE_BUSY || /database is locked/.test(error.message);
 }
 
@@ -76,14 +88,39 @@ const STORAGE_FAULTS = new Map<number, string>([
  */
 export function storageFaultOf(error: unknown): string | undefined {
   const code = primaryCode(error);
-  return code === undefined ? undefined : STORAGE_FAULTS.get(code);
+  if (code !== undefined) return STORAGE_FAULTS.get(code);
+  const state = sqlState(error);
+  if (state !== undefined) return PG_FAULTS.get(state) ?? (state.startsWith("08") ? "unreachable" : undefined);
+  // postgres.js's own codes for a server it cannot reach or that went away (a restart, a failover).
+  const code2 = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code2 === "string" && PG_CLIENT_FAULTS.has(code2) ? "unreachable" : undefined;
 }
+
+/**
+ * PostgreSQL conditions that pass with time and are answered 503 like SQLite's busy: a lock or statement timeout
+ * (55P03, 57014), a conflict whose retries were spent (40001, 40P01), every connection slot taken (53300), a
+ * server starting or shutting down (57P03, 57P01).
+ */
+const PG_BUSY = new Set(["55P03", "57014", "40001", "40P01", "53300", "57P01", "57P03"]);
+
+/** PostgreSQL conditions for the operator: disk full, out of memory, a read-only (standby) server. */
+const PG_FAULTS = new Map<string, string>([
+  ["53100", "full"],
+  ["53200", "out of memory"],
+  ["25006", "read-only"],
+]);
+
+/** postgres.js's codes when it cannot reach the server or the server closed the connection. */
+const PG_CLIENT_FAULTS = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "ETIMEDOUT", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_DESTROYED"]);
 
 /**
  * True for node:sqlite's refusal to use a closed database ("database is not open", "statement has been finalized"):
  * requests still in flight when an embedder closed the store, which App.close() avoids by waiting for them.
  */
 export function isStoreClosed(error: unknown): boolean {
-  return error instanceof Error && (error as { code?: unknown }).code === "ERR_INVALID_STATE" &&
-    /database is not open|statement has been finalized/.test(error.message);
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  // postgres.js after sql.end(): CONNECTION_ENDED.
+  if (code === "CONNECTION_ENDED") return true;
+  return code === "ERR_INVALID_STATE" && /database is not open|statement has been finalized/.test(error.message);
 }

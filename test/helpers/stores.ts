@@ -1,0 +1,31 @@
+/**
+ * The store contract over both backends: `storeTest(name, fn)` runs `fn` once against a fresh in-memory SQLite
+ * store and once against a fresh PostgreSQL database (skipped, with one note, where PostgreSQL is missing; a
+ * failure under CI=true). Each store is closed after its run.
+ */
+import type { TestContext } from "node:test";
+import { openStore, type Store } from "../../src/store/store.ts";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { test } from "./bounded.ts";
+import { postgresTest } from "./postgres.ts";
+
+export type Backend = "sqlite" | "postgres";
+
+export function storeTest(name: string, fn: (store: Store, t: TestContext & { backend: Backend }) => Promise<void>): void {
+  test(`${name} [sqlite]`, async (t) => {
+    const store = openStore(":memory:");
+    try {
+      await fn(store, Object.assign(t, { backend: "sqlite" as const }));
+    } finally {
+      await store.close();
+    }
+  });
+  postgresTest(`${name} [postgres]`, async (db, t) => {
+    const store = await openPostgresStore(db.url);
+    try {
+      await fn(store, Object.assign(t, { backend: "postgres" as const }));
+    } finally {
+      await store.close();
+    }
+  });
+}
