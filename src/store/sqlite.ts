@@ -12,6 +12,8 @@ export { ForeignDatabaseError, SchemaTooNewError };
 export type Statement = StatementSync;
 export type SqlValue = null | number | bigint | string | Uint8Array;
 export type Row = Record<string, SqlValue>;
+/** A result row of either backend (a Row here, a PgRow on PostgreSQL), as the row mappers they share read it. */
+export type MappedRow = Readonly<Record<string, unknown>>;
 
 /**
  * PASSIVE copies WAL frames into the database without ever blocking readers or writers. RESTART also starts the
