@@ -222,6 +222,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { name: "field counts drop empty rows", sql: IN_BASELINE },
   { name: "server secrets", sql: IN_BASELINE },
   { name: "several redirect URIs per client", sql: IN_BASELINE },
+  { name: "authorization codes by family", sql: "CREATE INDEX authorization_codes_by_family ON authorization_codes(family_id);" },
 ];
 
 /** What one migration run did: the steps it applied (often none) and the version the database is now at. */
