@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { findPostgres } from "../test/helpers/postgres.ts";
+import { cluster, findPostgres } from "../test/helpers/postgres.ts";
 
 /** Every test file under `dir` whose app comes from openTestApp, so the backend follows FIELDGATE_TEST_STORE. */
 function suitesUnder(dir: string): string[] {
@@ -22,8 +22,11 @@ if (source.kind === "missing") {
   process.exit(process.env.CI === "true" ? 1 : 0);
 }
 const files = suitesUnder("test");
+// One cluster for every file, each test still on a database of its own: a cluster per test process cost more
+// than the tests.
+const url = source.kind === "url" ? source.url : (await cluster(source.dir)).url;
 const result = spawnSync(process.execPath, ["--test", "--test-concurrency=2", ...files], {
   stdio: "inherit",
-  env: { ...process.env, FIELDGATE_TEST_STORE: "postgres" },
+  env: { ...process.env, FIELDGATE_TEST_STORE: "postgres", FIELDGATE_TEST_DATABASE_URL: url },
 });
 process.exit(result.status ?? 1);

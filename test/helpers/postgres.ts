@@ -132,7 +132,11 @@ async function withAdmin(
 /** The one cluster of this test process, started by the first test that needs it. Test code: a singleton is fine. */
 let started: Promise<{ url: string }> | undefined;
 
-function cluster(binDir: string): Promise<{ url: string }> {
+/**
+ * This process's throwaway cluster, for a runner that hands one server to many test processes through
+ * FIELDGATE_TEST_DATABASE_URL (scripts/test_postgres.ts): it stops when this process exits.
+ */
+export function cluster(binDir: string): Promise<{ url: string }> {
   started ??= startCluster(binDir);
   return started;
 }

@@ -5,7 +5,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";
-import { openTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, testBackend, type TestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import { authCodeTokens, ccRequest, codeBody, issueCode, refreshBody } from "../helpers/codes.ts";
 import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
@@ -173,7 +173,11 @@ test("approve: a user disabled (session ended) mid-request mints no code and sto
   assert.equal(await t.store.consents.find(user.id, client.client.id), undefined);
 });
 
-test("approve: a client deleted mid-request, and a new one given its row id, gets neither the code nor the consent", async () => {
+// SQLite may hand a deleted row's id to the next client; a PostgreSQL identity column never does, so there the premise
+// cannot be set up.
+test("approve: a client deleted mid-request, and a new one given its row id, gets neither the code nor the consent", {
+  skip: testBackend() === "postgres" && "PostgreSQL never reuses a row id",
+}, async () => {
   const { t, client, user, browser, consentForm } = await signedIn();
   const form = await consentForm();
   const stored = storedCodes(t);

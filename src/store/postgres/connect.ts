@@ -149,9 +149,24 @@ function queryable(sql: Sql | TransactionSql, prepare: boolean): PgQueryable {
     // `unsafe` is postgres.js's name for "text not written as a tagged template"; the values are still bound
     // parameters, never spliced into the text. Rows come back as a plain array, without postgres.js's extras.
     query: async <T extends PgRow>(text: string, params: readonly PgValue[] = []) =>
-      Array.from(await sql.unsafe(text, params as PgValue[] as never[], { prepare })) as unknown as T[],
+      Array.from(await sql.unsafe(text, storable(params) as never[], { prepare })) as unknown as T[],
     async exec(script) {
       await sql.unsafe(script).simple();
     },
   };
+}
+
+/**
+ * The parameters with each NUL in a string replaced by U+FFFD. PostgreSQL text cannot hold NUL (the statement fails
+ * with 22021), while request input reaches the store as any JavaScript string: a client_id or username with a NUL
+ * must find nothing and be recorded, not turn into a 500. U+FFFD is what UTF-8 encoding already makes of a lone
+ * surrogate, so the two kinds of text PostgreSQL cannot hold are treated alike.
+ */
+function storable(params: readonly PgValue[]): PgValue[] {
+  let copy: PgValue[] | undefined;
+  for (let i = 0; i < params.length; i++) {
+    const value = params[i];
+    if (typeof value === "string" && value.includes("\0")) (copy ??= [...params])[i] = value.replaceAll("\0", "\uFFFD");
+  }
+  return copy ?? (params as PgValue[]);
 }
