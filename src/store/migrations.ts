@@ -312,4 +312,18 @@ CREATE TABLE server_secrets (
     name: "several redirect URIs per client",
     sql: "-- clients.redirect_uri: registered URIs separated by newlines",
   },
+  {
+    // Failure counters that instances sharing the database agree on (several --workers): a budget spent on one is
+    // spent on all. Rows live for a window; purge deletes them after it.
+    name: "throttle counters",
+    sql: `
+CREATE TABLE throttle_counters (
+  key TEXT PRIMARY KEY,
+  window_end INTEGER NOT NULL,
+  failures INTEGER NOT NULL,
+  pending INTEGER NOT NULL,
+  pending_end INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
+  },
 ];

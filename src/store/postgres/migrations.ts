@@ -222,6 +222,18 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { name: "field counts drop empty rows", sql: IN_BASELINE },
   { name: "server secrets", sql: IN_BASELINE },
   { name: "several redirect URIs per client", sql: IN_BASELINE },
+  // Unlogged: counters live for a window and need no crash safety, so their writes skip the WAL; a crash empties
+  // the table, which forgives at most one window of failures.
+  {
+    name: "throttle counters",
+    sql: `CREATE UNLOGGED TABLE throttle_counters (
+  key text PRIMARY KEY,
+  window_end bigint NOT NULL,
+  failures integer NOT NULL,
+  pending integer NOT NULL,
+  pending_end bigint NOT NULL
+);`,
+  },
 ];
 
 /** What one migration run did: the steps it applied (often none) and the version the database is now at. */
