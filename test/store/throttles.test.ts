@@ -154,3 +154,13 @@ postgresTest("throttle counters: two instances on one database share every count
     await two.close();
   }
 });
+
+storeTest("throttle counters: a key holding a NUL or a lone surrogate (whatever a form carried) is counted like any other", async (store) => {
+  const odd = [{ key: "t:user:a\u0000b", limit: 1 }, { key: "t:user:\ud800", limit: 1 }];
+  assert.equal(await store.throttles.fail(odd, at(0)), true);
+  assert.equal(await store.throttles.retryAfter(odd.slice(0, 1), at(0)), 60);
+  assert.deepEqual(await store.throttles.charge({ checked: odd.slice(1), counted: odd.slice(1) }, at(0)), { wait: 60, lockout: false });
+  assert.deepEqual(await store.throttles.admit(odd.slice(1), at(0)), { admitted: false, wait: 60 });
+  await store.throttles.release(odd.map(({ key }) => ({ key, reset: true })));
+  assert.equal(await store.throttles.retryAfter(odd, at(0)), 0);
+});

@@ -13,6 +13,14 @@ import {
 /** Keys travel as one JSON text parameter (cast to json for json_to_recordset): the pool binds no arrays. */
 const json = (value: unknown) => JSON.stringify(value);
 
+/** A NUL or a lone surrogate, which PostgreSQL text cannot hold: a key may embed whatever a form carried. */
+const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** `keys` with what PostgreSQL cannot store replaced (U+FFFD): keys differing only there share one counter. */
+function storable<T extends { key: string }>(keys: readonly T[]): T[] {
+  return keys.map((entry) => ({ ...entry, key: entry.key.replace(UNSTORABLE, "\uFFFD") }));
+}
+
 // In the statements below, a counter's effective failures at now are
 //   CASE WHEN now < LEAST(t.window_end, now + window) THEN t.failures ELSE 0 END
 // and its effective pending attempts
@@ -148,24 +156,27 @@ async function decideLocked<T>(
 
 export function createPgThrottleStore(pg: PgClient): ThrottleStore {
   return {
-    async retryAfter(keys, { now, windowSeconds }) {
-      if (keys.length === 0) return 0;
+    async retryAfter(given, { now, windowSeconds }) {
+      if (given.length === 0) return 0;
+      const keys = storable(given);
       const [row] = await pg.query<{ wait: number }>(RETRY_AFTER, [json(keys.map(({ key, limit }) => ({ key, lim: limit }))), now, now + windowSeconds]);
       return Number(row?.wait ?? 0);
     },
-    async fail(keys, { now, windowSeconds }) {
-      if (keys.length === 0) return false;
-      const entries = keys.map(({ key, limit }) => ({ key, lim: limit }));
+    async fail(given, { now, windowSeconds }) {
+      if (given.length === 0) return false;
+      const entries = storable(given).map(({ key, limit }) => ({ key, lim: limit }));
       const rows = await pg.query<{ failures: number; lim: number; added: number }>(FAIL, [json(entries), now, now + windowSeconds]);
       // The count reached the limit with this statement's failures: it was under it before them.
       return rows.some((row) => row.failures >= row.lim && row.failures - row.added < row.lim);
     },
-    async charge(keys, times) {
-      if (keys.counted.length === 0 && keys.checked.length === 0) return { wait: 0, lockout: false };
+    async charge(given, times) {
+      if (given.counted.length === 0 && given.checked.length === 0) return { wait: 0, lockout: false };
+      const keys = { checked: storable(given.checked), counted: storable(given.counted) };
       return await decideLocked(pg, [...keys.checked, ...keys.counted], (rows) => decideCharge(rows, keys, times));
     },
-    async admit(keys, times) {
-      if (keys.length === 0) return { admitted: true, wait: 0 };
+    async admit(given, times) {
+      if (given.length === 0) return { admitted: true, wait: 0 };
+      const keys = storable(given);
       if (keys.length > 1) return await decideLocked(pg, keys, (rows) => decideAdmit(rows, keys, times));
       // The request path's case, one key: one statement.
       const [{ key, limit }] = keys as [CounterKey];
@@ -181,7 +192,7 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
     },
     async release(entries) {
       if (entries.length === 0) return;
-      await pg.query(RELEASE, [json(entries.map(({ key, forgive, reset, settle }) => ({
+      await pg.query(RELEASE, [json(storable(entries).map(({ key, forgive, reset, settle }) => ({
         key,
         forgive: forgive === true,
         reset: reset === true,
@@ -189,7 +200,9 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
       })))]);
     },
     async count(prefix) {
-      const [row] = await pg.query<{ n: number }>("SELECT count(*) AS n FROM throttle_counters WHERE starts_with(key, $1)", [prefix]);
+      const [row] = await pg.query<{ n: number }>("SELECT count(*) AS n FROM throttle_counters WHERE starts_with(key, $1)", [
+        storable([{ key: prefix }])[0]!.key,
+      ]);
       return Number(row?.n ?? 0);
     },
     async purgeExpired(now) {
