@@ -2,6 +2,8 @@
 import { createApp, type App } from "../../src/app.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
+import type { ThrottleStore } from "../../src/store/throttles.ts";
+import type { Digest } from "../../src/deps.ts";
 import { hashPassword, sha256Hex } from "../../src/crypto/hash.ts";
 import { randomId, randomToken } from "../../src/crypto/random.ts";
 import type { Client, ClientGrantType } from "../../src/store/clients.ts";
@@ -57,11 +59,21 @@ export const TEST_ENV: Record<string, string> = {
   FIELDGATE_PBKDF2_ITERATIONS: "1000",
 };
 
+/** How an app instance keeps its throttles, beyond what its settings say. */
+export interface InstanceOptions {
+  /** Throttle counts in the store (AppOptions.sharedThrottles), as with --workers or on PostgreSQL. */
+  sharedThrottles?: boolean;
+  /** Where they are kept instead of the app's own store (another database's counters). */
+  throttles?: ThrottleStore;
+  /** The digest the app checks secrets with (sha256Hex by default); tests wrap it to count checks. */
+  digest?: Digest;
+}
+
 /**
  * Builds a fresh app; `env` overrides settings, e.g. { FIELDGATE_REFRESH_GRACE: "5" }. The database is in memory
  * unless FIELDGATE_DB names a file (then close `store` when done).
  */
-export function buildTestApp(env: Record<string, string> = {}): TestApp {
+export function buildTestApp(env: Record<string, string> = {}, options: InstanceOptions = {}): TestApp {
   const config = loadConfig({ ...TEST_ENV, ...env });
   const clock = fakeClock();
   const random = seededRandom(Math.floor(Math.random() * 2 ** 31) + 1);
@@ -69,10 +81,12 @@ export function buildTestApp(env: Record<string, string> = {}): TestApp {
   const log: LogLine[] = [];
   const app = createApp({
     config,
-    store,
+    store: options.throttles ? { ...store, throttles: options.throttles } : store,
     clock: clock.clock,
     random,
     log: (event, fields = {}) => log.push({ event, fields }),
+    sharedThrottles: options.sharedThrottles,
+    digest: options.digest,
   });
   const now = () => clock.nowSeconds();
   let counter = 0;
@@ -135,4 +149,20 @@ export function buildTestApp(env: Record<string, string> = {}): TestApp {
   };
 
   return { app, store, config, clock, log, seed };
+}
+
+/**
+ * Another app instance beside `t`'s, as another --workers process or another server would be: same settings and
+ * clock, over `store` (a connection of its own to the same database).
+ */
+export function anotherInstance(t: TestApp, store: Store, options: InstanceOptions = {}): App {
+  return createApp({
+    config: t.config,
+    store: options.throttles ? { ...store, throttles: options.throttles } : store,
+    clock: t.clock.clock,
+    random: seededRandom(Math.floor(Math.random() * 2 ** 31) + 1),
+    log: (event, fields = {}) => t.log.push({ event, fields }),
+    sharedThrottles: options.sharedThrottles,
+    digest: options.digest,
+  });
 }
