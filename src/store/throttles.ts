@@ -182,7 +182,7 @@ export function createThrottleStore(db: Db): ThrottleStore {
 
   return {
     async retryAfter(keys, times) {
-      const rows = readAll(keys);
+      const rows = db.readTogether(() => readAll(keys));
       let wait = 0;
       const moved = new Map<string, CounterRow>();
       for (const { key, limit } of keys) {
@@ -196,8 +196,9 @@ export function createThrottleStore(db: Db): ThrottleStore {
       if (moved.size > 0) await db.transactionBatched(() => write(moved));
       return wait;
     },
-    fail(keys, times) {
-      return db.transactionBatched(() => {
+    async fail(keys, times) {
+      if (keys.length === 0) return false;
+      return await db.transactionBatched(() => {
         let lockout = false;
         for (const { key, limit } of keys) {
           const row = withFailure(read(key), times);
@@ -214,6 +215,7 @@ export function createThrottleStore(db: Db): ThrottleStore {
       return decided(keys, (rows) => decideAdmit(rows, keys, times));
     },
     async release(entries) {
+      if (entries.length === 0) return;
       await db.transactionBatched(() => {
         for (const { key, forgive, reset, settle } of entries) {
           db.prepare(`UPDATE throttle_counters SET
