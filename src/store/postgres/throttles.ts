@@ -154,6 +154,7 @@ async function decideLocked<T>(
   }
 }
 
+/** The PostgreSQL counters: single-key admission and every unconditional change are one statement each. */
 export function createPgThrottleStore(pg: PgClient): ThrottleStore {
   return {
     async retryAfter(given, { now, windowSeconds }) {
