@@ -24,6 +24,7 @@ import type { StorageFaults } from "./app/health_route.ts";
 import { refusalOf, renderError, renderServerError } from "./app/render_error.ts";
 import { clientAddress, requestIdOf } from "./app/request_facts.ts";
 import { createRouteTable } from "./app/route_table.ts";
+import { createSharedThrottle } from "./app/shared_throttle.ts";
 import { classifyStoreFailure } from "./app/store_failure.ts";
 
 export interface AppOptions {
@@ -41,6 +42,12 @@ export interface AppOptions {
   cores?: number;
   blockCipher?: BlockCipherFactory;
   demo?: DemoCredentials;
+  /**
+   * True when other instances serve from the same database (`serve --workers`, several instances on one PostgreSQL):
+   * the failure throttles then count in the store, so a budget spent on one instance is spent on all. False (the
+   * default) keeps them in this process's memory, which costs no database work.
+   */
+  sharedThrottles?: boolean;
 }
 
 /** What the adapter knows about the connection. */
@@ -109,11 +116,7 @@ export function createApp(options: AppOptions): App {
     hmac: options.hmac ?? hmacSha256Base64Url,
     blockCipher: options.blockCipher ?? webCryptoBlockCipher,
     pbkdf2: pbkdf2Sha256,
-    throttle: createThrottle({
-      maxFailures: options.config.throttleMaxFailures,
-      windowSeconds: options.config.throttleWindowSeconds,
-    }),
-    successfulSignIns: createThrottle({ maxFailures: options.config.signInLimit, windowSeconds: SIGN_IN_LIMIT_WINDOW_SECONDS }),
+    ...throttles(options),
     passwordWork: createWorkLimit({
       concurrency: options.config.passwordConcurrency ?? defaultPasswordConcurrency(options.cores ?? 2),
       queue: options.config.passwordQueue,
@@ -189,6 +192,17 @@ export function createApp(options: AppOptions): App {
   }
 
   return { fetch, close, deps };
+}
+
+/** The failure throttle and the successful sign-in limit, in memory or in the store (AppOptions.sharedThrottles). */
+function throttles({ config, store, sharedThrottles }: AppOptions): Pick<Deps, "throttle" | "successfulSignIns"> {
+  const failures = { maxFailures: config.throttleMaxFailures, windowSeconds: config.throttleWindowSeconds };
+  const successes = { maxFailures: config.signInLimit, windowSeconds: SIGN_IN_LIMIT_WINDOW_SECONDS };
+  if (!sharedThrottles) return { throttle: createThrottle(failures), successfulSignIns: createThrottle(successes) };
+  return {
+    throttle: createSharedThrottle(store.throttles, { scope: "failures", ...failures }),
+    successfulSignIns: createSharedThrottle(store.throttles, { scope: "sign-ins", ...successes }),
+  };
 }
 
 /** The embedder's log function, kept from failing a request: a throwing or rejecting sink loses the line, not the answer. */

@@ -53,16 +53,26 @@ export interface ThrottleKey {
   shared?: boolean;
 }
 
-/** Failure counting per key; the in-memory implementation is http/throttle.ts. */
+/**
+ * Failure counting per key. The in-memory implementation is http/throttle.ts; app/shared_throttle.ts keeps the
+ * counts in the store, for instances that must share one budget. Operations are asynchronous for that one.
+ */
 export interface Throttle {
   /** Seconds to wait before any of `keys` may try again; 0 when all are allowed. */
-  retryAfter(keys: readonly ThrottleKey[], now: number): number;
+  retryAfter(keys: readonly ThrottleKey[], now: number): Promise<number>;
   /** Records one failure against every key; true when it brought a key to its limit (a lockout starts now). */
-  fail(keys: readonly ThrottleKey[], now: number): boolean;
+  fail(keys: readonly ThrottleKey[], now: number): Promise<boolean>;
+  /**
+   * Counts an attempt as a failure against `counted` before its outcome is known, unless one of `checked` is locked
+   * out: then nothing is counted and `wait` says for how long. Checking and counting are one step, so guesses sent in
+   * parallel cannot all pass the check before the first is counted; one that turns out well is taken back (forgive,
+   * reset). `lockout` is true when this count brought a key to its limit.
+   */
+  charge(keys: { checked: readonly ThrottleKey[]; counted: readonly ThrottleKey[] }, now: number): Promise<{ wait: number; lockout: boolean }>;
   /** Takes back one failure from each key: an attempt counted before its outcome was known turned out well. */
-  forgive(keys: readonly ThrottleKey[]): void;
+  forgive(keys: readonly ThrottleKey[]): Promise<void>;
   /** Forgets the failures of these keys (after a success). */
-  reset(keys: readonly ThrottleKey[]): void;
+  reset(keys: readonly ThrottleKey[]): Promise<void>;
   /**
    * Starts an attempt whose outcome comes only after an await (an asynchronous digest): resolves to seconds to wait
    * when a key is locked out, else to 0 with the attempt counted as pending on its keys until `settle`. While the
@@ -71,10 +81,13 @@ export interface Throttle {
    * and honest parallel requests are delayed by one attempt at most, never refused.
    */
   admit(keys: readonly ThrottleKey[], now: number): Promise<number>;
-  /** Ends an attempt `admit` let through, after its failure (if any) was recorded; wakes the attempts waiting. */
-  settle(keys: readonly ThrottleKey[]): void;
+  /**
+   * Ends an attempt `admit` let through, after its failure (if any) was recorded; wakes the attempts waiting. A
+   * success passes the keys it resets (`reset`), which forget their failures in the same step.
+   */
+  settle(keys: readonly ThrottleKey[], success?: { reset: readonly ThrottleKey[] }): Promise<void>;
   /** How many keys are tracked; for tests and metrics. */
-  size(): number;
+  size(): Promise<number>;
 }
 
 /** A bound on concurrent expensive work; the implementation is http/work_limit.ts. */

@@ -13,7 +13,12 @@ export const UNKNOWN_ADDRESS = "unknown";
  * deliberately avoids). Keys without an address, such as a username's, still count.
  */
 const UNKNOWN_BUCKET = "(unknown)";
-const counted = (key: ThrottleKey) => !key.id.endsWith(UNKNOWN_BUCKET);
+
+/** False for a key built from the unknown address, which no throttle counts (see UNKNOWN_BUCKET). */
+export const isCountedKey = (key: ThrottleKey) => !key.id.endsWith(UNKNOWN_BUCKET);
+
+/** The failures `key` tolerates per window: `maxFailures`, SHARED_KEY_FACTOR times that for a shared key. */
+export const limitOfKey = (key: ThrottleKey, maxFailures: number) => (key.shared ? maxFailures * SHARED_KEY_FACTOR : maxFailures);
 
 interface Entry {
   windowStart: number;
@@ -24,7 +29,8 @@ interface Entry {
  * An in-memory throttle: at most `maxFailures` failures per key per `windowSeconds` (SHARED_KEY_FACTOR times that
  * for shared keys); the key is then refused
  * until its window ends. Memory is bounded: entries whose window has passed are swept once the map grows.
- * Per process: with --workers N each process throttles on its own, so the effective limit is N times higher.
+ * Per process: the app uses it when it is the only instance on its database (app/shared_throttle.ts otherwise).
+ * Every operation completes before its promise is returned, so each is atomic with respect to the others.
  */
 export function createThrottle(options: { maxFailures: number; windowSeconds: number; maxKeys?: number }): Throttle {
   const entries = new Map<string, Entry>();
@@ -32,6 +38,7 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
   const pending = new Map<string, number>();
   let waiting: (() => void)[] = [];
   const maxKeys = options.maxKeys ?? 100_000;
+  const counted = isCountedKey;
 
   function sweep(now: number): void {
     for (const [key, entry] of entries) {
@@ -41,7 +48,7 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
     while (entries.size >= maxKeys) entries.delete(entries.keys().next().value as string);
   }
 
-  const limitOf = (key: ThrottleKey) => (key.shared ? options.maxFailures * SHARED_KEY_FACTOR : options.maxFailures);
+  const limitOf = (key: ThrottleKey) => limitOfKey(key, options.maxFailures);
 
   /**
    * The entry for `id`, its window moved to `now` if the clock went back past its start: windows are wall-clock
@@ -63,46 +70,62 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
   const mayStart = (key: ThrottleKey, now: number) =>
     !counted(key) || failuresOf(key, now) + (pending.get(key.id) ?? 0) < limitOf(key);
 
+  function retryAfter(keys: readonly ThrottleKey[], now: number): number {
+    let wait = 0;
+    for (const key of keys) {
+      if (!counted(key)) continue;
+      const entry = entryAt(key.id, now);
+      if (!entry || entry.failures < limitOf(key)) continue;
+      const remaining = entry.windowStart + options.windowSeconds - now;
+      if (remaining > 0) wait = Math.max(wait, remaining);
+    }
+    return wait;
+  }
+
+  function fail(keys: readonly ThrottleKey[], now: number): boolean {
+    let lockout = false;
+    for (const key of keys) {
+      if (!counted(key)) continue;
+      let entry = entryAt(key.id, now);
+      if (entry && now - entry.windowStart < options.windowSeconds) {
+        entry.failures++;
+      } else {
+        if (!entry && entries.size >= maxKeys) sweep(now);
+        entry = { windowStart: now, failures: 1 };
+        entries.set(key.id, entry);
+      }
+      if (entry.failures === limitOf(key)) lockout = true;
+    }
+    return lockout;
+  }
+
+  function reset(keys: readonly ThrottleKey[]): void {
+    for (const { id } of keys) entries.delete(id);
+  }
+
   const throttle: Throttle = {
-    retryAfter(keys, now) {
-      let wait = 0;
-      for (const key of keys) {
-        if (!counted(key)) continue;
-        const entry = entryAt(key.id, now);
-        if (!entry || entry.failures < limitOf(key)) continue;
-        const remaining = entry.windowStart + options.windowSeconds - now;
-        if (remaining > 0) wait = Math.max(wait, remaining);
-      }
-      return wait;
+    async retryAfter(keys, now) {
+      return retryAfter(keys, now);
     },
-    fail(keys, now) {
-      let lockout = false;
-      for (const key of keys) {
-        if (!counted(key)) continue;
-        let entry = entryAt(key.id, now);
-        if (entry && now - entry.windowStart < options.windowSeconds) {
-          entry.failures++;
-        } else {
-          if (!entry && entries.size >= maxKeys) sweep(now);
-          entry = { windowStart: now, failures: 1 };
-          entries.set(key.id, entry);
-        }
-        if (entry.failures === limitOf(key)) lockout = true;
-      }
-      return lockout;
+    async fail(keys, now) {
+      return fail(keys, now);
     },
-    forgive(keys) {
+    async charge({ checked, counted }, now) {
+      const wait = retryAfter(checked, now);
+      return wait > 0 ? { wait, lockout: false } : { wait: 0, lockout: fail(counted, now) };
+    },
+    async forgive(keys) {
       for (const { id } of keys) {
         const entry = entries.get(id);
         if (entry && entry.failures > 0) entry.failures--;
       }
     },
-    reset(keys) {
-      for (const { id } of keys) entries.delete(id);
+    async reset(keys) {
+      reset(keys);
     },
     async admit(keys, now) {
       for (;;) {
-        const wait = throttle.retryAfter(keys, now);
+        const wait = retryAfter(keys, now);
         if (wait > 0) return wait;
         if (keys.every((key) => mayStart(key, now))) break;
         await new Promise<void>((resolve) => waiting.push(resolve));
@@ -112,7 +135,8 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
       }
       return 0;
     },
-    settle(keys) {
+    async settle(keys, success) {
+      if (success) reset(success.reset);
       for (const key of keys) {
         if (!counted(key)) continue;
         const left = (pending.get(key.id) ?? 0) - 1;
@@ -124,7 +148,7 @@ export function createThrottle(options: { maxFailures: number; windowSeconds: nu
       waiting = [];
       for (const wake of woken) wake();
     },
-    size: () => entries.size,
+    size: async () => entries.size,
   };
   return throttle;
 }

@@ -147,24 +147,29 @@ interface Attempt {
  * A write re-checked a client authenticateClient answered from memory and succeeded: the authentication is now as
  * good as a fresh one, so its failures from this address are cleared as a fresh success clears them.
  */
-export function rememberedClientConfirmed(deps: Deps, client: TokenClient, ctx: RequestContext): void {
-  deps.throttle.reset([clientKey(client.clientId, ctx.clientIp)]);
+export async function rememberedClientConfirmed(deps: Deps, client: TokenClient, ctx: RequestContext): Promise<void> {
+  await deps.throttle.reset([clientKey(client.clientId, ctx.clientIp)]);
 }
 
-/** Counts a failed attempt against the throttle keys, audits it, and builds the invalid_client error to throw. */
-async function refusal(
-  deps: Deps,
-  attempt: Attempt,
-  failure: { keys: readonly ThrottleKey[]; reason: string; clientId?: string },
-): Promise<OAuthError> {
+/** A failed attempt: the keys its failure counts against, why it failed, and the client id it may record. */
+interface Failure {
+  keys: readonly ThrottleKey[];
+  reason: string;
+  clientId?: string;
+}
+
+/**
+ * Audits a failed attempt whose failure was counted (`lockout`: that count started a lockout), and builds the
+ * invalid_client error to throw.
+ */
+async function refusal(deps: Deps, attempt: Attempt, failure: Failure & { lockout: boolean }): Promise<OAuthError> {
   const { now, ip, method } = attempt;
-  const { keys, reason, clientId } = failure;
-  const lockout = deps.throttle.fail(keys, now);
+  const { keys, reason, clientId, lockout } = failure;
   await audit(deps, "client_auth_failed", { clientId, ip, detail: { reason, method } });
   // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
   // flood of them cannot flood the audit table.
   if (lockout) {
-    await audit(deps, "throttled", { clientId, ip, detail: { retry_after: deps.throttle.retryAfter(keys, now) } });
+    await audit(deps, "throttled", { clientId, ip, detail: { retry_after: await deps.throttle.retryAfter(keys, now) } });
   }
   return invalidClient("Client authentication failed", { headers: CLIENT_CHALLENGE });
 }
@@ -173,10 +178,10 @@ async function refusal(
 async function refuseWithoutClient(deps: Deps, attempt: Attempt): Promise<OAuthError> {
   // Counted against the address alone; once it is locked out, 429 without another audit row.
   const address = [addressKey(attempt.ip)];
-  const locked = deps.throttle.retryAfter(address, attempt.now);
-  if (locked > 0) return tooManyRequests(locked);
+  const { wait, lockout } = await deps.throttle.charge({ checked: address, counted: address }, attempt.now);
+  if (wait > 0) return tooManyRequests(wait);
   const reason = attempt.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id";
-  return await refusal(deps, attempt, { keys: address, reason });
+  return await refusal(deps, attempt, { keys: address, reason, lockout });
 }
 
 /**
@@ -214,23 +219,55 @@ export async function authenticateClient(
   // asynchronous), and parallel guesses must not all pass this check before the first failure counts.
   const wait = await deps.throttle.admit(gate, now);
   if (wait > 0) throw tooManyRequests(wait);
+  let checked: Checked;
   try {
-    const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
-    const client = remembered && digest !== undefined && constantTimeEqual(digest, remembered.secretHash)
-      ? remembered
-      : remembered ? await deps.store.clients.findForTokenRequest(clientId) : registered;
-    // Every failure counts against the address too, so a spray that mixes in registered ids still fills it.
-    const keys = client ? [clientKey(client.clientId, ctx.clientIp), address] : [address];
-    const refuse = (reason: string, recorded: string | undefined) => refusal(deps, attempt, { keys, reason, clientId: recorded });
-    const recorded = recordedClientId(clientId, client);
-    if (digest === undefined) throw await refuse("missing_secret", recorded);
-    const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
-    if (!client || !matches) throw await refuse(client ? "bad_secret" : "unknown_client", recorded);
-    // Checked after the secret so a disabled client answers exactly like a wrong secret.
-    if (client.disabled) throw await refuse("client_disabled", client.clientId);
-    if (!client.remembered) deps.throttle.reset([clientKey(client.clientId, ctx.clientIp)]);
-    return client;
-  } finally {
-    deps.throttle.settle(gate);
+    checked = await checkSecret(deps, { presented, clientId, remembered, registered, ip: ctx.clientIp });
+  } catch (error) {
+    // Not a wrong secret (the store failed): the attempt ends without counting.
+    await deps.throttle.settle(gate);
+    throw error;
   }
+  if ("failure" in checked) {
+    let lockout: boolean;
+    try {
+      lockout = await deps.throttle.fail(checked.failure.keys, now);
+    } finally {
+      await deps.throttle.settle(gate);
+    }
+    throw await refusal(deps, attempt, { ...checked.failure, lockout });
+  }
+  const { client } = checked;
+  // A remembered client's failures are cleared only once its write has re-checked it (rememberedClientConfirmed).
+  await deps.throttle.settle(gate, client.remembered ? undefined : { reset: [clientKey(client.clientId, ctx.clientIp)] });
+  return client;
+}
+
+/** The outcome of a secret check: the client it authenticates, or the failure to count. */
+type Checked = { client: TokenClient } | { failure: Failure };
+
+/** Checks the presented secret against the client: the remembered row when it matches, else a fresh one. */
+async function checkSecret(
+  deps: Deps,
+  attempt: {
+    presented: Presented;
+    clientId: string;
+    remembered: TokenClient | undefined;
+    registered: TokenClient | undefined;
+    ip: string;
+  },
+): Promise<Checked> {
+  const { presented, clientId, remembered, registered, ip } = attempt;
+  const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
+  const client = remembered && digest !== undefined && constantTimeEqual(digest, remembered.secretHash)
+    ? remembered
+    : remembered ? await deps.store.clients.findForTokenRequest(clientId) : registered;
+  // Every failure counts against the address too, so a spray that mixes in registered ids still fills it.
+  const keys = client ? [clientKey(client.clientId, ip), addressKey(ip)] : [addressKey(ip)];
+  const recorded = recordedClientId(clientId, client);
+  if (digest === undefined) return { failure: { keys, reason: "missing_secret", clientId: recorded } };
+  const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
+  if (!client || !matches) return { failure: { keys, reason: client ? "bad_secret" : "unknown_client", clientId: recorded } };
+  // Checked after the secret so a disabled client answers exactly like a wrong secret.
+  if (client.disabled) return { failure: { keys, reason: "client_disabled", clientId: client.clientId } };
+  return { client };
 }

@@ -56,7 +56,7 @@ export function tokenEndpoint(deps: Deps): Handler {
     let result: GrantResult;
     try {
       result = await grant(deps, { client, params, ip: ctx.clientIp });
-      if (client.remembered) rememberedClientConfirmed(deps, client, ctx);
+      if (client.remembered) await rememberedClientConfirmed(deps, client, ctx);
     } catch (error) {
       if (!client.remembered || !isOAuthError(error)) throw error;
       // Refused on a remembered row, which may be stale: the answer comes from a fresh read, exactly as it would

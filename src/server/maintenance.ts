@@ -100,8 +100,12 @@ export function startMaintenance(
         });
         return;
       }
-      const counts = await store.purge(nowSeconds(clock), config);
-      log("purged", { ...counts });
+      const now = nowSeconds(clock);
+      // Throttle counters first: they need no retention, just their window over, and a failing purge below must not
+      // leave them to pile up.
+      const throttleCounters = await store.throttles.purgeExpired(now);
+      const counts = await store.purge(now, config);
+      log("purged", { ...counts, throttleCounters });
     }), config.cleanupIntervalSeconds * 1000));
   }
   handles.forEach(unref);

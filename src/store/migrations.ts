@@ -314,10 +314,22 @@ CREATE TABLE server_secrets (
   },
   {
     // Deleting a grant family (purge, erasing a user) cascades to its codes: without this index each family deleted
-    // reads the whole codes table. Purging 20 000 dead grants beside 20 000 live ones took 341 s on SQLite, holding
-    // the write lock throughout, against 1.7 s with it; on PostgreSQL a batch of 500 families ran into the 5 s
-    // statement timeout.
+    // reads the whole codes table.
     name: "authorization codes by family",
     sql: "CREATE INDEX authorization_codes_by_family ON authorization_codes(family_id);",
+  },
+  {
+    // Failure counters that instances sharing the database agree on (several --workers): a budget spent on one is
+    // spent on all. Rows live for a window; purge deletes them after it.
+    name: "throttle counters",
+    sql: `
+CREATE TABLE throttle_counters (
+  key TEXT PRIMARY KEY,
+  window_end INTEGER NOT NULL,
+  failures INTEGER NOT NULL,
+  pending INTEGER NOT NULL,
+  pending_end INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
   },
 ];

@@ -13,6 +13,7 @@ import { createDemoStateStore, type DemoStateStore } from "./demo_states.ts";
 import { createSecretStore, type SecretStore } from "./secrets.ts";
 import { createReadViews } from "./read_cache.ts";
 import { createImportStore, type ImportStore } from "./imports.ts";
+import { createThrottleStore, type ThrottleStore } from "./throttles.ts";
 
 export interface PurgeCounts {
   codes: number;
@@ -74,6 +75,8 @@ export interface Store {
   demoStates: DemoStateStore;
   secrets: SecretStore;
   imports: ImportStore;
+  /** Throttle counters shared by every instance on this database; purged by `throttles.purgeExpired`. */
+  throttles: ThrottleStore;
   /** Present on a SQLite store only. */
   maintenance?: SqliteMaintenance;
   /** True when the database answers a trivial query. */
@@ -112,6 +115,7 @@ function createStore(db: Db): SqliteStore {
     demoStates: createDemoStateStore(db),
     secrets: createSecretStore(db),
     imports: createImportStore(db),
+    throttles: createThrottleStore(db),
     async ping() {
       try {
         // A read of a real table: SELECT 1 never touches the file, and answered "ok" over a database that had

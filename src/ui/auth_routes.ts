@@ -163,20 +163,29 @@ function successKeys(username: string, clientIp: string): ThrottleKey[] {
 }
 
 /**
- * Why this attempt may not go ahead, and for how long: its failure keys are locked out, or its success keys are at
- * their limit. Only successes count against the second, so only someone who knows the password reaches it; refused
- * before the password is checked, the attempt costs no derivation. Successes still in flight may pass that limit by
- * the few attempts the password work admits at once.
+ * Counts this attempt as a failure before its password is checked, unless it may not go ahead: its failure keys are
+ * locked out, or its success keys are at their limit (then why, and for how long). Only successes count against the
+ * second, so only someone who knows the password reaches it; refused before the password is checked, the attempt
+ * costs no derivation. Successes still in flight may pass that limit by the few attempts the password work admits at
+ * once. `lockout` is true when this count started a lockout.
  */
-function attemptLimit(
+async function chargeAttempt(
   deps: Deps,
-  attempt: { checked: ThrottleKey[]; successes: ThrottleKey[]; now: number },
-): { wait: number; error: string } | undefined {
-  const wait = deps.throttle.retryAfter(attempt.checked, attempt.now);
-  if (wait > 0) return { wait, error: `Too many failed attempts. Try again in ${waitInWords(wait)}` };
-  const again = deps.successfulSignIns.retryAfter(attempt.successes, attempt.now);
-  if (again > 0) return { wait: again, error: `Too many sign-ins to this account or from this network. Try again in ${waitInWords(again)}` };
-  return undefined;
+  attempt: { keys: SignInKeys; successes: ThrottleKey[]; now: number },
+): Promise<{ refused: { wait: number; error: string } } | { lockout: boolean }> {
+  const { keys, successes, now } = attempt;
+  const tooManyFailures = (wait: number) => ({ refused: { wait, error: `Too many failed attempts. Try again in ${waitInWords(wait)}` } });
+  const again = await deps.successfulSignIns.retryAfter(successes, now);
+  if (again > 0) {
+    // A lockout for failures is the one to report when both hold.
+    const wait = await deps.throttle.retryAfter(keys.checked, now);
+    if (wait > 0) return tooManyFailures(wait);
+    return { refused: { wait: again, error: `Too many sign-ins to this account or from this network. Try again in ${waitInWords(again)}` } };
+  }
+  // Checked and counted in one step: the check takes tens of milliseconds (PBKDF2), and guesses sent in parallel
+  // would otherwise all pass the limit before the first of them failed.
+  const { wait, lockout } = await deps.throttle.charge({ checked: keys.checked, counted: keys.counted }, now);
+  return wait > 0 ? tooManyFailures(wait) : { lockout };
 }
 
 /**
@@ -186,7 +195,7 @@ function attemptLimit(
  */
 async function exemptDevice(deps: Deps, request: Request, username: string, now: number): Promise<string | undefined> {
   const device = username ? await recognizedDevice(deps, request, username) : undefined;
-  return device !== undefined && deps.throttle.retryAfter([deviceKey(device)], now) === 0 ? device : undefined;
+  return device !== undefined && await deps.throttle.retryAfter([deviceKey(device)], now) === 0 ? device : undefined;
 }
 
 /**
@@ -226,20 +235,19 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   const device = plausible ? await exemptDevice(deps, request, username, now) : undefined;
   const keys = throttleKeys(plausible ? username : undefined, ctx.clientIp, device);
   const successes = plausible ? successKeys(username, ctx.clientIp) : [];
-  const limited = attemptLimit(deps, { checked: keys.checked, successes, now });
-  if (limited) {
+  // Counted as a failure before the password is checked; a success takes it back. The attempt that reaches the
+  // limit starts the lockout, and only it audits one.
+  const charged = await chargeAttempt(deps, { keys, successes, now });
+  if ("refused" in charged) {
     // The form again rather than a dead-end page: it keeps the application and username, and says how long to wait.
-    const headers = tooManyRequests(limited.wait).headers;
-    return signInAgain(deps, request, { next, username, error: limited.error, status: 429, headers });
+    const headers = tooManyRequests(charged.refused.wait).headers;
+    return signInAgain(deps, request, { next, username, error: charged.refused.error, status: 429, headers });
   }
-  // Counted as a failure before the password is checked: the check takes tens of milliseconds (PBKDF2), and
-  // guesses sent in parallel would all pass the limit above before the first of them failed. A success takes
-  // it back. The attempt that reaches the limit starts the lockout, and only it audits one.
-  const lockout = deps.throttle.fail(keys.counted, now);
+  const { lockout } = charged;
   const checking = plausible ? deps.passwordWork.run(() => checkCredentials(deps, username, form.password ?? "")) : undefined;
   if (plausible && !checking) {
     // Every derivation place and queue place is taken: answered at once rather than held, and not a failure.
-    deps.throttle.forgive(keys.counted);
+    await deps.throttle.forgive(keys.counted);
     return signInAgain(deps, request, { next, username, error: BUSY, status: 503, headers: BUSY_HEADERS });
   }
   let verified: Verified | undefined;
@@ -251,7 +259,7 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
     session = verified && await startSession(deps, request, { userId: verified.user.id, passwordHash: verified.passwordHash });
   } catch (error) {
     // Not a wrong password (the database was busy, say): the attempt does not count.
-    deps.throttle.forgive(keys.counted);
+    await deps.throttle.forgive(keys.counted);
     throw error;
   }
   if (!verified || !session) {
@@ -261,9 +269,9 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   }
   // The failures of this username from here and of this device are forgotten; the shared keys only get this
   // attempt back: resetting them would let one valid sign-in launder a spraying attack.
-  deps.throttle.reset(keys.own);
-  deps.throttle.forgive(keys.shared);
-  const limitReached = deps.successfulSignIns.fail(successes, now);
+  await deps.throttle.reset(keys.own);
+  await deps.throttle.forgive(keys.shared);
+  const limitReached = await deps.successfulSignIns.fail(successes, now);
   const response = redirect(next, 303);
   await audit(deps, "sign_in_succeeded", { userId: verified.user.id, ip: ctx.clientIp });
   if (limitReached) await audit(deps, "throttled", { userId: verified.user.id, ip: ctx.clientIp, detail: { surface: "sign_in_successes" } });

@@ -74,9 +74,8 @@ async function startDemo(app: DemoApp, request: Request, ctx: RequestContext): P
   if (running && (site === "cross-site" || site === "same-site")) return redirect("/demo", 303);
   const keys = [{ id: `demo:ip:${addressBucket(ctx.clientIp)}`, shared: true }];
   const now = nowSeconds(deps.clock);
-  const wait = deps.throttle.retryAfter(keys, now);
+  const { wait } = await deps.throttle.charge({ checked: keys, counted: keys }, now);
   if (wait > 0) throw tooManyRequests(wait);
-  deps.throttle.fail(keys, now);
   const value = running ?? randomToken(deps.random, "session");
   const state = randomId(deps.random);
   const verifier = randomId(deps.random, 32);

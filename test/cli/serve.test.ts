@@ -5,6 +5,7 @@ import { readFileSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../../src/cli/main.ts";
 import type { App } from "../../src/app.ts";
+import type { CliDeps } from "../../src/cli/types.ts";
 import { cliHarness, type CliHarness } from "./harness.ts";
 import { syncSha256Hex } from "../../src/adapters/sync_digest.ts";
 import { syncHmacSha256Base64Url } from "../../src/adapters/sync_hmac.ts";
@@ -24,11 +25,13 @@ async function serveOnce(
   env: Record<string, string> = {},
   args = ["--port", "0", "--base-url", "http://localhost:8080"],
   whileServing: (app: App) => Promise<void> = async () => {},
+  overrides: Partial<CliDeps> = {},
 ): Promise<Served> {
   let app: App | undefined;
   let closed = false;
   let stop!: (signal: string) => void;
   const deps = h.deps({
+    ...overrides,
     listen: async (options, build) => {
       app = await build(options.port === 0 ? FAKE_BOUND_PORT : options.port);
       return { url: `http://127.0.0.1:${options.port === 0 ? FAKE_BOUND_PORT : options.port}`, close: async () => void (closed = true) };
@@ -270,6 +273,24 @@ test("with demo mode off the demo client's registration is left alone", async ()
   await serveOnce(h, {}, ["--port", "41001"]);
   await serveOnce(h, { FIELDGATE_DEMO: "false" }, ["--port", "41002"]);
   assert.equal(demoRedirectUri(h), "http://localhost:41001/demo/callback");
+});
+
+/** A token request that names no client: a failure counted against the caller's address. */
+const namelessTokenRequest = () =>
+  new Request("http://localhost:8080/oauth/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "grant_type=client_credentials",
+  });
+
+test("serve --workers: a worker counts failures in the database the workers share; a single process in memory", async () => {
+  const h = cliHarness();
+  const fail = async (app: App) => assert.equal((await app.fetch(namelessTokenRequest(), { remoteAddress: "203.0.113.7" })).status, 401);
+  await serveOnce(h, {}, ["--port", "0", "--base-url", "http://localhost:8080"], fail);
+  assert.deepEqual(h.query("SELECT key FROM throttle_counters"), []);
+  const worker = { index: 1, run: () => Promise.resolve(1) };
+  await serveOnce(h, {}, ["--workers", "2", "--port", "0", "--base-url", "http://localhost:8080"], fail, { workers: worker });
+  assert.deepEqual(h.query("SELECT key, failures FROM throttle_counters").map((r) => ({ ...r })), [{ key: "failures:ip:203.0.113.7", failures: 1 }]);
 });
 
 /**

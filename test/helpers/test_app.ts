@@ -2,6 +2,8 @@
 import { createApp, type App } from "../../src/app.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
+import type { ThrottleStore } from "../../src/store/throttles.ts";
+import type { Digest } from "../../src/deps.ts";
 import { hashPassword, sha256Hex } from "../../src/crypto/hash.ts";
 import { randomId, randomToken } from "../../src/crypto/random.ts";
 import type { Client, ClientGrantType } from "../../src/store/clients.ts";
@@ -60,14 +62,24 @@ export const TEST_ENV: Record<string, string> = {
   FIELDGATE_PBKDF2_ITERATIONS: "1000",
 };
 
+/** How an app instance keeps its throttles, beyond what its settings say. */
+export interface InstanceOptions {
+  /** Throttle counts in the store (AppOptions.sharedThrottles), as with --workers or on PostgreSQL. */
+  sharedThrottles?: boolean;
+  /** Where they are kept instead of the app's own store (another database's counters). */
+  throttles?: ThrottleStore;
+  /** The digest the app checks secrets with (sha256Hex by default); tests wrap it to count checks. */
+  digest?: Digest;
+}
+
 /**
  * Builds a fresh app; `env` overrides settings, e.g. { FIELDGATE_REFRESH_GRACE: "5" }. The database is in memory
  * unless FIELDGATE_DB names a file (then close `store` when done).
  */
-export function buildTestApp(env: Record<string, string> = {}): TestApp {
+export function buildTestApp(env: Record<string, string> = {}, options: InstanceOptions = {}): TestApp {
   const config = loadConfig({ ...TEST_ENV, ...env });
   const clock = fakeClock();
-  return assemble(config, clock, openStore(config.dbPath, { now: clock.clock() }));
+  return assemble(config, clock, openStore(config.dbPath, { now: clock.clock() }), options);
 }
 
 /**
@@ -75,14 +87,15 @@ export function buildTestApp(env: Record<string, string> = {}): TestApp {
  * database (test/helpers/postgres.ts; no PostgreSQL is a failure then), so the HTTP and flow suites run unchanged on
  * both stores. Tests that need a SQLite file (FIELDGATE_DB) or SQLite maintenance get SQLite either way.
  */
-export async function openTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  if (testBackend() !== "postgres" || env.FIELDGATE_DB !== undefined) return buildTestApp(env);
+export async function openTestApp(env: Record<string, string> = {}, options: InstanceOptions = {}): Promise<TestApp> {
+  if (testBackend() !== "postgres" || env.FIELDGATE_DB !== undefined) return buildTestApp(env, options);
   const config = loadConfig({ ...TEST_ENV, ...env });
   const clock = fakeClock();
   const database = await createTestDatabase(requirePostgres());
   // Idle connections close after a second, so a test file's process exits without each test closing its app.
   const store = await openPostgresStore(database.url, { now: clock.clock(), max: 4, idleTimeoutSeconds: 1 });
-  return assemble(config, clock, store);
+  // As serve does on PostgreSQL: the throttles count in the database, where every instance sees them.
+  return assemble(config, clock, store, { sharedThrottles: true, ...options });
 }
 
 /** The store backend the HTTP and flow suites run on: FIELDGATE_TEST_STORE, sqlite by default. */
@@ -90,15 +103,17 @@ export function testBackend(): "sqlite" | "postgres" {
   return process.env.FIELDGATE_TEST_STORE === "postgres" ? "postgres" : "sqlite";
 }
 
-function assemble(config: Readonly<Config>, clock: FakeClock, store: Store): TestApp {
+function assemble(config: Readonly<Config>, clock: FakeClock, store: Store, options: InstanceOptions): TestApp {
   const random = seededRandom(Math.floor(Math.random() * 2 ** 31) + 1);
   const log: LogLine[] = [];
   const app = createApp({
     config,
-    store,
+    store: options.throttles ? { ...store, throttles: options.throttles } : store,
     clock: clock.clock,
     random,
     log: (event, fields = {}) => log.push({ event, fields }),
+    sharedThrottles: options.sharedThrottles,
+    digest: options.digest,
   });
   const now = () => clock.nowSeconds();
   let counter = 0;
@@ -161,4 +176,20 @@ function assemble(config: Readonly<Config>, clock: FakeClock, store: Store): Tes
   };
 
   return { app, store, config, clock, log, seed };
+}
+
+/**
+ * Another app instance beside `t`'s, as another --workers process or another server would be: same settings and
+ * clock, over `store` (a connection of its own to the same database).
+ */
+export function anotherInstance(t: TestApp, store: Store, options: InstanceOptions = {}): App {
+  return createApp({
+    config: t.config,
+    store: options.throttles ? { ...store, throttles: options.throttles } : store,
+    clock: t.clock.clock,
+    random: seededRandom(Math.floor(Math.random() * 2 ** 31) + 1),
+    log: (event, fields = {}) => t.log.push({ event, fields }),
+    sharedThrottles: options.sharedThrottles,
+    digest: options.digest,
+  });
 }

@@ -196,7 +196,7 @@ test("client auth throttle: unknown client_ids, however many or long, add no key
   assert.equal((await t.app.fetch(cc(huge, "wrong"), ip)).status, 401);
   for (let i = 0; i < 200; i++) await t.app.fetch(cc(`random-${i}`, "wrong"), ip);
   assert.deepEqual([...keys], ["ip:203.0.113.7"]);
-  assert.equal(throttle.size(), 1);
+  assert.equal(await throttle.size(), 1);
   const events = await t.store.audit.list({});
   assert.ok(events.every((e) => (e.clientId ?? "").length <= 100));
 });

@@ -163,7 +163,7 @@ for (const length of [255, 60_000]) {
     assert.match(body, /Incorrect username or password/);
     assert.ok(!body.includes("a".repeat(255)), "the overlong name is not echoed");
     assert.equal(browser.cookies.has("fieldgate_session"), false);
-    assert.equal(t.app.deps.throttle.size(), 1, "only the address key");
+    assert.equal(await t.app.deps.throttle.size(), 1, "only the address key");
     assert.ok(t.log.some((l) => l.event === "audit.sign_in_failed"));
   });
 }
@@ -176,7 +176,7 @@ test("a 254-character username is still looked up and throttled under its own lo
     await signIn(testBrowser(t.app, { clientIp: ip }), { username: user.username.toUpperCase(), password: "wrong" });
   }
   // The username from each address (2), the username from anywhere (1), each address (2).
-  assert.equal(t.app.deps.throttle.size(), 5);
+  assert.equal(await t.app.deps.throttle.size(), 5);
   const again = testBrowser(t.app, { clientIp: "198.51.100.31" });
   assert.equal((await signIn(again, user)).status, 429, "the lowercased name's key from that address is locked");
 });
@@ -195,7 +195,7 @@ test("overlong usernames still count against the address key", async () => {
     assert.equal((await signIn(browser, { username: `${i}${"x".repeat(1_000)}`, password: "x" })).status, 400);
   }
   assert.equal((await signIn(browser, user)).status, 429);
-  assert.equal(t.app.deps.throttle.size(), 1);
+  assert.equal(await t.app.deps.throttle.size(), 1);
   assert.equal((await signIn(testBrowser(t.app, { clientIp: "203.0.113.41" }), user)).status, 303);
 });
 
@@ -339,7 +339,7 @@ for (const row of csrfRows) {
     assert.match(res.headers.get("content-security-policy") ?? "", /form-action 'self' https:\/\/client\.example;/);
     assert.equal(browser.cookies.has("fieldgate_session"), false);
     assert.ok(!t.log.some((l) => l.event === "audit.sign_in_succeeded"));
-    assert.equal(t.app.deps.throttle.size(), 0, "no password was checked, so no attempt counts");
+    assert.equal(await t.app.deps.throttle.size(), 0, "no password was checked, so no attempt counts");
     const body = await res.text();
     assert.match(body, /Your sign-in form timed out; enter your password again/);
     assert.equal(/needs cookies to sign you in: if this happens again, allow cookies for fieldgate\.test/.test(body), !row.cookieKept);

@@ -236,6 +236,18 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { name: "server secrets", sql: IN_BASELINE },
   { name: "several redirect URIs per client", sql: IN_BASELINE },
   { name: "authorization codes by family", sql: "CREATE INDEX authorization_codes_by_family ON authorization_codes(family_id);" },
+  // Unlogged: counters live for a window and need no crash safety, so their writes skip the WAL; a crash empties
+  // the table, which forgives at most one window of failures.
+  {
+    name: "throttle counters",
+    sql: `CREATE UNLOGGED TABLE throttle_counters (
+  key text PRIMARY KEY,
+  window_end bigint NOT NULL,
+  failures integer NOT NULL,
+  pending integer NOT NULL,
+  pending_end bigint NOT NULL
+);`,
+  },
 ];
 
 /** What one migration run did: the steps it applied (often none) and the version the database is now at. */

@@ -14,6 +14,7 @@ import { createPgAuditStore } from "./audit.ts";
 import { createPgDemoStateStore } from "./demo_states.ts";
 import { createPgSecretStore } from "./secrets.ts";
 import { createPgImportStore } from "./imports.ts";
+import { createPgThrottleStore } from "./throttles.ts";
 import { purgePostgres } from "./purge.ts";
 
 export interface PostgresStoreOptions extends PgOptions {
@@ -58,6 +59,7 @@ export function createPostgresStore(pg: PgClient): Store {
     demoStates: createPgDemoStateStore(pg),
     secrets: createPgSecretStore(pg),
     imports: createPgImportStore(pg),
+    throttles: createPgThrottleStore(pg),
     async ping() {
       try {
         const [row] = await pg.query<{ ok: boolean }>("SELECT MAX(version) > 0 AS ok FROM schema_migrations");

@@ -1,0 +1,214 @@
+// throttle_counters on PostgreSQL: one statement per operation on the request path; several keys lock in key order.
+import type { PgClient, PgQueryable, PgRow } from "./connect.ts";
+import {
+  type CounterKey,
+  type CounterRow,
+  type Decided,
+  decideAdmit,
+  decideCharge,
+  PENDING_LEASE_SECONDS,
+  type ThrottleStore,
+} from "../throttles.ts";
+
+/** Keys travel as one JSON text parameter (cast to json for json_to_recordset): the pool binds no arrays. */
+const json = (value: unknown) => JSON.stringify(value);
+
+/** A NUL or a lone surrogate, which PostgreSQL text cannot hold: a key may embed whatever a form carried. */
+const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** `keys` with what PostgreSQL cannot store replaced (U+FFFD): keys differing only there share one counter. */
+function storable<T extends { key: string }>(keys: readonly T[]): T[] {
+  return keys.map((entry) => ({ ...entry, key: entry.key.replace(UNSTORABLE, "\uFFFD") }));
+}
+
+// In the statements below, a counter's effective failures at now are
+//   CASE WHEN now < LEAST(t.window_end, now + window) THEN t.failures ELSE 0 END
+// and its effective pending attempts
+//   CASE WHEN now < LEAST(t.pending_end, now + lease) THEN t.pending ELSE 0 END
+// which is store/throttles.ts counterAt in SQL: an end further away than one length (the clock went back) counts as
+// one length away. Several rows are always locked in key order, so two statements never wait on each other in a cycle.
+
+/** The keys' longest wait at $2 (now), $3 being now plus a window; windows the clock went back past are moved. */
+const RETRY_AFTER = `WITH k AS (
+  SELECT key, max(lim) AS lim FROM json_to_recordset($1::text::json) AS k(key text, lim integer) GROUP BY key
+),
+moved AS (
+  UPDATE throttle_counters t SET window_end = $3::bigint
+  WHERE t.key IN (SELECT key FROM throttle_counters WHERE key IN (SELECT key FROM k) AND window_end > $3::bigint
+    ORDER BY key FOR UPDATE)
+)
+SELECT COALESCE(MAX(LEAST(t.window_end, $3::bigint) - $2::bigint), 0) AS wait
+FROM throttle_counters t JOIN k ON k.key = t.key
+WHERE (CASE WHEN $2::bigint < LEAST(t.window_end, $3::bigint) THEN t.failures ELSE 0 END) >= k.lim`;
+
+/**
+ * Counts the failures ($1: key and lim per entry) at $2 (now), $3 being now plus a window. Each key's new count comes
+ * back with how many failures this statement added, so the caller sees whether it crossed the limit.
+ */
+const FAIL = `WITH f AS (
+  SELECT key, max(lim) AS lim, count(*)::integer AS n
+  FROM json_to_recordset($1::text::json) AS f(key text, lim integer) GROUP BY key
+)
+INSERT INTO throttle_counters AS t (key, window_end, failures, pending, pending_end)
+SELECT key, $3::bigint, n, 0, 0 FROM f ORDER BY key
+ON CONFLICT (key) DO UPDATE SET
+  failures = (CASE WHEN $2::bigint < LEAST(t.window_end, $3::bigint) THEN t.failures ELSE 0 END) + excluded.failures,
+  window_end = CASE WHEN $2::bigint < LEAST(t.window_end, $3::bigint) THEN LEAST(t.window_end, $3::bigint)
+    ELSE $3::bigint END
+RETURNING t.failures, (SELECT lim FROM f WHERE f.key = t.key) AS lim, (SELECT n FROM f WHERE f.key = t.key) AS added`;
+
+/**
+ * One key's admission ($1 key, $2 limit) at $3 (now), $4 and $5 being now plus a window and now plus the lease: a
+ * pending attempt is added only while failures and pending attempts stay under the limit. A refusal reads its wait
+ * from the statement's snapshot; a failure committed just after it shows at the next try.
+ */
+const ADMIT_ONE = `WITH cur AS (SELECT window_end, failures FROM throttle_counters WHERE key = $1),
+up AS (
+  INSERT INTO throttle_counters AS t (key, window_end, failures, pending, pending_end)
+  VALUES ($1, 0, 0, 1, $5::bigint)
+  ON CONFLICT (key) DO UPDATE SET
+    window_end = LEAST(t.window_end, $4::bigint),
+    pending = (CASE WHEN $3::bigint < LEAST(t.pending_end, $5::bigint) THEN t.pending ELSE 0 END) + 1,
+    pending_end = $5::bigint
+  WHERE (CASE WHEN $3::bigint < LEAST(t.window_end, $4::bigint) THEN t.failures ELSE 0 END)
+    + (CASE WHEN $3::bigint < LEAST(t.pending_end, $5::bigint) THEN t.pending ELSE 0 END) < $2::integer
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM up) AS admitted,
+  COALESCE((SELECT LEAST(window_end, $4::bigint) - $3::bigint FROM cur
+    WHERE (CASE WHEN $3::bigint < LEAST(window_end, $4::bigint) THEN failures ELSE 0 END) >= $2::integer), 0) AS wait`;
+
+/** Takes back, per key, the forgiven failures, all of them (reset) and the settled attempts ($1). */
+const RELEASE = `WITH r AS (
+  SELECT key, count(*) FILTER (WHERE forgive)::integer AS forgive, bool_or(reset) AS reset,
+    count(*) FILTER (WHERE settle)::integer AS settle
+  FROM json_to_recordset($1::text::json) AS r(key text, forgive boolean, reset boolean, settle boolean) GROUP BY key
+),
+l AS (SELECT key FROM throttle_counters WHERE key IN (SELECT key FROM r) ORDER BY key FOR UPDATE)
+UPDATE throttle_counters t SET
+  failures = CASE WHEN r.reset THEN 0 ELSE GREATEST(t.failures - r.forgive, 0) END,
+  window_end = CASE WHEN r.reset THEN 0 ELSE t.window_end END,
+  pending = GREATEST(t.pending - r.settle, 0)
+FROM r WHERE t.key = r.key AND t.key IN (SELECT key FROM l)`;
+
+/** Creates the missing counters ($1) and locks all of them, returning each as it stands. */
+const LOCK = `INSERT INTO throttle_counters AS t (key, window_end, failures, pending, pending_end)
+SELECT DISTINCT key, 0::bigint, 0, 0, 0::bigint FROM json_to_recordset($1::text::json) AS k(key text) ORDER BY key
+ON CONFLICT (key) DO UPDATE SET failures = t.failures
+RETURNING key, window_end, failures, pending, pending_end`;
+
+/** Stores the counters a locked decision computed ($1). */
+const WRITE = `UPDATE throttle_counters t SET window_end = w.window_end, failures = w.failures, pending = w.pending,
+  pending_end = w.pending_end
+FROM json_to_recordset($1::text::json) AS w(key text, window_end bigint, failures integer, pending integer, pending_end bigint)
+WHERE t.key = w.key`;
+
+/** Deletes the counters ended by $1 without waiting for any a request holds locked: they go at the next purge. */
+const PURGE = `WITH gone AS (
+  DELETE FROM throttle_counters WHERE key IN (
+    SELECT key FROM throttle_counters WHERE window_end <= $1::bigint AND pending_end <= $1::bigint
+    FOR UPDATE SKIP LOCKED)
+  RETURNING 1
+)
+SELECT count(*) AS n FROM gone`;
+
+function rowOf(row: PgRow): CounterRow {
+  return {
+    windowEnd: Number(row.window_end),
+    failures: Number(row.failures),
+    pending: Number(row.pending),
+    pendingEnd: Number(row.pending_end),
+  };
+}
+
+/**
+ * Runs a decision on several counters locked for it, then writes its outcome: one transaction, for rules that must
+ * hold across keys (count none when one refuses). A refusal writes nothing, so it rolls back.
+ */
+async function decideLocked<T>(
+  pg: PgClient,
+  keys: readonly CounterKey[],
+  decide: (rows: Map<string, CounterRow>) => Decided<T>,
+): Promise<T> {
+  // A refusal writes nothing and rolls back, so the empty counters created to lock them vanish with it: keys an
+  // attacker rotates through while refused leave no rows behind.
+  let refusal: { result: T } | undefined;
+  try {
+    return await pg.transaction(async (tx: PgQueryable) => {
+      refusal = undefined;
+      const locked = await tx.query(LOCK, [json(keys.map(({ key }) => ({ key })))]);
+      const { result, writes } = decide(new Map(locked.map((row) => [String(row.key), rowOf(row)])));
+      if (writes.size === 0) throw (refusal = { result });
+      await tx.query(WRITE, [json([...writes].map(([key, row]) => ({
+        key,
+        window_end: row.windowEnd,
+        failures: row.failures,
+        pending: row.pending,
+        pending_end: row.pendingEnd,
+      })))]);
+      return result;
+    });
+  } catch (error) {
+    if (refusal !== undefined && error === refusal) return refusal.result;
+    throw error;
+  }
+}
+
+/** The PostgreSQL counters: single-key admission and every unconditional change are one statement each. */
+export function createPgThrottleStore(pg: PgClient): ThrottleStore {
+  return {
+    async retryAfter(given, { now, windowSeconds }) {
+      if (given.length === 0) return 0;
+      const keys = storable(given);
+      const [row] = await pg.query<{ wait: number }>(RETRY_AFTER, [json(keys.map(({ key, limit }) => ({ key, lim: limit }))), now, now + windowSeconds]);
+      return Number(row?.wait ?? 0);
+    },
+    async fail(given, { now, windowSeconds }) {
+      if (given.length === 0) return false;
+      const entries = storable(given).map(({ key, limit }) => ({ key, lim: limit }));
+      const rows = await pg.query<{ failures: number; lim: number; added: number }>(FAIL, [json(entries), now, now + windowSeconds]);
+      // The count reached the limit with this statement's failures: it was under it before them.
+      return rows.some((row) => row.failures >= row.lim && row.failures - row.added < row.lim);
+    },
+    async charge(given, times) {
+      if (given.counted.length === 0 && given.checked.length === 0) return { wait: 0, lockout: false };
+      const keys = { checked: storable(given.checked), counted: storable(given.counted) };
+      return await decideLocked(pg, [...keys.checked, ...keys.counted], (rows) => decideCharge(rows, keys, times));
+    },
+    async admit(given, times) {
+      if (given.length === 0) return { admitted: true, wait: 0 };
+      const keys = storable(given);
+      if (keys.length > 1) return await decideLocked(pg, keys, (rows) => decideAdmit(rows, keys, times));
+      // The request path's case, one key: one statement.
+      const [{ key, limit }] = keys as [CounterKey];
+      const { now, windowSeconds } = times;
+      const [row] = await pg.query<{ admitted: boolean; wait: number }>(ADMIT_ONE, [
+        key,
+        limit,
+        now,
+        now + windowSeconds,
+        now + PENDING_LEASE_SECONDS,
+      ]);
+      return { admitted: row?.admitted === true, wait: Number(row?.wait ?? 0) };
+    },
+    async release(entries) {
+      if (entries.length === 0) return;
+      await pg.query(RELEASE, [json(storable(entries).map(({ key, forgive, reset, settle }) => ({
+        key,
+        forgive: forgive === true,
+        reset: reset === true,
+        settle: settle === true,
+      })))]);
+    },
+    async count(prefix) {
+      const [row] = await pg.query<{ n: number }>("SELECT count(*) AS n FROM throttle_counters WHERE starts_with(key, $1)", [
+        storable([{ key: prefix }])[0]!.key,
+      ]);
+      return Number(row?.n ?? 0);
+    },
+    async purgeExpired(now) {
+      const rows = await pg.query<{ n: number }>(PURGE, [now]);
+      return Number(rows[0]?.n ?? 0);
+    },
+  };
+}
