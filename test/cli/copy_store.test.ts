@@ -170,6 +170,11 @@ postgresTest("copy-store copies every row of every table, and new rows get ids a
     const original = dumpSqlite(source, columns);
     assert.deepEqual(Object.keys(copied).sort(), Object.keys(original).sort());
     for (const table of columns.keys()) {
+      // Failure counts are not moved: the window they count ends with the stop the move needs.
+      if (table === "throttle_counters") {
+        assert.deepEqual(copied[table], [], "no throttle counters are copied");
+        continue;
+      }
       assert.deepEqual(copied[table], original[table], `table ${table}`);
       if (table !== "schema_migrations") {
         assert.ok(original[table]!.length > 0, `the fixture has rows in ${table}`);

@@ -25,9 +25,10 @@ export const COPIED_TABLES = [
 /**
  * Tables the target fills itself. field_counts follows the fields rows through PostgreSQL's triggers as they go in,
  * so it comes out exact for the rows copied; copying it as well would count every field twice. schema_migrations
- * was written by the target's own migration.
+ * was written by the target's own migration. throttle_counters holds failure counts for the current window only,
+ * which the move (a stop and a start) ends anyway.
  */
-const FILLED_BY_TARGET: readonly string[] = ["field_counts", "schema_migrations"];
+const FILLED_BY_TARGET: readonly string[] = ["field_counts", "schema_migrations", "throttle_counters"];
 
 /** Rows per INSERT at most; fewer when they would pass the parameter or byte bound (a boundary can be 400 KB). */
 const BATCH_ROWS = 500;
