@@ -3,5 +3,6 @@
 export { createApp, type App, type AppOptions, type ConnectionInfo } from "./app.ts";
 export { loadConfig, type Config } from "./config.ts";
 export { openStore, type Store } from "./store/store.ts";
+export { openPostgresStore, type PostgresStoreOptions } from "./store/postgres/store.ts";
 export { startMaintenance } from "./server/maintenance.ts";
 export type { BlockCipher, BlockCipherFactory, Clock, Digest, Hmac, Log, Random } from "./deps.ts";

@@ -1,6 +1,6 @@
 import { test } from "./helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "./helpers/test_app.ts";
+import { openTestApp } from "./helpers/test_app.ts";
 import { get, postJson } from "./helpers/requests.ts";
 import { StoreBusyError } from "../src/store/errors.ts";
 import { DatabaseSync } from "node:sqlite";
@@ -20,30 +20,30 @@ function diskFullError(): Error {
 }
 
 test("healthz answers 200 when the database is reachable", async () => {
-  const { app } = buildTestApp();
+  const { app } = await openTestApp();
   const res = await app.fetch(get("/healthz"));
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), { status: "ok" });
 });
 
 test("healthz answers 503 when the database is closed", async () => {
-  const { app, store } = buildTestApp();
+  const { app, store } = await openTestApp();
   await store.close();
   const res = await app.fetch(get("/healthz"));
   assert.equal(res.status, 503);
 });
 
 test("behind an https base URL every response tells browsers to keep to https (HSTS); over http none does", async () => {
-  const secure = buildTestApp({ FIELDGATE_BASE_URL: "https://auth.example.com" });
+  const secure = await openTestApp({ FIELDGATE_BASE_URL: "https://auth.example.com" });
   for (const res of [await secure.app.fetch(get("/healthz")), await secure.app.fetch(get("/nope")), await secure.app.fetch(get("/signin"))]) {
     assert.equal(res.headers.get("strict-transport-security"), "max-age=31536000");
   }
-  const plain = buildTestApp({ FIELDGATE_BASE_URL: "http://localhost:8080" });
+  const plain = await openTestApp({ FIELDGATE_BASE_URL: "http://localhost:8080" });
   assert.equal((await plain.app.fetch(get("/healthz"))).headers.get("strict-transport-security"), null);
 });
 
 test("a Host header that could have rewritten the path is a 400, whoever built the Request; a plain one is served", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   for (const host of ["x/healthz?", "a@b", "x y", "evil\\path"]) {
     const res = await t.app.fetch(get("/healthz", { host }));
     assert.equal(res.status, 400, host);
@@ -59,7 +59,7 @@ test("a Host header that could have rewritten the path is a 400, whoever built t
 });
 
 test("unknown path is a 404 JSON error", async () => {
-  const { app } = buildTestApp();
+  const { app } = await openTestApp();
   const res = await app.fetch(get("/nope"));
   assert.equal(res.status, 404);
   assert.match(res.headers.get("content-type") ?? "", /application\/json/);
@@ -67,14 +67,14 @@ test("unknown path is a 404 JSON error", async () => {
 });
 
 test("wrong method is a 405 with Allow", async () => {
-  const { app } = buildTestApp();
+  const { app } = await openTestApp();
   const res = await app.fetch(postJson("/healthz", {}));
   assert.equal(res.status, 405);
   assert.equal(res.headers.get("allow"), "GET, HEAD");
 });
 
 test("an unusual method (Deno passes any token) is logged and answered as other, never echoed", async () => {
-  const { app, log } = buildTestApp();
+  const { app, log } = await openTestApp();
   const method = `X${"Y".repeat(5_000)}`;
   const res = await app.fetch(new Request("http://fieldgate.test/healthz", { method }));
   assert.equal(res.status, 405);
@@ -85,7 +85,7 @@ test("an unusual method (Deno passes any token) is logged and answered as other,
 });
 
 test("every request is logged once with method, path, status and request id, never the query", async () => {
-  const { app, log } = buildTestApp();
+  const { app, log } = await openTestApp();
   await app.fetch(get("/healthz?code=secret-looking"));
   const lines = log.filter((l) => l.event === "request");
   assert.equal(lines.length, 1);
@@ -96,7 +96,7 @@ test("every request is logged once with method, path, status and request id, nev
 });
 
 test("the request log names the route: a path that matches none is logged as unmatched, never with a token or e-mail in it", async () => {
-  const { app, log } = buildTestApp();
+  const { app, log } = await openTestApp();
   const token = "fgat_01a2037a9c4e8b7d6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c";
   for (const path of [`/oauth/token/${token}`, "/users/alice@example.com", "/users/alice%40example.com"]) {
     assert.equal((await app.fetch(get(path))).status, 404, path);
@@ -113,7 +113,7 @@ test("the request log names the route: a path that matches none is logged as unm
 });
 
 test("a sane incoming x-request-id is kept and echoed, a hostile one replaced", async () => {
-  const { app } = buildTestApp();
+  const { app } = await openTestApp();
   const kept = await app.fetch(get("/healthz", { "x-request-id": "abc-123" }));
   assert.equal(kept.headers.get("x-request-id"), "abc-123");
   const replaced = await app.fetch(get("/healthz", { "x-request-id": "<script>" }));
@@ -122,7 +122,7 @@ test("a sane incoming x-request-id is kept and echoed, a hostile one replaced", 
 
 /** The address the app recorded for one failed client authentication sent with these headers. */
 async function recordedAddress(env: Record<string, string>, headers: Record<string, string>): Promise<string | null> {
-  const { app, store } = buildTestApp(env);
+  const { app, store } = await openTestApp(env);
   const body = { grant_type: "client_credentials", client_id: "nobody", client_secret: "wrong" };
   assert.equal((await app.fetch(postJson("/oauth/token", body, headers), { remoteAddress: "192.0.2.10" })).status, 401);
   const events = await store.audit.list({});
@@ -154,7 +154,7 @@ test("client address: a trusted proxy request without X-Forwarded-For uses the s
 });
 
 test("a database another writer keeps locked answers 503 temporarily_unavailable with Retry-After, not a 500", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId, clientSecret } = await t.seed.client({ grant: "client_credentials" });
   t.store.tokens.issue = async () => {
     throw new StoreBusyError("the database stayed locked by another connection for 5000 ms");
@@ -168,7 +168,7 @@ test("a database another writer keeps locked answers 503 temporarily_unavailable
 });
 
 test("a full disk answers 503 with Retry-After, logs the cause without a stack, and /healthz reports it for a while", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId, clientSecret } = await t.seed.client({ grant: "client_credentials" });
   const full = diskFullError();
   t.store.tokens.issue = async () => {

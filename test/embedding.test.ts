@@ -2,7 +2,7 @@
 // their own shutdown.
 import { test } from "./helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "./helpers/test_app.ts";
+import { openTestApp } from "./helpers/test_app.ts";
 import { postJson } from "./helpers/requests.ts";
 import { createApp } from "../src/app.ts";
 import { openStore } from "../src/store/store.ts";
@@ -12,7 +12,7 @@ function ccBody(client: { clientId: string; clientSecret: string }) {
 }
 
 test("app.close() lets requests in flight finish, answers later ones 503, then closes the store", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const inFlight = Array.from({ length: 10 }, () => t.app.fetch(postJson("/oauth/token", ccBody(client))));
   const closing = t.app.close();
@@ -29,7 +29,7 @@ test("app.close() lets requests in flight finish, answers later ones 503, then c
 });
 
 test("a store closed under the app answers 503, not a 500 logged as a bug", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   await t.store.close();
   const res = await t.app.fetch(postJson("/oauth/token", ccBody(client)));
@@ -40,7 +40,7 @@ test("a store closed under the app answers 503, not a 500 logged as a bug", asyn
 });
 
 test("a log function that throws or rejects costs the line, never the answer", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   let calls = 0;
   for (const log of [() => { calls++; throw new Error("sink down"); }, () => { calls++; return Promise.reject(new Error("sink down")); }]) {
@@ -53,7 +53,7 @@ test("a log function that throws or rejects costs the line, never the answer", a
 });
 
 test("HEAD answers carry no body when app.fetch is called directly", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   for (const path of ["/healthz", "/", "/.well-known/oauth-authorization-server"]) {
     const res = await t.app.fetch(new Request(`http://fieldgate.test${path}`, { method: "HEAD" }));
     const get = await t.app.fetch(new Request(`http://fieldgate.test${path}`));
@@ -67,7 +67,7 @@ test("HEAD answers carry no body when app.fetch is called directly", async () =>
 });
 
 test("a body already read by the embedder's middleware is a 400 invalid_request, not a 500", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const used = postJson("/oauth/token", ccBody(client));
   await used.text();

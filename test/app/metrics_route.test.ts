@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { get, postJson } from "../helpers/requests.ts";
 import { audit } from "../../src/oauth/audit.ts";
 import { createApp } from "../../src/app.ts";
@@ -8,11 +8,11 @@ import { loadConfig } from "../../src/config.ts";
 import { openStore } from "../../src/store/store.ts";
 
 const SECRET = "metrics-secret-0123456789";
-const withMetrics = () => buildTestApp({ FIELDGATE_METRICS_TOKEN: SECRET });
+const withMetrics = () => openTestApp({ FIELDGATE_METRICS_TOKEN: SECRET });
 const scrape = (token = SECRET) => get("/metrics", { authorization: `Bearer ${token}` });
 
 test("metrics is a 404 for every method when no metrics token is configured, as an unknown path is", async () => {
-  const { app } = buildTestApp();
+  const { app } = await openTestApp();
   const res = await app.fetch(scrape());
   assert.equal(res.status, 404);
   assert.equal((await res.json()).error, "not_found");
@@ -30,7 +30,7 @@ const refused: { name: string; headers: Record<string, string>; challenge: RegEx
 ];
 for (const row of refused) {
   test(`metrics refuses ${row.name} with 401`, async () => {
-    const { app } = withMetrics();
+    const { app } = await withMetrics();
     const res = await app.fetch(get("/metrics", row.headers));
     assert.equal(res.status, 401);
     assert.equal((await res.json()).error, "invalid_token");
@@ -39,7 +39,7 @@ for (const row of refused) {
 }
 
 test("metrics answers the configured bearer token with Prometheus text", async () => {
-  const { app } = withMetrics();
+  const { app } = await withMetrics();
   const res = await app.fetch(scrape());
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
@@ -48,7 +48,7 @@ test("metrics answers the configured bearer token with Prometheus text", async (
 });
 
 test("requests are labelled by route path; unknown paths as unmatched; 405 by its route", async () => {
-  const { app } = withMetrics();
+  const { app } = await withMetrics();
   await app.fetch(get("/healthz?code=abc"));
   await app.fetch(get("/no/such/path-123"));
   await app.fetch(get("/another-unknown"));
@@ -62,14 +62,14 @@ test("requests are labelled by route path; unknown paths as unmatched; 405 by it
 });
 
 test("refused scrapes are themselves counted", async () => {
-  const { app } = withMetrics();
+  const { app } = await withMetrics();
   await app.fetch(scrape("wrong-secret-0123456789"));
   const text = await (await app.fetch(scrape())).text();
   assert.ok(text.includes('fieldgate_http_requests_total{route="/metrics",method="GET",status="401"} 1'));
 });
 
 test("audit events recorded through the app's deps reach the token counters", async () => {
-  const { app } = withMetrics();
+  const { app } = await withMetrics();
   await audit(app.deps, "token_issued", { detail: { grant_type: "client_credentials" } });
   await audit(app.deps, "refresh_reuse_detected", {});
   const text = await (await app.fetch(scrape())).text();
@@ -78,14 +78,14 @@ test("audit events recorded through the app's deps reach the token counters", as
 });
 
 test("the metrics token is never logged", async () => {
-  const { app, log } = withMetrics();
+  const { app, log } = await withMetrics();
   await app.fetch(scrape());
   await app.fetch(scrape(`${SECRET}x`));
   assert.ok(!JSON.stringify(log).includes(SECRET));
 });
 
 test("a client credentials token request shows up under tokens issued by grant", async () => {
-  const { app, seed } = withMetrics();
+  const { app, seed } = await withMetrics();
   const { clientId, clientSecret } = await seed.client({ grant: "client_credentials" });
   const res = await app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }));
   assert.equal(res.status, 200);

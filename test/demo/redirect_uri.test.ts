@@ -1,14 +1,14 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { demoRedirectUri, syncDemoRedirectUri } from "../../src/demo/redirect_uri.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 
 test("demoRedirectUri is the demo callback under the base URL", () => {
   assert.equal(demoRedirectUri("http://localhost:41234"), "http://localhost:41234/demo/callback");
 });
 
 test("syncDemoRedirectUri moves only the demo client to the current base URL, and logs the change once", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const demo = await t.seed.client({ redirectUri: "http://localhost:8080/demo/callback" });
   const other = await t.seed.client({ redirectUri: "http://localhost:8080/demo/callback" });
   const options = { demo: { clientId: demo.clientId, clientSecret: demo.clientSecret }, baseUrl: "http://localhost:9090", log: (event: string, fields = {}) => t.log.push({ event, fields }) };
@@ -22,7 +22,7 @@ test("syncDemoRedirectUri moves only the demo client to the current base URL, an
 });
 
 test("syncDemoRedirectUri reports a demo client missing from the database and changes nothing", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const other = await t.seed.client();
   const log: string[] = [];
   const synced = await syncDemoRedirectUri(t.store, {

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { createApp } from "../../src/app.ts";
 import { listenNode } from "../../src/adapters/serve_node.ts";
 import { listenDeno } from "../../src/adapters/serve_deno.ts";
@@ -53,7 +53,7 @@ async function setUp(executablePath: string): Promise<World> {
     const origin = `http://127.0.0.1:${port}`;
     // One person signs in for nearly every test here, many times a minute: the sign-in success limit and the session
     // cap are tested in test/security/sign_in_limits.test.ts, not by these pages.
-    const t = buildTestApp({
+    const t = await openTestApp({
       FIELDGATE_BASE_URL: origin,
       FIELDGATE_DEMO: "true",
       FIELDGATE_SIGNIN_LIMIT: "1000",

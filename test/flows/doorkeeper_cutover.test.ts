@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { App } from "../../src/app.ts";
 import { toNodeListener } from "../../src/adapters/node_listener.ts";
 import { cliHarness } from "../cli/harness.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
 import {
   applicationsCsv, integrationUsersCsv, ownersCsv, PLAIN, PLAINTEXTS, SYNC_UID, tokensCsv, WEB_REDIRECTS, WEB_UID,
@@ -39,7 +39,7 @@ test("after the import, Doorkeeper clients and people carry on with what they ho
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Same fake start time as the import (2026-01-01T00:00:00Z): the Doorkeeper rows' expiries are relative to it.
-  const t = buildTestApp({ FIELDGATE_DB: h.dbPath, FIELDGATE_BASE_URL: origin });
+  const t = await openTestApp({ FIELDGATE_DB: h.dbPath, FIELDGATE_BASE_URL: origin });
   server.on("request", toNodeListener(t.app, origin));
   const post = async (path: string, body: Record<string, string>) => {
     const res = await fetch(origin + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });

@@ -2,7 +2,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { at, buildWorld, gql, listAt, type GqlBody } from "../helpers/graphql.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { tempDb } from "../helpers/temp_db.ts";
 
 // acme (org 1) has fields 1..7, globex (org 2) fields 8..11; the acme token acts as acme's integration user.
@@ -52,7 +52,7 @@ test("ids and cursors are the same after a restart: a second app instance on the
     const before = idsIn((await gql(t, acmeToken, EVERY_ID)).body);
     assert.deepEqual(idsIn((await gql(t, acmeToken, EVERY_ID)).body), before, "the same request twice");
     await t.app.close();
-    const restarted = buildTestApp({ FIELDGATE_DB: db.path });
+    const restarted = await openTestApp({ FIELDGATE_DB: db.path });
     try {
       const after = await gql(restarted, acmeToken, EVERY_ID);
       assert.equal(after.body.errors, undefined);

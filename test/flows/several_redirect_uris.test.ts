@@ -1,14 +1,14 @@
 // A client with several registered redirect URIs: each one receives codes, nothing else does (RFC 6749 §3.1.2.2).
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
 import { postJson } from "../helpers/requests.ts";
 
 const URIS = ["https://client.example/cb", "https://client.example/second?tenant=7"];
 
 async function approve(presented: string) {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId, clientSecret } = await t.seed.client({ redirectUris: URIS });
   const browser = testBrowser(t.app);
   await signIn(browser, await t.seed.user());
@@ -46,7 +46,7 @@ for (const presented of ["https://client.example/cb/", "https://client.example/s
 }
 
 test("the refresh grant refuses a redirect_uri that is not registered", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId, clientSecret } = await t.seed.client({ redirectUris: URIS });
   const res = await t.app.fetch(postJson("/oauth/token", {
     grant_type: "refresh_token", refresh_token: "fgrt_unknown", redirect_uri: "https://evil.example/cb", client_id: clientId,

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as oauth from "oauth4webapi";
 import { toNodeListener } from "../../src/adapters/node_listener.ts";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { issueCode } from "../helpers/codes.ts";
 
 // One end-to-end run against a real listening server, driven by oauth4webapi as an independent,
@@ -14,7 +14,7 @@ async function listen(): Promise<{ server: Server; origin: string; t: TestApp }>
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const t = buildTestApp({ FIELDGATE_BASE_URL: origin });
+  const t = await openTestApp({ FIELDGATE_BASE_URL: origin });
   server.on("request", toNodeListener(t.app, origin));
   return { server, origin, t };
 }

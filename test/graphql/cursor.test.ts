@@ -4,11 +4,11 @@ import { createIdCodec, requestIds, type IdType } from "../../src/graphql/cursor
 import { encodeBase64Url } from "../../src/crypto/base64url.ts";
 import { webCryptoBlockCipher } from "../../src/crypto/block_cipher.ts";
 import type { BlockCipher } from "../../src/deps.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { buildTestApp, openTestApp, type TestApp } from "../helpers/test_app.ts";
 
 const TYPES: IdType[] = ["Field", "Organization", "User"];
 
-function codecOf(t = buildTestApp()) {
+function codecOf(t: TestApp = buildTestApp()) {
   return createIdCodec(t.app.deps);
 }
 
@@ -39,7 +39,7 @@ test("a global id is 22 base64url characters with no trace of its row number", a
 });
 
 test("ids are deterministic: the same row gets the same id from another codec over the same database", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const first = await codecOf(t).seal("Field", [1, 6, 7]);
   assert.deepEqual(await codecOf(t).seal("Field", [1, 6, 7]), first);
   assert.deepEqual(await codecOf(t).seal("Field", [6]), [first[1]]);
@@ -94,7 +94,7 @@ const invalidBlocks = [
 
 for (const { name, block: plain } of invalidBlocks) {
   test(`open refuses a block with ${name}, even enciphered under the deployment's own key`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     let aes: BlockCipher | undefined;
     const codec = createIdCodec({ ...t.app.deps, blockCipher: async (key) => (aes = await webCryptoBlockCipher(key)) });
     await codec.seal("Field", [1]);
@@ -131,7 +131,7 @@ test("open refuses the non-canonical spelling of a valid id (the 4 unused traili
 });
 
 test("the key comes from the store once; a failed read is retried, not remembered", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const ensure = t.store.secrets.ensure;
   let calls = 0;
   t.store.secrets.ensure = async (...args) => {

@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { at, buildWorld, globalIdOf, gql, listAt } from "../helpers/graphql.ts";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { mintAccessToken } from "../helpers/tokens.ts";
 
 const PAGE = `query($after: String) { fields(first: 3, after: $after) {
@@ -36,7 +36,7 @@ test("cursors are stable: the same page twice gives the same cursors", async () 
 });
 
 test("first defaults to 50 and is capped at the maximum page size", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   await t.seed.fields(120);
   const { client } = await t.seed.client({ grant: "client_credentials" });
   const token = await mintAccessToken(t, { client });
@@ -66,7 +66,7 @@ const badArgs: { name: string; args: (t: TestApp) => Promise<string> | string }[
   { name: "a cursor in the readable format of earlier versions", args: () => 'after: "Y3Vyc29yOnYxOjE"' },
   { name: "a cursor of another kind (an organization id)", args: async (t) => `after: "${await globalIdOf(t, "Organization", 1)}"` },
   { name: "a non-canonical cursor", args: async (t) => `after: "${nonCanonical(await globalIdOf(t, "Field", 1))}"` },
-  { name: "a cursor another deployment issued", args: async () => `after: "${await globalIdOf(buildTestApp(), "Field", 1)}"` },
+  { name: "a cursor another deployment issued", args: async () => `after: "${await globalIdOf(await openTestApp(), "Field", 1)}"` },
 ];
 
 for (const row of badArgs) {

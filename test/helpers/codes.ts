@@ -4,7 +4,7 @@ import { sha256Base64Url, sha256Hex } from "../../src/crypto/hash.ts";
 import { cryptoRandom } from "../../src/deps.ts";
 import { test } from "./bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type SeededClient, type TestApp } from "./test_app.ts";
+import { openTestApp, type SeededClient, type TestApp } from "./test_app.ts";
 import { postJson } from "./requests.ts";
 
 export interface IssuedCode {
@@ -132,7 +132,7 @@ export interface TokenFixture {
 
 /** A fresh app with the clients, code and token pair most token-endpoint error rows need. */
 export async function tokenFixture(): Promise<TokenFixture> {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client: ac, tokens: pair } = await authCodeTokens(t);
   const cc = await t.seed.client({ grant: "client_credentials" });
   const other = await t.seed.client({ redirectUri: "https://other.example/cb" });

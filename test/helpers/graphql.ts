@@ -1,7 +1,7 @@
 // GraphQL test helpers: a two-organization world with tokens, and one-line query calls through app.fetch.
 import { createIdCodec, type IdType } from "../../src/graphql/cursor.ts";
 import { BASE } from "./requests.ts";
-import { buildTestApp, type TestApp } from "./test_app.ts";
+import { openTestApp, type TestApp } from "./test_app.ts";
 import { mintAccessToken } from "./tokens.ts";
 
 export interface GraphqlWorld {
@@ -16,7 +16,7 @@ export interface GraphqlWorld {
 
 /** acme has 7 wheat fields, globex 4 barley fields; each token's user belongs to one organization. */
 export async function buildWorld(env: Record<string, string> = {}): Promise<GraphqlWorld> {
-  const t = buildTestApp(env);
+  const t = await openTestApp(env);
   await t.seed.fields(7, { org: "acme", crop: "wheat", season: "2026" });
   await t.seed.fields(4, { org: "globex", crop: "barley", season: "2025" });
   const { client: integration } = await t.seed.client({ grant: "client_credentials", org: "acme" });

@@ -89,6 +89,13 @@ export function postgresTest(
   });
 }
 
+/** The tests' PostgreSQL for a run that asked for it: a missing one throws, with the note on how to get one. */
+export function requirePostgres(): Exclude<PostgresSource, { kind: "missing" }> {
+  const source = findPostgres();
+  if (source.kind === "missing") throw new Error(`FIELDGATE_TEST_STORE=postgres: ${source.note}`);
+  return source;
+}
+
 /** A new database on the source's server; drop() removes it (a no-op on the throwaway cluster, which goes whole). */
 export async function createTestDatabase(
   source: Exclude<PostgresSource, { kind: "missing" }>,

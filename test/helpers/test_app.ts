@@ -8,6 +8,9 @@ import type { Client, ClientGrantType } from "../../src/store/clients.ts";
 import type { User } from "../../src/store/users.ts";
 import type { Organization } from "../../src/store/organizations.ts";
 import { fakeClock, seededRandom, type FakeClock } from "./fake_clock.ts";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { createTestDatabase, requirePostgres } from "./postgres.ts";
+import process from "node:process";
 
 export interface LogLine {
   event: string;
@@ -64,8 +67,31 @@ export const TEST_ENV: Record<string, string> = {
 export function buildTestApp(env: Record<string, string> = {}): TestApp {
   const config = loadConfig({ ...TEST_ENV, ...env });
   const clock = fakeClock();
+  return assemble(config, clock, openStore(config.dbPath, { now: clock.clock() }));
+}
+
+/**
+ * buildTestApp on the backend the run asks for: with FIELDGATE_TEST_STORE=postgres each app gets a fresh PostgreSQL
+ * database (test/helpers/postgres.ts; no PostgreSQL is a failure then), so the HTTP and flow suites run unchanged on
+ * both stores. Tests that need a SQLite file (FIELDGATE_DB) or SQLite maintenance get SQLite either way.
+ */
+export async function openTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  if (testBackend() !== "postgres" || env.FIELDGATE_DB !== undefined) return buildTestApp(env);
+  const config = loadConfig({ ...TEST_ENV, ...env });
+  const clock = fakeClock();
+  const database = await createTestDatabase(requirePostgres());
+  // Idle connections close after a second, so a test file's process exits without each test closing its app.
+  const store = await openPostgresStore(database.url, { now: clock.clock(), max: 4, idleTimeoutSeconds: 1 });
+  return assemble(config, clock, store);
+}
+
+/** The store backend the HTTP and flow suites run on: FIELDGATE_TEST_STORE, sqlite by default. */
+export function testBackend(): "sqlite" | "postgres" {
+  return process.env.FIELDGATE_TEST_STORE === "postgres" ? "postgres" : "sqlite";
+}
+
+function assemble(config: Readonly<Config>, clock: FakeClock, store: Store): TestApp {
   const random = seededRandom(Math.floor(Math.random() * 2 ** 31) + 1);
-  const store = openStore(config.dbPath, { now: clock.clock() });
   const log: LogLine[] = [];
   const app = createApp({
     config,

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { memberNames, mediaType, readParams, readText } from "../../src/http/body.ts";
 import { HttpError } from "../../src/http/errors.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { clientCredentialsToken } from "../helpers/codes.ts";
 
 function request(body: BodyInit | null, contentType?: string, headers: Record<string, string> = {}): Request {
@@ -171,7 +171,7 @@ test("readText turns a body the client stopped sending into a bad request, not a
 });
 
 test("a client that drops mid-body gets 400 from the token endpoint and GraphQL, and nothing is logged as failed", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const json = { "content-type": "application/json" };
   const token = await t.app.fetch(droppedMidBody("/oauth/token", '{"grant_type":', json));
   assert.equal(token.status, 400);

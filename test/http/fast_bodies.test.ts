@@ -3,7 +3,7 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { deferredText, standardResponse, textResponse } from "../../src/http/fast_bodies.ts";
 import { json } from "../../src/http/respond.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 
 test("the respond helpers build deferred responses whose text, status and headers an adapter can read", () => {
   const response = json({ a: "é" }, 202, { "x-a": "1" });
@@ -25,7 +25,7 @@ test("standardResponse gives a plain Response with the same status, headers and 
 });
 
 test("app.fetch answers with plain Responses unless the caller asked for deferred bodies", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const plain = await t.app.fetch(new Request("http://127.0.0.1/healthz"), { remoteAddress: "127.0.0.1" });
   assert.equal(Object.getPrototypeOf(plain), Response.prototype);
   assert.equal(deferredText(plain), undefined);

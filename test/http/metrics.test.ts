@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createMetrics, LATENCY_BUCKETS } from "../../src/http/metrics.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { BASE } from "../helpers/requests.ts";
 
 /** The sample lines of the rendered registry as name{labels} -> value. */
@@ -114,7 +114,7 @@ test("the method label keeps the seven methods we know and folds every other met
 });
 
 test("an arbitrary request method through the app never becomes a label value", async () => {
-  const { app } = buildTestApp();
+  const { app } = await openTestApp();
   const res = await app.fetch(new Request(`${BASE}/healthz`, { method: "PROPFIND-X1" }));
   assert.equal(res.status, 405);
   const text = app.deps.metrics.render();

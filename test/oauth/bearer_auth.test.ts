@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { authCodeTokens } from "../helpers/codes.ts";
 import { authenticateBearer, requireScope } from "../../src/oauth/bearer_auth.ts";
 import { isOAuthError } from "../../src/oauth/errors.ts";
@@ -9,7 +9,7 @@ const url = new URL("http://fieldgate.test/graphql");
 const bearer = (token: string) => new Request(url, { headers: { authorization: `Bearer ${token}` } });
 
 test("authenticateBearer returns the live token with its scopes; requireScope passes a granted scope", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { tokens, client } = await authCodeTokens(t);
   const access = await authenticateBearer(t.app.deps, bearer(tokens.access_token), url);
   assert.equal(access.token.clientPublicId, client.clientId);
@@ -18,7 +18,7 @@ test("authenticateBearer returns the live token with its scopes; requireScope pa
 });
 
 test("requireScope refuses a missing scope with 403 insufficient_scope and a challenge naming it", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { tokens } = await authCodeTokens(t);
   const access = await authenticateBearer(t.app.deps, bearer(tokens.access_token), url);
   assert.throws(
@@ -31,7 +31,7 @@ test("requireScope refuses a missing scope with 403 insufficient_scope and a cha
 });
 
 test("authenticateBearer refuses a revoked client's token", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { tokens, client } = await authCodeTokens(t);
   await t.store.clients.rotateSecret(client.clientId, {
     secretHash: "0".repeat(64),

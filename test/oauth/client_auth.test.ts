@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import { refuseQueryCredentials } from "../../src/oauth/client_auth.ts";
 import { isOAuthError } from "../../src/oauth/errors.ts";
@@ -16,12 +16,12 @@ function cc(clientId: string, secret: string) {
   });
 }
 
-function throttledApp() {
-  return buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: String(MAX), FIELDGATE_THROTTLE_WINDOW: "60" });
+function throttledApp(): Promise<TestApp> {
+  return openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: String(MAX), FIELDGATE_THROTTLE_WINDOW: "60" });
 }
 
 test("client auth throttles repeated failures with 429, Retry-After and an RFC 6749 JSON error", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.7" };
   for (let i = 0; i < MAX; i++) {
@@ -44,7 +44,7 @@ test("client auth throttles repeated failures with 429, Retry-After and an RFC 6
 });
 
 test("client auth throttle: the legitimate client from another address is never slowed", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const attacker = { remoteAddress: "203.0.113.7" };
   for (let i = 0; i < MAX + 5; i++) await t.app.fetch(cc(client.clientId, "wrong"), attacker);
@@ -55,7 +55,7 @@ test("client auth throttle: the legitimate client from another address is never 
 });
 
 test("client auth throttle: spraying many client_ids from one address is throttled by address", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const ip = { remoteAddress: "203.0.113.9" };
   // The bare address is a shared key: it tolerates SHARED_KEY_FACTOR times more failures than one client.
   const limit = MAX * SHARED_KEY_FACTOR;
@@ -66,7 +66,7 @@ test("client auth throttle: spraying many client_ids from one address is throttl
 });
 
 test("client auth throttle: rotating addresses inside one IPv6 /64 counts against the same keys", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   for (let i = 0; i < MAX; i++) {
     const res = await t.app.fetch(cc(client.clientId, "wrong"), { remoteAddress: `2001:db8:7:7::${i + 1}` });
@@ -80,7 +80,7 @@ test("client auth throttle: rotating addresses inside one IPv6 /64 counts agains
 });
 
 test("client auth throttle: spraying client_ids across one IPv6 /64 is throttled by the /64", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const limit = MAX * SHARED_KEY_FACTOR;
   for (let i = 0; i < limit; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), { remoteAddress: `2001:db8:9:9::${(i + 1).toString(16)}` });
   const res = await t.app.fetch(cc("guess-new", "wrong"), { remoteAddress: "2001:db8:9:9:abcd::1" });
@@ -88,7 +88,7 @@ test("client auth throttle: spraying client_ids across one IPv6 /64 is throttled
 });
 
 test("client auth throttle: one client's failures do not lock out a neighbour at the same address", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const ip = { remoteAddress: "203.0.113.10" };
   const careless = await t.seed.client({ grant: "client_credentials" });
   const neighbour = await t.seed.client({ grant: "client_credentials" });
@@ -98,7 +98,7 @@ test("client auth throttle: one client's failures do not lock out a neighbour at
 });
 
 test("client auth throttle: the window ends and a success resets the client's count", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.7" };
   for (let i = 0; i < MAX; i++) await t.app.fetch(cc(client.clientId, "wrong"), ip);
@@ -113,7 +113,7 @@ test("client auth throttle: the window ends and a success resets the client's co
 
 test("client auth throttle also guards revocation and introspection", async () => {
   for (const path of ["/oauth/revoke", "/oauth/introspect"]) {
-    const t = throttledApp();
+    const t = await throttledApp();
     const client = await t.seed.client();
     const ip = { remoteAddress: "203.0.113.7" };
     const req = () => postJson(path, { token: "x", client_id: client.clientId, client_secret: "wrong" });
@@ -123,7 +123,7 @@ test("client auth throttle also guards revocation and introspection", async () =
 });
 
 test("client auth decodes RFC 6749 form-encoded Basic credentials", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   // basicAuth form-encodes; a raw "+" in the secret would otherwise decode as a space.
   const res = await t.app.fetch(
@@ -140,7 +140,7 @@ test("client auth decodes RFC 6749 form-encoded Basic credentials", async () => 
 });
 
 test("client auth: Basic with an empty user is invalid_client", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const res = await t.app.fetch(
     postForm("/oauth/token", { grant_type: "client_credentials" }, {
       authorization: "Basic " + btoa(":secret"),
@@ -151,7 +151,7 @@ test("client auth: Basic with an empty user is invalid_client", async () => {
 });
 
 test("client auth: an unknown client and a wrong secret answer identically", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const unknown = await t.app.fetch(cc("no-such-client", client.clientSecret));
   const wrong = await t.app.fetch(cc(client.clientId, "wrong"));
@@ -182,7 +182,7 @@ test("refuseQueryCredentials allows unrelated query parameters", () => {
 });
 
 test("client auth throttle: unknown client_ids, however many or long, add no key of their own", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   // Record the keys each failure is counted under: rotating random ids must neither grow the table nor mint keys.
   const keys = new Set<string>();
   const throttle = t.app.deps.throttle;
@@ -202,7 +202,7 @@ test("client auth throttle: unknown client_ids, however many or long, add no key
 });
 
 test("client auth throttle: a registered client that is not failing is answered at an address others have locked", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.12" };
   for (let i = 0; i < MAX * SHARED_KEY_FACTOR; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
@@ -216,7 +216,7 @@ test("client auth throttle: a registered client that is not failing is answered 
 });
 
 test("client auth throttle: a registered client's failures count toward its address's limit for unknown ids", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const ip = { remoteAddress: "203.0.113.14" };
   const clients = [await t.seed.client({ grant: "client_credentials" }), await t.seed.client({ grant: "client_credentials" })];
   for (const client of clients) for (let i = 0; i < MAX; i++) await t.app.fetch(cc(client.clientId, "wrong"), ip);
@@ -227,7 +227,7 @@ test("client auth throttle: a registered client's failures count toward its addr
 });
 
 test("client auth throttle: a registered client failing at an address others have locked gets its own limit, then 429", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.13" };
   for (let i = 0; i < MAX * SHARED_KEY_FACTOR; i++) await t.app.fetch(cc(`guess-${i}`, "wrong"), ip);
@@ -238,7 +238,7 @@ test("client auth throttle: a registered client failing at an address others hav
 });
 
 test("client auth throttle: a real client's success does not clear its address's count (no laundering a spray)", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.11" };
   const limit = MAX * SHARED_KEY_FACTOR;
@@ -253,7 +253,7 @@ test("client auth throttle: a real client's success does not clear its address's
 // An embedder's app.fetch call without a remote address: no caller can be told from another.
 
 test("without the caller's address, nobody's failures lock the real client out, and the embedder is told once", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   for (let i = 0; i < MAX * SHARED_KEY_FACTOR + 5; i++) {
     assert.equal((await t.app.fetch(cc(i % 2 ? client.clientId : `bogus-${i}`, "wrong"))).status, 401);
@@ -263,7 +263,7 @@ test("without the caller's address, nobody's failures lock the real client out, 
 });
 
 test("a remote address that is not an IP address counts as unknown: not a throttle key, not an audit value", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const odd = { remoteAddress: "not an ip\n" };
   for (let i = 0; i < MAX + 2; i++) assert.equal((await t.app.fetch(cc(client.clientId, "wrong"), odd)).status, 401);
@@ -274,7 +274,7 @@ test("a remote address that is not an IP address counts as unknown: not a thrott
 });
 
 test("with the caller's address the same failures still lock the client out from there", async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "198.51.100.4" };
   for (let i = 0; i < MAX; i++) await t.app.fetch(cc(client.clientId, "wrong"), ip);
@@ -285,7 +285,7 @@ test("with the caller's address the same failures still lock the client out from
 test("client auth throttle holds for wrong secrets sent in parallel, though the digest awaits", { timeout: 20_000 }, async () => {
   // The test app hashes with crypto.subtle, the default an embedder gets, which yields to the event loop: a limit
   // checked only before the awaits would let all twenty pass it and be checked.
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.9" };
   const statuses = await Promise.all(Array.from({ length: 20 }, () => t.app.fetch(cc(client.clientId, "wrong"), ip).then((r) => r.status)));
@@ -296,7 +296,7 @@ test("client auth throttle holds for wrong secrets sent in parallel, though the 
 });
 
 test("client auth: honest requests in parallel, many more than the limit, are all answered, none refused", { timeout: 20_000 }, async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.10" };
   const honest = Array.from({ length: 10 * MAX }, () => t.app.fetch(cc(client.clientId, client.clientSecret), ip));
@@ -308,7 +308,7 @@ test("client auth: honest requests in parallel, many more than the limit, are al
 });
 
 test("client auth: an attempt that fails in the store settles, so later ones neither wait nor count it", { timeout: 20_000 }, async () => {
-  const t = throttledApp();
+  const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.11" };
   const find = t.store.clients.findForTokenRequest.bind(t.store.clients);

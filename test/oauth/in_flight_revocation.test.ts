@@ -5,7 +5,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import { authCodeTokens, ccRequest, codeBody, issueCode, refreshBody } from "../helpers/codes.ts";
 import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
@@ -23,7 +23,7 @@ function before<T extends object, K extends keyof T>(object: T, method: K, meanw
 const issuedRows = async (t: TestApp) => (await t.store.audit.list({})).filter((e) => e.event === "token_issued").length;
 
 test("client_credentials: a secret rotated with --revoke-tokens mid-request leaves no live token (401)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   before(t.store.tokens, "issue", () =>
     t.store.clients.rotateSecret(client.clientId, { secretHash: "f".repeat(64), now: t.clock.nowSeconds(), revokeTokens: true }));
@@ -37,7 +37,7 @@ test("client_credentials: a secret rotated with --revoke-tokens mid-request leav
 });
 
 test("client_credentials: a rotation without --revoke-tokens mid-request still refuses the old secret", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   before(t.store.tokens, "issue", () =>
     t.store.clients.rotateSecret(client.clientId, { secretHash: "f".repeat(64), now: t.clock.nowSeconds(), revokeTokens: false }));
@@ -47,7 +47,7 @@ test("client_credentials: a rotation without --revoke-tokens mid-request still r
 
 test("client_credentials: disabling the client or its integration user mid-request issues nothing, and enabling brings nothing back", async () => {
   for (const disable of ["client", "user"] as const) {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const client = await t.seed.client({ grant: "client_credentials" });
     const userId = client.client.integrationUserId!;
     before(t.store.tokens, "issue", () =>
@@ -63,7 +63,7 @@ test("client_credentials: disabling the client or its integration user mid-reque
 });
 
 test("refresh: a secret rotated mid-request rotates nothing (401); the new secret then refreshes", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const newSecret = "fgcs_new-secret-for-this-test";
   let once = true;
@@ -82,7 +82,7 @@ test("refresh: a secret rotated mid-request rotates nothing (401); the new secre
 });
 
 test("refresh: disabling the user mid-request answers invalid_grant and rotates nothing", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens, issued } = await authCodeTokens(t);
   before(t.store.tokens, "rotateRefresh", () => t.store.users.setDisabled(issued.userId, true));
   const res = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
@@ -94,7 +94,7 @@ test("refresh: disabling the user mid-request answers invalid_grant and rotates 
 });
 
 test("code exchange: a secret rotated mid-request issues nothing (401)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   before(t.store.tokens, "exchangeCode", () =>
@@ -119,7 +119,7 @@ function storedCodes(t: TestApp): () => number {
 
 /** A browser signed in as a fresh user, and the authorization request of a fresh client. */
 async function signedIn() {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
@@ -245,7 +245,7 @@ test("approve stores the consent at the decision's time; a remembered authorizat
 });
 
 test("refresh: a replayed token revokes its family even while the user is disabled mid-request", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens, issued } = await authCodeTokens(t);
   const first = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
   assert.equal(first.status, 200);

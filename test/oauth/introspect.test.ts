@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import { authCodeTokens, clientCredentialsToken, refreshBody } from "../helpers/codes.ts";
 import { subjectOf } from "../../src/oauth/introspect.ts";
@@ -14,7 +14,7 @@ async function introspect(t: TestApp, client: SeededClient, token: string) {
 }
 
 test("introspect describes an active access token of a person (RFC 7662 §2.2)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens, issued } = await authCodeTokens(t);
   const user = await t.store.users.findById(issued.userId);
   const { res, body } = await introspect(t, client, tokens.access_token);
@@ -33,7 +33,7 @@ test("introspect describes an active access token of a person (RFC 7662 §2.2)",
 });
 
 test("introspect: an integration user's sub can never equal a person's", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   const { body } = await introspect(t, client, tokens.access_token);
   assert.equal(body.active, true);
@@ -46,7 +46,7 @@ test("introspect: an integration user's sub can never equal a person's", async (
 });
 
 test("introspect reports a refresh token as active but not as a bearer token", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const { body } = await introspect(t, client, tokens.refresh_token);
   assert.equal(body.active, true);
@@ -54,7 +54,7 @@ test("introspect reports a refresh token as active but not as a bearer token", a
 });
 
 test("introspect accepts a form body with Basic", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   const res = await t.app.fetch(
     postForm("/oauth/introspect", { token: tokens.access_token, token_type_hint: "whatever" }, {
@@ -65,7 +65,7 @@ test("introspect accepts a form body with Basic", async () => {
 });
 
 test("introspect ignores unknown parameters of any shape, and repeated unknown form parameters (RFC 6749 §3.2)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   const creds = { client_id: client.clientId, client_secret: client.clientSecret };
   const json = await t.app.fetch(postJson("/oauth/introspect", { ...creds, token: tokens.access_token, extra: { a: 1 } }));
@@ -80,7 +80,7 @@ test("introspect ignores unknown parameters of any shape, and repeated unknown f
 });
 
 test("introspect still refuses a recognized parameter that is repeated or not a string", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   const creds = { client_id: client.clientId, client_secret: client.clientSecret };
   const nonString = await t.app.fetch(postJson("/oauth/introspect", { ...creds, token: tokens.access_token, token_type_hint: 7 }));
@@ -143,7 +143,7 @@ const INACTIVE: {
 
 for (const row of INACTIVE) {
   test(`introspect answers exactly {active:false} for ${row.name}`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const { client, tokens } = await authCodeTokens(t);
     const { token, asker } = await row.prepare(t, client, tokens);
     const { res, body } = await introspect(t, asker ?? client, token);
@@ -153,7 +153,7 @@ for (const row of INACTIVE) {
 }
 
 test("introspect: exactly one second before expiry the token is still active", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   t.clock.advance(1_799);
   assert.equal((await introspect(t, client, tokens.access_token)).body.active, true);
@@ -179,7 +179,7 @@ const ERRORS = [
 
 for (const row of ERRORS) {
   test(`introspect refuses ${row.name}: ${row.status} ${row.error}`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const client = await t.seed.client();
     const res = await t.app.fetch(postJson("/oauth/introspect", row.body(client)));
     assert.equal(res.status, row.status);

@@ -1,10 +1,10 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { get } from "../helpers/requests.ts";
 
 test("metadata publishes the RFC 8414 document with the configured issuer", async () => {
-  const t = buildTestApp({ FIELDGATE_BASE_URL: "https://auth.example.org/" });
+  const t = await openTestApp({ FIELDGATE_BASE_URL: "https://auth.example.org/" });
   const res = await t.app.fetch(get("/.well-known/oauth-authorization-server"));
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
@@ -31,7 +31,7 @@ test("metadata publishes the RFC 8414 document with the configured issuer", asyn
 });
 
 test("every endpoint the metadata names is routed", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const body = await (await t.app.fetch(get("/.well-known/oauth-authorization-server"))).json();
   for (const key of ["token_endpoint", "revocation_endpoint", "introspection_endpoint"]) {
     const res = await t.app.fetch(

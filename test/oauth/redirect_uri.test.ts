@@ -2,7 +2,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { redirectUriMatches } from "../../src/oauth/redirect_uri.ts";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { postJson } from "../helpers/requests.ts";
 import { makeVerifier } from "../helpers/codes.ts";
@@ -35,7 +35,7 @@ for (const row of cases) {
 
 /** A signed-in browser and a client registered with `redirectUri`. */
 async function loopbackClient(redirectUri: string, env: Record<string, string> = {}) {
-  const t = buildTestApp(env);
+  const t = await openTestApp(env);
   const { clientId, clientSecret } = await t.seed.client({ redirectUri });
   const browser = testBrowser(t.app);
   await signIn(browser, await t.seed.user());

@@ -10,7 +10,7 @@ import {
   validateScope,
   validateUsername,
 } from "../../src/oauth/registration.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 
 const invalid: { name: string; check: () => unknown }[] = [
   { name: "a redirect URI with a fragment", check: () => validateRedirectUri("https://app.example/cb#x") },
@@ -36,7 +36,7 @@ test("registration accepts values written as the rules ask", () => {
 });
 
 test("createUser refuses a username already in use as taken, before writing", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const existing = await t.seed.user({ username: "alice@example.com" });
   const input = { username: existing.username, name: null, org: "other", passwordHash: null, now: 1 };
   await assert.rejects(createUser(t.store, input), (error) => error instanceof RegistrationError && error.reason === "taken");

@@ -12,7 +12,7 @@ import { openStore, type Store } from "../../src/store/store.ts";
 import type { NewClient } from "../../src/store/clients.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { StoreBusyError } from "../../src/store/errors.ts";
-import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { ccRequest, codeBody, issueCode, tokenInfo } from "../helpers/codes.ts";
 import { postJson } from "../helpers/requests.ts";
 
@@ -27,7 +27,7 @@ interface World {
 async function withWorld(run: (w: World) => Promise<void>, options: { scope?: string } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-remembered-"));
   const path = join(dir, "test.db");
-  const t = buildTestApp({ FIELDGATE_DB: path });
+  const t = await openTestApp({ FIELDGATE_DB: path });
   const other = openStore(path);
   let reads = 0;
   const find = t.store.clients.findForTokenRequest.bind(t.store.clients);
@@ -259,7 +259,7 @@ test("introspection and revocation never authenticate from the memory: a secret 
 });
 
 test("a refusal of a client read fresh is answered once: one replayed code, one reuse audit row", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   assert.equal((await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)))).status, 200);
@@ -268,7 +268,7 @@ test("a refusal of a client read fresh is answered once: one replayed code, one 
 });
 
 test("only client_credentials uses the memory: the code grant, revocation and introspection read the client each time", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   let reads = 0;
   const find = t.store.clients.findForTokenRequest.bind(t.store.clients);

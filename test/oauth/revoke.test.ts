@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { BASE, basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import { authCodeTokens, ccRequest, clientCredentialsToken, refreshBody, tokenInfo } from "../helpers/codes.ts";
 
@@ -15,7 +15,7 @@ function revoke(t: TestApp, client: SeededClient, token: string, hint?: string) 
 }
 
 test("revoke an access token: 200 {} with no-store, the token dies at once, the client keeps working", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   const res = await revoke(t, client, tokens.access_token, "access_token");
   assert.equal(res.status, 200);
@@ -29,7 +29,7 @@ test("revoke an access token: 200 {} with no-store, the token dies at once, the 
 });
 
 test("revoke an access token of an approval leaves its refresh token working", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   assert.equal((await revoke(t, client, tokens.access_token, "access_token")).status, 200);
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 401, "the access token is revoked");
@@ -38,7 +38,7 @@ test("revoke an access token of an approval leaves its refresh token working", a
 });
 
 test("revoke a refresh token revokes its whole family, access tokens included (RFC 7009 §2.1)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const rotated =
     await (await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))).json();
@@ -52,7 +52,7 @@ test("revoke a refresh token revokes its whole family, access tokens included (R
 });
 
 test("revoke finds the token despite a wrong hint", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   assert.equal((await revoke(t, client, tokens.access_token, "refresh_token")).status, 200);
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 401);
@@ -62,7 +62,7 @@ const UNKNOWN_HINTS = ["id_token", "urn:ietf:params:oauth:token-type:jwt", "ACCE
 
 for (const hint of UNKNOWN_HINTS) {
   test(`revoke ignores the unknown hint ${JSON.stringify(hint.slice(0, 40))} and still revokes (RFC 7009 §2.1)`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const { client, tokens } = await authCodeTokens(t);
     const access = await revoke(t, client, tokens.access_token, hint);
     assert.equal(access.status, 200);
@@ -75,7 +75,7 @@ for (const hint of UNKNOWN_HINTS) {
 }
 
 test("revoke accepts a form body with Basic", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   const res = await t.app.fetch(
     postForm("/oauth/revoke", { token: tokens.access_token }, {
@@ -87,7 +87,7 @@ test("revoke accepts a form body with Basic", async () => {
 });
 
 test("revoke ignores unknown parameters of any shape, and repeated unknown form parameters (RFC 6749 §3.2)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   const json = { token: tokens.access_token, client_id: client.clientId, client_secret: client.clientSecret, extra: 1 };
   assert.equal((await t.app.fetch(postJson("/oauth/revoke", json))).status, 200);
@@ -101,7 +101,7 @@ test("revoke ignores unknown parameters of any shape, and repeated unknown form 
 });
 
 test("revoke still refuses a recognized parameter that is repeated or not a string", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await clientCredentialsToken(t);
   const creds = { client_id: client.clientId, client_secret: client.clientSecret };
   const nonString = await t.app.fetch(postJson("/oauth/revoke", { ...creds, token: [tokens.access_token] }));
@@ -123,7 +123,7 @@ const OK_ROWS: { name: string; token: (t: TestApp, c: SeededClient, a: string) =
 
 for (const row of OK_ROWS) {
   test(`revoke answers 200 {} for ${row.name}`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const { client, tokens } = await clientCredentialsToken(t);
     const res = await revoke(t, client, await row.token(t, client, tokens.access_token));
     assert.equal(res.status, 200);
@@ -132,7 +132,7 @@ for (const row of OK_ROWS) {
 }
 
 test("revoke refuses another client's token with 403 unauthorized_client and leaves it alive", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { tokens } = await clientCredentialsToken(t);
   const other = await t.seed.client();
   const res = await revoke(t, other, tokens.access_token);
@@ -201,7 +201,7 @@ const ERROR_ROWS: ErrorRow[] = [
 
 for (const row of ERROR_ROWS) {
   test(`revoke refuses ${row.name}: ${row.status} ${row.error}`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const { client, tokens } = await clientCredentialsToken(t);
     const res = await t.app.fetch(row.request(client, tokens.access_token));
     assert.equal(res.status, row.status);

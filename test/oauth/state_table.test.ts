@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import {
   authCodeTokens,
@@ -125,5 +125,5 @@ const ROWS: { row: string; run: (t: TestApp) => Promise<void> }[] = [
 ];
 
 for (const { row, run } of ROWS) {
-  test(`spec §3: ${row}`, () => run(buildTestApp()));
+  test(`spec §3: ${row}`, async () => run(await openTestApp()));
 }

@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { BASE, basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import {
   acCreds,
@@ -386,7 +386,7 @@ test("a rotated-out secret is invalid_client, the new one works", async () => {
 });
 
 test("token is POST only", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const res = await t.app.fetch(new Request(`${BASE}/oauth/token`));
   assert.equal(res.status, 405);
   assert.equal(res.headers.get("allow"), "POST");

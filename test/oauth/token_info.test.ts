@@ -1,11 +1,11 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { get } from "../helpers/requests.ts";
 import { authCodeTokens, tokenInfo } from "../helpers/codes.ts";
 
 test("token info answers in Doorkeeper's shape with the remaining lifetime", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens, issued } = await authCodeTokens(t);
   t.clock.advance(800);
   const res = await tokenInfo(t, tokens.access_token);
@@ -21,7 +21,7 @@ test("token info answers in Doorkeeper's shape with the remaining lifetime", asy
 });
 
 test("token info: valid one second before 28800 s, invalid_token at 28800 s", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { tokens } = await authCodeTokens(t);
   t.clock.advance(28_799);
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 200);
@@ -71,7 +71,7 @@ const ROWS = [
 
 for (const row of ROWS) {
   test(`token info refuses ${row.name}`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const { tokens } = await authCodeTokens(t);
     const res = await t.app.fetch(row.request(tokens.access_token, tokens.refresh_token));
     assert.equal(res.status, row.status);

@@ -4,15 +4,15 @@ import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { randomToken } from "../../src/crypto/random.ts";
 import { mintBearerToken, tokenKey } from "../../src/oauth/token_keys.ts";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { authCodeTokens, refreshBody } from "../helpers/codes.ts";
 import { graphqlRequest } from "../helpers/graphql.ts";
 import { postJson } from "../helpers/requests.ts";
 
 const TIMED = /^fg(at|rt)_[0-9a-f]{12}[A-Za-z0-9_-]{43}$/;
 
-test("a token is its prefix, the clock's milliseconds as 12 hex digits and 256 random bits", () => {
-  const t = buildTestApp();
+test("a token is its prefix, the clock's milliseconds as 12 hex digits and 256 random bits", async () => {
+  const t = await openTestApp();
   const access = mintBearerToken(t.app.deps, "accessToken");
   const refresh = mintBearerToken(t.app.deps, "refreshToken");
   assert.match(access, TIMED);
@@ -22,7 +22,7 @@ test("a token is its prefix, the clock's milliseconds as 12 hex digits and 256 r
 });
 
 test("a timed token is stored under ~, its time and its digest; an earlier token under its digest alone", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const token = mintBearerToken(t.app.deps, "accessToken");
   const key = await tokenKey(t.app.deps, token);
   assert.equal(key, `~${token.slice(5, 17)}${await sha256Hex(token)}`);
@@ -34,7 +34,7 @@ test("a timed token is stored under ~, its time and its digest; an earlier token
 });
 
 test("keys of later tokens sort after earlier ones, so the unique index grows at its right edge", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const keys: string[] = [];
   for (let i = 0; i < 20; i++) {
     keys.push(await tokenKey(t.app.deps, mintBearerToken(t.app.deps, "accessToken")));
@@ -44,7 +44,7 @@ test("keys of later tokens sort after earlier ones, so the unique index grows at
 });
 
 test("a presented token that only copies another token's time finds nothing", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { tokens } = await authCodeTokens(t);
   const forged = tokens.access_token.slice(0, 17) + "A".repeat(43);
   const res = await t.app.fetch(graphqlRequest(forged, { query: "{ fields { total_count } }" }));
@@ -73,7 +73,7 @@ async function legacyPair(t: TestApp) {
 }
 
 test("an access token of the earlier format still reads, introspects and revokes", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, access } = await legacyPair(t);
   const read = await t.app.fetch(graphqlRequest(access, { query: "{ fields { total_count } }" }));
   assert.equal(read.status, 200);
@@ -85,7 +85,7 @@ test("an access token of the earlier format still reads, introspects and revokes
 });
 
 test("a refresh token of the earlier format rotates into timed tokens", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, refresh } = await legacyPair(t);
   const res = await t.app.fetch(postJson("/oauth/token", refreshBody(client, refresh)));
   assert.equal(res.status, 200, await res.clone().text());

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeListener } from "../../src/adapters/node_listener.ts";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { codeTokens, issueCode, jsonPost } from "../security/grants.ts";
 
 const N = 50;
@@ -16,7 +16,7 @@ interface Served {
 
 /** The test app behind a real node:http server on 127.0.0.1, port chosen by the OS. */
 async function serve(): Promise<Served> {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

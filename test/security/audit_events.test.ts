@@ -2,7 +2,7 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { buildFileApp } from "./file_app.ts";
 import { METRICS_TOKEN, fullFlow } from "./full_flow.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import { authCodeTokens, refreshBody } from "../helpers/codes.ts";
 
@@ -37,7 +37,7 @@ test("after a full flow the audit table holds every security event, with the mat
 });
 
 test("a refresh reuse is recorded as refresh_reuse_detected", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   assert.equal((await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))).status, 200);
   assert.equal((await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))).status, 400);

@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { BASE } from "../helpers/requests.ts";
 import { clientCredentials } from "./grants.ts";
 
@@ -44,7 +44,7 @@ const targets: Target[] = [
 
 for (const target of targets) {
   test(`${target.path} (${target.type}) answers an endless body with 413 after reading at most the limit`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const body = endlessBody();
     const headers = { "content-type": target.type, ...(await target.headers?.(t)) };
     const res = await t.app.fetch(new Request(`${BASE}${target.path}`, { method: "POST", headers, body: body.stream, duplex: "half" } as RequestInit));
@@ -57,7 +57,7 @@ for (const target of targets) {
   });
 
   test(`${target.path} (${target.type}) refuses a declared Content-Length over the limit without reading the body`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const body = endlessBody();
     const headers = { "content-type": target.type, "content-length": String(t.config.maxBodyBytes + 1), ...(await target.headers?.(t)) };
     const res = await t.app.fetch(new Request(`${BASE}${target.path}`, { method: "POST", headers, body: body.stream, duplex: "half" } as RequestInit));
@@ -67,7 +67,7 @@ for (const target of targets) {
 }
 
 test("a body of exactly the limit is read and judged on its content, not refused as too large", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const text = JSON.stringify({ grant_type: "client_credentials", pad: "x".repeat(t.config.maxBodyBytes - 80) });
   const body = text.padEnd(t.config.maxBodyBytes, " ");
   assert.equal(new TextEncoder().encode(body).length, t.config.maxBodyBytes);

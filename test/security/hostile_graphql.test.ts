@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { BASE } from "../helpers/requests.ts";
 import { clientCredentials } from "./grants.ts";
 import { RUNS, assertNoServerErrors, assertStillHealthy, contentType, hostileBody, hostileQuery, hostileString, jsonBody } from "./hostile.ts";
@@ -83,7 +83,7 @@ async function assertGraphqlShape(res: Response): Promise<void> {
 }
 
 test("/graphql answers absurd queries and variables with GraphQL errors or data, never a 5xx", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   await t.seed.fields(3);
   const token = await clientCredentials((r) => t.app.fetch(r), await t.seed.client({ grant: "client_credentials" }));
   const request = fc.record({
@@ -111,7 +111,7 @@ const deepJsonText: fc.Arbitrary<string> = fc.integer({ min: 1, max: 100_000 }).
 );
 
 test("/graphql answers variables, extensions and bodies nested up to 100 000 levels without a 5xx, under every limit setting", async () => {
-  const t = buildTestApp({ FIELDGATE_MAX_BODY_BYTES: "16777216", FIELDGATE_GRAPHQL_MAX_TOKENS: "100000" });
+  const t = await openTestApp({ FIELDGATE_MAX_BODY_BYTES: "16777216", FIELDGATE_GRAPHQL_MAX_TOKENS: "100000" });
   const token = await clientCredentials((r) => t.app.fetch(r), await t.seed.client({ grant: "client_credentials" }));
   const request = fc.record({
     json: deepJsonText,
@@ -135,7 +135,7 @@ test("/graphql answers variables, extensions and bodies nested up to 100 000 lev
 });
 
 test("/graphql answers hostile bodies, Content-Types, methods, queries and Authorization headers without a 5xx", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const token = await clientCredentials((r) => t.app.fetch(r), await t.seed.client({ grant: "client_credentials" }));
   const ascii = fc.string({ maxLength: 60 }).map((s) => s.replace(/[^\x20-\x7e]/g, "x"));
   const request = fc.record({

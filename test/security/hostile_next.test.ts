@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { BASE } from "../helpers/requests.ts";
 import { assertNoServerErrors } from "./hostile.ts";
@@ -41,7 +41,7 @@ function assertLocalAsciiLocation(location: string | null): void {
 }
 
 async function world(): Promise<{ t: TestApp; user: { username: string; password: string } }> {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "10000" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "10000" });
   return { t, user: await t.seed.user() };
 }
 

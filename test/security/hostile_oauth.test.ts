@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { BASE, basicAuth } from "../helpers/requests.ts";
 import { clientCredentials, codeTokens, issueCode } from "./grants.ts";
 import {
@@ -22,7 +22,7 @@ interface Fixture {
 
 /** An app with one client of each kind and live credentials of each kind, and generators that mix them in. */
 async function fixture(): Promise<Fixture> {
-  const t = buildTestApp(FUZZ_ENV);
+  const t = await openTestApp(FUZZ_ENV);
   const code = await t.seed.client();
   const cc = await t.seed.client({ grant: "client_credentials" });
   const user = await t.seed.user();

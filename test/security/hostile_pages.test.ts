@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { BASE } from "../helpers/requests.ts";
 import {
@@ -24,7 +24,7 @@ interface World {
 
 /** An authorization-code client, a user with remembered consent, and one anonymous and one signed-in browser. */
 async function world(): Promise<World> {
-  const t = buildTestApp(FUZZ_ENV);
+  const t = await openTestApp(FUZZ_ENV);
   const client = await t.seed.client();
   const other = await t.seed.client({ redirectUri: "https://other.example/cb" });
   const user = await t.seed.user();

@@ -1,7 +1,7 @@
 // Sign-in cannot take the server's cores or pile up sessions: bounded password work, successes limited, sessions capped.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { holdDerivations } from "../helpers/held_derivations.ts";
 import { DIGESTS, PLAIN } from "../helpers/doorkeeper_fixtures.ts";
@@ -22,7 +22,7 @@ async function until(condition: () => boolean): Promise<void> {
 }
 
 test("sign-in answers at once with a 503 page and Retry-After once every password place and queue place is taken", async () => {
-  const t = buildTestApp({ FIELDGATE_PASSWORD_CONCURRENCY: "1", FIELDGATE_PASSWORD_QUEUE: "4" });
+  const t = await openTestApp({ FIELDGATE_PASSWORD_CONCURRENCY: "1", FIELDGATE_PASSWORD_QUEUE: "4" });
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
   const places = 1 + 4;
@@ -51,7 +51,7 @@ test("sign-in answers at once with a 503 page and Retry-After once every passwor
 });
 
 test("a sign-in refused as busy does not count as a failed attempt", async () => {
-  const t = buildTestApp({ FIELDGATE_PASSWORD_QUEUE: "0", FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
+  const t = await openTestApp({ FIELDGATE_PASSWORD_QUEUE: "0", FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
   const first = await readyBrowser(t, "192.0.2.1");
@@ -70,7 +70,7 @@ test("a sign-in refused as busy does not count as a failed attempt", async () =>
 });
 
 test("queued sign-ins start their derivations in the order they arrived, and each is answered", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
   const passwords = ["guess-a", "guess-b", "guess-c", user.password, "guess-d"];
@@ -90,7 +90,7 @@ test("queued sign-ins start their derivations in the order they arrived, and eac
 });
 
 test("with a password derivation held in flight, GET /signin is answered, its CSRF token signed by the injected HMAC", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
   const hmac = t.app.deps.hmac;
@@ -109,7 +109,7 @@ test("with a password derivation held in flight, GET /signin is answered, its CS
 });
 
 test("FIELDGATE_PASSWORD_CONCURRENCY lets that many derivations run at once", async () => {
-  const t = buildTestApp({ FIELDGATE_PASSWORD_CONCURRENCY: "2" });
+  const t = await openTestApp({ FIELDGATE_PASSWORD_CONCURRENCY: "2" });
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
   const responses = await Promise.all([1, 2].map((i) => readyBrowser(t, `192.0.2.${i}`)))
@@ -130,7 +130,7 @@ function countDerivations(t: TestApp): () => number {
 }
 
 test("successful sign-ins of one user are limited per minute from any address: 429 page, no password checked", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   for (let i = 0; i < t.config.signInLimit; i++) {
     assert.equal((await signIn(testBrowser(t.app, { clientIp: `198.51.100.${i + 1}` }), user)).status, 303, `sign-in ${i}`);
@@ -149,7 +149,7 @@ test("successful sign-ins of one user are limited per minute from any address: 4
 });
 
 test("successful sign-ins from one address are limited across users; another address is not held back", async () => {
-  const t = buildTestApp({ FIELDGATE_SIGNIN_LIMIT: "1" });
+  const t = await openTestApp({ FIELDGATE_SIGNIN_LIMIT: "1" });
   const office = "198.51.100.50";
   for (let i = 0; i < SHARED_KEY_FACTOR; i++) {
     assert.equal((await signIn(testBrowser(t.app, { clientIp: office }), await t.seed.user())).status, 303, `user ${i}`);
@@ -160,7 +160,7 @@ test("successful sign-ins from one address are limited across users; another add
 });
 
 test("a sign-in beyond FIELDGATE_MAX_SESSIONS ends the user's oldest session, not the newer ones", async () => {
-  const t = buildTestApp({ FIELDGATE_MAX_SESSIONS: "2" });
+  const t = await openTestApp({ FIELDGATE_MAX_SESSIONS: "2" });
   const user = await t.seed.user();
   const browsers = [1, 2, 3].map((i) => testBrowser(t.app, { clientIp: `192.0.2.${i}` }));
   for (const browser of browsers) {
@@ -172,7 +172,7 @@ test("a sign-in beyond FIELDGATE_MAX_SESSIONS ends the user's oldest session, no
 });
 
 test("a wrong password for an imported bcrypt digest costs the bcrypt check alone; the right one is rehashed once", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user({ password: "unused at first" });
   assert.ok(await t.store.users.updatePasswordHash(user.id, DIGESTS.alice, { replacing: user.passwordHash ?? "" }));
   const derivations = countDerivations(t);

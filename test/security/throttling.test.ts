@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, testBrowser } from "../helpers/browser_session.ts";
 import { postJson } from "../helpers/requests.ts";
 import { StoreBusyError } from "../../src/store/errors.ts";
@@ -20,7 +20,7 @@ async function failClientAuth(t: TestApp, clientId: string, ip: string, times: n
 }
 
 test("failed client authentication is throttled: 429 with Retry-After once the limit is reached, even for the right secret", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const victim = await t.seed.client({ grant: "client_credentials" });
   const max = t.config.throttleMaxFailures;
   assert.deepEqual(await failClientAuth(t, victim.clientId, ATTACKER, max), Array(max).fill(401));
@@ -33,14 +33,14 @@ test("failed client authentication is throttled: 429 with Retry-After once the l
 });
 
 test("failures against a client_id from one address do not lock out that client at another address", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const victim = await t.seed.client({ grant: "client_credentials" });
   await failClientAuth(t, victim.clientId, ATTACKER, t.config.throttleMaxFailures * 3);
   assert.equal((await ccRequest(t, victim.clientId, victim.clientSecret, HONEST)).status, 200);
 });
 
 test("a successful client is not throttled by another client's failures from another address", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const noisy = await t.seed.client({ grant: "client_credentials" });
   const honest = await t.seed.client({ grant: "client_credentials" });
   await failClientAuth(t, noisy.clientId, ATTACKER, t.config.throttleMaxFailures * 3);
@@ -59,7 +59,7 @@ const CLIENT_AUTH_ENDPOINTS: Array<{ path: string; body: Record<string, string> 
 
 for (const { path, body } of CLIENT_AUTH_ENDPOINTS) {
   test(`${path}: 1,000 failures over 500 client_ids and 100 for a real one from an address leave a well-behaved client there unslowed`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const failing = await t.seed.client({ grant: "client_credentials" });
     const honest = await t.seed.client({ grant: "client_credentials" });
     const send = (clientId: string, secret: string) =>
@@ -87,7 +87,7 @@ async function signInAttempt(t: TestApp, ip: string, username: string, password:
 }
 
 test("failed sign-in is throttled: 429 page once the limit is reached, even for the right password", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   for (let i = 0; i < t.config.throttleMaxFailures; i++) {
     assert.equal((await signInAttempt(t, ATTACKER, user.username, `guess-${i}`)).status, 400);
@@ -100,7 +100,7 @@ test("failed sign-in is throttled: 429 page once the limit is reached, even for 
 
 test("sign-in guesses sent in parallel are held to the limit: the rest are refused before the password is checked", async () => {
   // Room for every guess in the password queue, so that only the failure limit refuses.
-  const t = buildTestApp({ FIELDGATE_PASSWORD_QUEUE: "100" });
+  const t = await openTestApp({ FIELDGATE_PASSWORD_QUEUE: "100" });
   const user = await t.seed.user();
   const limit = t.config.throttleMaxFailures;
   // Every form is fetched first, so the guesses themselves arrive together.
@@ -117,7 +117,7 @@ test("sign-in guesses sent in parallel are held to the limit: the rest are refus
 
 test("successful sign-ins do not use up their address's allowance", async () => {
   // The limit on successful sign-ins is raised out of the way: this is about the failure throttle's allowance.
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1", FIELDGATE_SIGNIN_LIMIT: "100" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1", FIELDGATE_SIGNIN_LIMIT: "100" });
   const user = await t.seed.user();
   for (let i = 0; i < SHARED_KEY_FACTOR + 2; i++) {
     assert.equal((await signInAttempt(t, ATTACKER, user.username, user.password)).status, 303, `sign-in ${i}`);
@@ -126,7 +126,7 @@ test("successful sign-ins do not use up their address's allowance", async () => 
 });
 
 test("a real sign-in from a spraying address does not clear the address's count (no laundering the spray)", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "2" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "2" });
   const user = await t.seed.user();
   const limit = 2 * SHARED_KEY_FACTOR;
   // Each guessed username stays under its own limit; only the address key fills up.
@@ -140,7 +140,7 @@ test("a real sign-in from a spraying address does not clear the address's count 
 });
 
 test("a sign-in that fails for the database's sake (busy) does not count as a wrong password", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
   const user = await t.seed.user();
   const lookup = t.store.users.findByUsername;
   t.store.users.findByUsername = async () => {
@@ -152,7 +152,7 @@ test("a sign-in that fails for the database's sake (busy) does not count as a wr
 });
 
 test("requests without client credentials, or with another scheme, are throttled by address and audited until then", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
   const statuses: number[] = [];
   for (let i = 0; i < SHARED_KEY_FACTOR + 3; i++) {
     const headers: Record<string, string> = i % 2 === 0 ? { authorization: "Bearer fgat_x" } : {};
@@ -165,7 +165,7 @@ test("requests without client credentials, or with another scheme, are throttled
 });
 
 test("another user signing in from another address is not throttled by someone else's failed sign-ins", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const target = await t.seed.user();
   const honest = await t.seed.user();
   for (let i = 0; i < t.config.throttleMaxFailures * 2; i++) await signInAttempt(t, ATTACKER, target.username, `guess-${i}`);
@@ -174,7 +174,7 @@ test("another user signing in from another address is not throttled by someone e
 });
 
 test("a password spray from one address is throttled by address, whichever usernames it tries", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const statuses: number[] = [];
   for (let i = 0; i < t.config.throttleMaxFailures * SHARED_KEY_FACTOR + 1; i++) {
     statuses.push((await signInAttempt(t, ATTACKER, `nobody${i}@example.com`, "Summer2026!")).status);

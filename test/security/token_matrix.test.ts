@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { BASE, postJson } from "../helpers/requests.ts";
 import { codeBody, issueCode } from "../helpers/codes.ts";
 import { mintAccessToken } from "../helpers/tokens.ts";
@@ -25,7 +25,7 @@ async function codePair(t: TestApp, client: SeededClient, userId: number) {
 }
 
 async function world(): Promise<World> {
-  const t = buildTestApp();
+  const t = await openTestApp();
   await t.seed.fields(2);
   const user = await t.seed.user();
   const caller = await t.seed.client();

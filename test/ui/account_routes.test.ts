@@ -1,13 +1,13 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { postJson } from "../helpers/requests.ts";
 import { tokenKey } from "../../src/oauth/token_keys.ts";
 
 /** Signs a user in, approves the test client and exchanges the code at the real token endpoint. */
 async function authorizedApp(): Promise<{ t: TestApp; browser: TestBrowser; accessToken: string; clientId: string; userId: number }> {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId, clientSecret } = await t.seed.client({ name: "Field notes app" });
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
@@ -28,7 +28,7 @@ async function authorizedApp(): Promise<{ t: TestApp; browser: TestBrowser; acce
 }
 
 test("/account without a session redirects to sign-in", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const res = await testBrowser(t.app).get("/account");
   assert.equal(res.status, 303);
   assert.equal(res.headers.get("location"), "/signin?next=%2Faccount");
@@ -46,7 +46,7 @@ test("/account lists the applications the user has authorized", async () => {
 });
 
 test("/account shows no applications for a user who authorized none", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const browser = testBrowser(t.app);
   await signIn(browser, await t.seed.user());
   assert.match(await (await browser.get("/account")).text(), /not authorized any applications/);
@@ -118,7 +118,7 @@ test("revoking after the session ended revokes nothing and leads to sign-in, the
 
 /** One user signed in on `browsers` browsers, and another user signed in on one. */
 async function signedInTwice(browsers = 2) {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const all: TestBrowser[] = [];
   for (let i = 0; i < browsers; i++) {
@@ -154,7 +154,7 @@ test("/account counts the user's other browsers, and signing them out ends those
 });
 
 test("/account does not count the user's expired sessions in other browsers", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const old = testBrowser(t.app);
   await signIn(old, user);

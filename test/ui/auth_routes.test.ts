@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
 import { postForm } from "../helpers/requests.ts";
 import { hashPassword, passwordIterations, sha256Hex } from "../../src/crypto/hash.ts";
@@ -14,7 +14,7 @@ async function signInForm(browser: ReturnType<typeof testBrowser>, next = "/acco
 }
 
 test("sign-in sets an HttpOnly SameSite=Lax session cookie and redirects 303 to next", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   const res = await signIn(browser, user, "/account");
@@ -32,7 +32,7 @@ test("sign-in sets an HttpOnly SameSite=Lax session cookie and redirects 303 to 
 });
 
 test("on https the session cookie is Secure and __Host- prefixed", async () => {
-  const t = buildTestApp({ FIELDGATE_BASE_URL: "https://fieldgate.test" });
+  const t = await openTestApp({ FIELDGATE_BASE_URL: "https://fieldgate.test" });
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   const res = await signIn(browser, user);
@@ -45,7 +45,7 @@ test("on https the session cookie is Secure and __Host- prefixed", async () => {
 });
 
 test("the session is stored only as a digest of the cookie value", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   await signIn(browser, user);
@@ -56,7 +56,7 @@ test("the session is stored only as a digest of the cookie value", async () => {
 });
 
 test("sign-in rotates the session id: a session cookie planted before sign-in stops working", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const planter = testBrowser(t.app);
   await signIn(planter, user);
@@ -73,7 +73,7 @@ test("sign-in rotates the session id: a session cookie planted before sign-in st
 });
 
 // Every failure gives the same generic message and status, without redirect (no account enumeration).
-const failures: Array<{ name: string; setup: (t: ReturnType<typeof buildTestApp>) => Promise<{ username: string; password: string }> }> = [
+const failures: Array<{ name: string; setup: (t: TestApp) => Promise<{ username: string; password: string }> }> = [
   { name: "an unknown user", setup: async () => ({ username: "nobody@example.com", password: "whatever" }) },
   { name: "a wrong password", setup: async (t) => ({ username: (await t.seed.user()).username, password: "wrong" }) },
   { name: "an empty password", setup: async (t) => ({ username: (await t.seed.user()).username, password: "" }) },
@@ -91,7 +91,7 @@ const failures: Array<{ name: string; setup: (t: ReturnType<typeof buildTestApp>
 
 for (const row of failures) {
   test(`sign-in with ${row.name} shows the generic error with no session`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const credentials = await row.setup(t);
     const browser = testBrowser(t.app);
     const res = await signIn(browser, credentials);
@@ -106,7 +106,7 @@ for (const row of failures) {
 }
 
 test("sign-in failures are throttled per username from one address, with 429 and Retry-After", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3", FIELDGATE_THROTTLE_WINDOW: "60" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3", FIELDGATE_THROTTLE_WINDOW: "60" });
   const user = await t.seed.user({ username: "Alice@example.com" });
   const browser = testBrowser(t.app, { clientIp: "198.51.100.7" });
   for (let i = 0; i < 3; i++) {
@@ -123,7 +123,7 @@ test("sign-in failures are throttled per username from one address, with 429 and
 });
 
 test("someone else's wrong passwords do not lock a person out from their own address", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
   const user = await t.seed.user({ username: "alice@example.com" });
   const attacker = testBrowser(t.app, { clientIp: "203.0.113.66" });
   for (let i = 0; i < 10; i++) await signIn(attacker, { username: user.username, password: "wrong" });
@@ -132,7 +132,7 @@ test("someone else's wrong passwords do not lock a person out from their own add
 });
 
 test("guesses at one username spread over many addresses still meet the username's shared limit", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
   const user = await t.seed.user({ username: "alice@example.com" });
   for (let i = 0; i < 3 * SHARED_KEY_FACTOR; i++) {
     await signIn(testBrowser(t.app, { clientIp: `10.0.${i >> 8}.${i & 255}` }), { username: user.username, password: "wrong" });
@@ -141,7 +141,7 @@ test("guesses at one username spread over many addresses still meet the username
 });
 
 test("sign-in failures are throttled per address across usernames", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
   const user = await t.seed.user();
   const browser = testBrowser(t.app, { clientIp: "203.0.113.7" });
   // The address key is shared (NAT): it tolerates SHARED_KEY_FACTOR times the per-username limit.
@@ -154,7 +154,7 @@ test("sign-in failures are throttled per address across usernames", async () => 
 // their own: a key embedding a 60 KB name would cost that much memory, per key.
 for (const length of [255, 60_000]) {
   test(`a ${length}-character username fails generically, looks nobody up and adds no throttle key`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const user = await t.seed.user({ username: "a".repeat(length) });
     const browser = testBrowser(t.app, { clientIp: "198.51.100.20" });
     const res = await signIn(browser, user);
@@ -169,7 +169,7 @@ for (const length of [255, 60_000]) {
 }
 
 test("a 254-character username is still looked up and throttled under its own lowercased key", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "2" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "2" });
   const user = await t.seed.user({ username: `${"b".repeat(242)}@example.com` });
   assert.equal(user.username.length, 254);
   for (const ip of ["198.51.100.30", "198.51.100.31", "198.51.100.31"]) {
@@ -182,13 +182,13 @@ test("a 254-character username is still looked up and throttled under its own lo
 });
 
 test("the sign-in form takes usernames as long as the CLI registers (254), not fewer", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const page = await (await testBrowser(t.app).get("/signin")).text();
   assert.match(page, /<input id="username"[^>]*\smaxlength="254"/);
 });
 
 test("overlong usernames still count against the address key", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
   const user = await t.seed.user();
   const browser = testBrowser(t.app, { clientIp: "203.0.113.40" });
   for (let i = 0; i < 3 * SHARED_KEY_FACTOR; i++) {
@@ -200,7 +200,7 @@ test("overlong usernames still count against the address key", async () => {
 });
 
 test("sign-in failures from one IPv6 /64 share one address key; another /64 is not locked out", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
   const user = await t.seed.user();
   for (let i = 0; i < 3 * SHARED_KEY_FACTOR; i++) {
     const browser = testBrowser(t.app, { clientIp: `2001:db8:1:2::${(i + 1).toString(16)}` });
@@ -211,7 +211,7 @@ test("sign-in failures from one IPv6 /64 share one address key; another /64 is n
 });
 
 test("sign-in upgrades a password hash made with fewer iterations than configured", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const weak = await hashPassword(user.password, { iterations: 10, random: t.app.deps.random });
   await t.store.users.replacePassword(user.id, weak);
@@ -246,7 +246,7 @@ const failureCosts: Array<{ name: string; stored?: number; kind?: "disabled" | "
 
 for (const row of failureCosts) {
   test(`a wrong password for ${row.name} spends the configured PBKDF2 iterations`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const username = "alice@example.com";
     if (row.kind === "integration") await t.seed.integrationUser({ username });
     if (row.stored !== undefined) {
@@ -266,7 +266,7 @@ for (const row of failureCosts) {
 // Lowering the setting never weakens a stored hash; what remains is documented in docs/security.md#passwords: a wrong password for
 // such an account costs its own, higher count.
 test("a hash with more iterations than configured is kept at sign-in, and a wrong password costs its own count", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const strong = await hashPassword(user.password, { iterations: 5000, random: t.app.deps.random });
   await t.store.users.replacePassword(user.id, strong);
@@ -282,7 +282,7 @@ test("a hash with more iterations than configured is kept at sign-in, and a wron
 for (const change of ["set-password", "disable"] as const) {
   for (const weak of [false, true]) {
     test(`a sign-in in flight when an admin runs ${change}${weak ? " (stored hash due an upgrade)" : ""} gets no session`, async () => {
-      const t = buildTestApp();
+      const t = await openTestApp();
       const user = await t.seed.user();
       if (weak) await t.store.users.replacePassword(user.id, await hashPassword(user.password, { iterations: 10, random: t.app.deps.random }));
       const newHash = await hashPassword("the admin's new password", { iterations: 1000, random: t.app.deps.random });
@@ -307,7 +307,7 @@ for (const change of ["set-password", "disable"] as const) {
 }
 
 test("two sign-ins at once that both upgrade the same stored hash both succeed (a double-clicked button)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   await t.store.users.replacePassword(user.id, await hashPassword(user.password, { iterations: 10, random: t.app.deps.random }));
   const statuses = await Promise.all([signIn(testBrowser(t.app), user), signIn(testBrowser(t.app), user)]).then((r) => r.map((x) => x.status));
@@ -325,7 +325,7 @@ const csrfRows: Array<{ name: string; cookieKept: boolean; tamper: (f: Record<st
 
 for (const row of csrfRows) {
   test(`sign-in POST with ${row.name} signs nobody in and shows the form again with a new token`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const { clientId } = await t.seed.client({ name: "Field notes app" });
     const user = await t.seed.user();
     const browser = testBrowser(t.app);
@@ -364,7 +364,7 @@ for (const row of csrfRows) {
 }
 
 test("a stale sign-in form from a browser that has since signed in (a second tab) goes on to next", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   const tabB = await signInForm(browser, "/account?from=tab-b");
@@ -379,7 +379,7 @@ test("a stale sign-in form from a browser that has since signed in (a second tab
 });
 
 test("a stale sign-in form while signed in goes only to a safe next", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   await signIn(browser, user);
@@ -391,7 +391,7 @@ test("a stale sign-in form while signed in goes only to a safe next", async () =
 });
 
 test("a sign-in token from one browser does not work with another browser's cookie", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const first = await signInForm(testBrowser(t.app));
   const other = testBrowser(t.app);
@@ -403,7 +403,7 @@ test("a sign-in token from one browser does not work with another browser's cook
 });
 
 test("after a wrong password the page title says Error, both inputs point at the error and the password has focus", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const body = await (await signIn(testBrowser(t.app), { username: user.username, password: "wrong" })).text();
   assert.match(body, /<title>Error: Sign in · fieldgate<\/title>/);
@@ -418,21 +418,21 @@ test("after a wrong password the page title says Error, both inputs point at the
 });
 
 test("after a failure with an empty username the username gets focus", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const body = await (await signIn(testBrowser(t.app), { username: "", password: "x" })).text();
   assert.match(body, /<input id="username"[^>]* autofocus>/);
   assert.doesNotMatch(body, /<input id="password"[^>]* autofocus/);
 });
 
 test("the plain sign-in page has no error state", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const body = await (await testBrowser(t.app).get("/signin")).text();
   assert.match(body, /<title>Sign in · fieldgate<\/title>/);
   assert.doesNotMatch(body, /aria-invalid|aria-describedby|autofocus|role="alert"/);
 });
 
 test("a timed-out form is an error but does not mark the inputs invalid", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const browser = testBrowser(t.app);
   const fields = await signInForm(browser);
   const body = await (await browser.post("/signin", { ...fields, csrf: "x", username: "ada", password: "x" })).text();
@@ -442,7 +442,7 @@ test("a timed-out form is an error but does not mark the inputs invalid", async 
 });
 
 test("a throttled sign-in shows the form again with status 429, Retry-After and how long to wait", async () => {
-  const t = buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1", FIELDGATE_THROTTLE_WINDOW: "60" });
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "1", FIELDGATE_THROTTLE_WINDOW: "60" });
   const user = await t.seed.user();
   const { clientId } = await t.seed.client({ name: "Field notes app" });
   const next = `/oauth/authorize?client_id=${clientId}`;
@@ -460,7 +460,7 @@ test("a throttled sign-in shows the form again with status 429, Retry-After and 
 });
 
 test("GET /signin?session=ended says the session had ended; other values say nothing", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const browser = testBrowser(t.app);
   assert.match(await (await browser.get("/signin?next=%2Faccount&session=ended")).text(), /Your session had ended, so nothing was changed/);
   for (const query of ["session=other", "session=%3Cb%3E", ""]) {
@@ -494,7 +494,7 @@ for (const [next, expected] of nextRows) {
 }
 
 test("sign-out needs the CSRF token, then deletes the session and clears the cookie", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   await signIn(browser, user);
@@ -512,7 +512,7 @@ test("sign-out needs the CSRF token, then deletes the session and clears the coo
 });
 
 test("signing out on the consent page keeps the authorization request: the sign-in page for that application", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client({ name: "Field notes app" });
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
@@ -555,7 +555,7 @@ const signOutTargets: Array<[string | undefined, string]> = [
 
 for (const [next, expected] of signOutTargets) {
   test(`sign-out with next=${JSON.stringify(next)} goes to ${expected}`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const browser = testBrowser(t.app);
     await signIn(browser, await t.seed.user());
     const fields = formFields(await (await browser.get("/account")).text(), "/signout");
@@ -567,7 +567,7 @@ for (const [next, expected] of signOutTargets) {
 }
 
 test("sign-out with a next still needs the CSRF token", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const browser = testBrowser(t.app);
   await signIn(browser, await t.seed.user());
   const res = await browser.post("/signout", { csrf: "forged", next: "/oauth/authorize?client_id=x" });
@@ -578,7 +578,7 @@ test("sign-out with a next still needs the CSRF token", async () => {
 // Another site's form POST to /signout: a browser sends no SameSite=Lax cookie with it, so no session is found. It
 // must not answer with Set-Cookie headers clearing the session and demo cookies, which the browser would apply.
 test("a sign-out without a session cookie (another site's form) ends nothing and clears no cookie", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const browser = testBrowser(t.app);
   await signIn(browser, await t.seed.user());
   const value = browser.cookies.get("fieldgate_session")!;
@@ -597,7 +597,7 @@ const foreignSignOuts: Array<{ name: string; headers: Record<string, string> }> 
 
 for (const row of foreignSignOuts) {
   test(`a sign-out with ${row.name} is refused with an HTML page, even with the cookie and token`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const browser = testBrowser(t.app);
     await signIn(browser, await t.seed.user());
     const value = browser.cookies.get("fieldgate_session")!;
@@ -615,7 +615,7 @@ for (const row of foreignSignOuts) {
 const ownPages: Array<Record<string, string>> = [{ origin: "null", "sec-fetch-site": "same-origin" }, { origin: "http://fieldgate.test" }];
 for (const headers of ownPages) {
   test(`sign-out from our own page with Origin: ${headers.origin} signs out`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const browser = testBrowser(t.app);
     await signIn(browser, await t.seed.user());
     const fields = formFields(await (await browser.get("/account")).text(), "/signout");
@@ -626,7 +626,7 @@ for (const headers of ownPages) {
 }
 
 test("sign-out after the session ended while the page was open still clears its cookie, with its token only", async () => {
-  const t = buildTestApp({ FIELDGATE_SESSION_TTL: "60" });
+  const t = await openTestApp({ FIELDGATE_SESSION_TTL: "60" });
   const browser = testBrowser(t.app);
   await signIn(browser, await t.seed.user());
   const fields = formFields(await (await browser.get("/account")).text(), "/signout");
@@ -641,7 +641,7 @@ test("sign-out after the session ended while the page was open still clears its 
 });
 
 test("GET /signin while signed in goes straight to next", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
   await signIn(browser, user);
@@ -651,7 +651,7 @@ test("GET /signin while signed in goes straight to next", async () => {
 });
 
 test("the sign-in page escapes a reflected username and carries the page security headers", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const browser = testBrowser(t.app);
   const fields = await signInForm(browser);
   const res = await browser.post("/signin", { ...fields, username: '"><script>alert(1)</script>', password: "x" });

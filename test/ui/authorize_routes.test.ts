@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { authorizePath, formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { sha256Base64Url, sha256Hex } from "../../src/crypto/hash.ts";
 
@@ -14,7 +14,7 @@ interface Ready {
 }
 
 async function signedIn(env: Record<string, string> = {}, client: { redirectUri?: string } = {}): Promise<Ready> {
-  const t = buildTestApp(env);
+  const t = await openTestApp(env);
   const { clientId } = await t.seed.client(client);
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
@@ -74,7 +74,7 @@ const untrusted: Array<{ name: string; params: (clientId: string) => Record<stri
 
 for (const row of untrusted) {
   test(`authorize shows a 400 error page and does not redirect for ${row.name}`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const { clientId } = await t.seed.client();
     const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, row.params(clientId))}`));
     assert.equal(res.status, 400);
@@ -85,7 +85,7 @@ for (const row of untrusted) {
 }
 
 test("a missing redirect_uri or scope is explained: the spec requires both, with the registered values", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client();
   const page = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { redirect_uri: undefined })}`));
   assert.match(await page.text(), /Parameter redirect_uri is required: send the callback URI registered for this application/);
@@ -94,7 +94,7 @@ test("a missing redirect_uri or scope is explained: the spec requires both, with
 });
 
 test("authorize accepts response_mode=query, the one mode the metadata lists", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client();
   const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { response_mode: "query" })}`));
   assert.equal(res.status, 200);
@@ -102,7 +102,7 @@ test("authorize accepts response_mode=query, the one mode the metadata lists", a
 });
 
 test("authorize refuses a repeated client_id with an error page", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client();
   const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId)}&client_id=${clientId}`));
   assert.equal(res.status, 400);
@@ -111,7 +111,7 @@ test("authorize refuses a repeated client_id with an error page", async () => {
 
 for (const kind of ["disabled", "client-credentials-only"] as const) {
   test(`authorize refuses a ${kind} client with an error page`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const seeded = kind === "disabled" ? await t.seed.client() : await t.seed.client({ grant: "client_credentials" });
     if (kind === "disabled") await t.store.clients.setDisabled(seeded.clientId, true);
     const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(seeded.clientId)}`));
@@ -138,7 +138,7 @@ const redirected: Array<{ name: string; params: Record<string, string | undefine
 
 for (const row of redirected) {
   test(`authorize redirects with ${row.error} for ${row.name}`, async () => {
-    const t = buildTestApp(row.env);
+    const t = await openTestApp(row.env);
     const { clientId } = await t.seed.client();
     const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, row.params)}`));
     assert.equal(res.status, 302);
@@ -153,7 +153,7 @@ for (const row of redirected) {
 }
 
 test("an over-long state is refused and not echoed back in the error redirect", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client();
   const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { state: "s".repeat(1_025) })}`));
   assert.equal(res.status, 302);
@@ -178,7 +178,7 @@ const invalidStates: Array<{ name: string; state: string }> = [
 
 for (const row of invalidStates) {
   test(`a state with ${row.name} is refused as invalid_request and not echoed back`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const { clientId } = await t.seed.client();
     const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { state: row.state })}`));
     assert.equal(res.status, 302);
@@ -202,14 +202,14 @@ test("a consent form POST whose state is outside VSCHAR mints no code", async ()
 });
 
 test("authorize accepts the registered scopes in any order", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client({ scope: "fields:read" });
   const res = await t.app.fetch(new Request(`http://fieldgate.test${authorizePath(clientId, { scope: " fields:read " })}`));
   assert.equal(res.status, 200);
 });
 
 test("authorize shows the sign-in page, naming the application, when not signed in", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client({ name: "Crop <Planner>" });
   const browser = testBrowser(t.app);
   const res = await browser.get(authorizePath(clientId));
@@ -225,7 +225,7 @@ test("authorize shows the sign-in page, naming the application, when not signed 
 // The URL parser leaves a backslash in a query raw, and sign-in refuses any backslash in next (in a path it can name
 // another host): the sign-in page must carry the request re-encoded, or the user lands on /account instead.
 test("sign-in leads back to an authorization request whose query holds a raw backslash", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client();
   const user = await t.seed.user();
   const browser = testBrowser(t.app);
@@ -493,7 +493,7 @@ test("a client disabled between consent page and approval cannot receive a code"
 });
 
 test("the consent page names the account by display name and by the username signed in with", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { clientId } = await t.seed.client();
   // A person with a display name, and the password of a seeded user (whose hash is reused).
   const seeded = await t.seed.user();

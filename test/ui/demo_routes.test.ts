@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { createApp, type App } from "../../src/app.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
@@ -16,7 +16,7 @@ interface Demo {
 
 /** A demo-mode app with the demo client registered as the seed registers it, and three fields. */
 async function demoApp(): Promise<Demo> {
-  const t = buildTestApp({ FIELDGATE_DEMO: "true" });
+  const t = await openTestApp({ FIELDGATE_DEMO: "true" });
   const { clientId, clientSecret } = await t.seed.client({
     name: "Demo field notes app",
     redirectUri: `${t.config.baseUrl}/demo/callback`,

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type App } from "../../src/app.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 
 interface Workers {
@@ -27,7 +27,7 @@ interface Workers {
 async function twoWorkers(): Promise<Workers> {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-demo-state-"));
   const dbPath = join(dir, "fieldgate.db");
-  const t = buildTestApp({ FIELDGATE_DB: dbPath, FIELDGATE_DEMO: "true" });
+  const t = await openTestApp({ FIELDGATE_DB: dbPath, FIELDGATE_DEMO: "true" });
   const { clientId, clientSecret } = await t.seed.client({ name: "Demo", redirectUri: `${t.config.baseUrl}/demo/callback` });
   const user = await t.seed.user();
   await t.seed.fields(3);

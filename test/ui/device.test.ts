@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import { hashPassword } from "../../src/crypto/hash.ts";
@@ -8,8 +8,8 @@ import { DEVICE_TTL_SECONDS } from "../../src/ui/device.ts";
 
 const MAX = 3;
 
-function app(env: Record<string, string> = {}): TestApp {
-  return buildTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: String(MAX), ...env });
+function app(env: Record<string, string> = {}): Promise<TestApp> {
+  return openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: String(MAX), ...env });
 }
 
 /** A browser that signed in as `user` and signed out again: it keeps only its device cookie. */
@@ -39,7 +39,7 @@ async function lockUsername(t: TestApp, username: string): Promise<void> {
 }
 
 test("sign-in sets a long-lived HttpOnly SameSite=Lax device cookie", async () => {
-  const t = app();
+  const t = await app();
   const res = await signIn(testBrowser(t.app), await t.seed.user());
   const cookie = res.headers.getSetCookie().find((c) => c.startsWith("fieldgate_device="));
   assert.ok(cookie);
@@ -48,7 +48,7 @@ test("sign-in sets a long-lived HttpOnly SameSite=Lax device cookie", async () =
 });
 
 test("on https the device cookie is Secure and __Host- prefixed", async () => {
-  const t = app({ FIELDGATE_BASE_URL: "https://fieldgate.test" });
+  const t = await app({ FIELDGATE_BASE_URL: "https://fieldgate.test" });
   const res = await signIn(testBrowser(t.app), await t.seed.user());
   const cookie = res.headers.getSetCookie().find((c) => c.startsWith("__Host-fieldgate_device="));
   assert.ok(cookie);
@@ -56,7 +56,7 @@ test("on https the device cookie is Secure and __Host- prefixed", async () => {
 });
 
 test("a failed sign-in sets no device cookie", async () => {
-  const t = app();
+  const t = await app();
   const user = await t.seed.user();
   const res = await signIn(testBrowser(t.app), { username: user.username, password: "wrong" });
   assert.equal(res.status, 400);
@@ -64,7 +64,7 @@ test("a failed sign-in sets no device cookie", async () => {
 });
 
 test("with the username locked by failures from many addresses, a browser that signed in before still signs in", async () => {
-  const t = app();
+  const t = await app();
   const user = await t.seed.user({ username: "alice@example.com" });
   const browser = await signedInBefore(t, user);
   await lockUsername(t, user.username);
@@ -95,7 +95,7 @@ const noExemption: Array<{ name: string; change: (t: TestApp, value: string, use
 
 for (const row of noExemption) {
   test(`${row.name} gives no exemption from the username-wide lock`, async () => {
-    const t = app();
+    const t = await app();
     const user = await t.seed.user({ username: "alice@example.com" });
     const browser = await signedInBefore(t, user);
     browser.cookies.set("fieldgate_device", await row.change(t, browser.cookies.get("fieldgate_device")!, user));
@@ -105,7 +105,7 @@ for (const row of noExemption) {
 }
 
 test("a device cookie older than its lifetime gives no exemption", async () => {
-  const t = app();
+  const t = await app();
   const user = await t.seed.user();
   const browser = await signedInBefore(t, user);
   t.clock.advance(DEVICE_TTL_SECONDS);
@@ -114,7 +114,7 @@ test("a device cookie older than its lifetime gives no exemption", async () => {
 });
 
 test("a device cookie stops exempting after the device's own failure limit", async () => {
-  const t = app();
+  const t = await app();
   const user = await t.seed.user();
   const browser = await signedInBefore(t, user);
   await lockUsername(t, user.username);
@@ -131,7 +131,7 @@ test("a device cookie stops exempting after the device's own failure limit", asy
 });
 
 test("a device cookie does not lift the limit on the username from its own address", async () => {
-  const t = app();
+  const t = await app();
   const user = await t.seed.user();
   const browser = await signedInBefore(t, user);
   const neighbour = testBrowser(t.app, { clientIp: "198.51.100.77" });

@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { openTestApp } from "../helpers/test_app.ts";
 import { get } from "../helpers/requests.ts";
 import { errorViewOf, renderErrorPage, waitInWords, type Refusal } from "../../src/ui/error_page.ts";
 import { HttpError } from "../../src/http/errors.ts";
@@ -19,7 +19,7 @@ function assertPageHeaders(res: Response): void {
 
 for (const path of ["/acount", "/account/", "/signin/", "/demo/", "/nope/deeper?x=1"]) {
   test(`a browser navigating to the unknown path ${path} gets the HTML "Page not found" page`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const res = await t.app.fetch(get(path, { ...NAVIGATION, "x-request-id": "req-404-test" }));
     assert.equal(res.status, 404);
     assertPageHeaders(res);
@@ -34,7 +34,7 @@ for (const path of ["/acount", "/account/", "/signin/", "/demo/", "/nope/deeper?
 
 for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }] as Record<string, string>[]) {
   test(`an API client (Accept ${JSON.stringify(headers)}) still gets the JSON 404`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const res = await t.app.fetch(get("/acount", headers));
     assert.equal(res.status, 404);
     assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
@@ -44,7 +44,7 @@ for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }] as
 
 for (const path of ["/oauth/tokn", "/graphql/", "/.well-known/openid-configuration", "/healthz/x", "/metrics"]) {
   test(`a browser navigating to the unknown API path ${path} gets JSON`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const res = await t.app.fetch(get(path, NAVIGATION));
     assert.equal(res.status, 404);
     assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
@@ -118,7 +118,7 @@ for (const [seconds, words] of waits) {
 }
 
 test("a 405 for a browser on an HTML route is an HTML page with its own title, the request id and a link home", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const res = await t.app.fetch(get("/signout", { ...NAVIGATION, "x-request-id": "req-405" }));
   assert.equal(res.status, 405);
   assertPageHeaders(res);

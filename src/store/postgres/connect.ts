@@ -67,6 +67,8 @@ export interface PgOptions {
    * (`ALTER ROLE fieldgate SET statement_timeout = '5s'`, and the same for the other two).
    */
   sendLimits?: boolean;
+  /** Seconds an unused connection stays open (default: until close()). */
+  idleTimeoutSeconds?: number;
   /** Seconds to wait for a connection to open (default 10). */
   connectTimeoutSeconds?: number;
   /** Server notices ("relation already exists, skipping"); postgres.js would print them with console.log. */
@@ -110,6 +112,7 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
     max: options.max ?? 4,
     prepare,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
+    ...(options.idleTimeoutSeconds !== undefined && { idle_timeout: options.idleTimeoutSeconds }),
     // postgres.js would look up array type ids at each connect, for array parameters, which no query here uses.
     fetch_types: false,
     types: { int8: INT8 },

@@ -1,6 +1,6 @@
 import { test } from "../../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../../helpers/test_app.ts";
 import { postJson } from "../../helpers/requests.ts";
 import {
   ccCreds,
@@ -12,13 +12,13 @@ import {
   tokenInfo,
 } from "../../helpers/codes.ts";
 
-async function exchange(t: ReturnType<typeof buildTestApp>, body: Record<string, string>) {
+async function exchange(t: TestApp, body: Record<string, string>) {
   const res = await t.app.fetch(postJson("/oauth/token", body));
   return { res, body: await res.json() };
 }
 
 test("authorization_code issues tokens acting as the approving user with the code's scope", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const user = await t.seed.user();
   const issued = await issueCode(t, client, { userId: user.id });
@@ -30,7 +30,7 @@ test("authorization_code issues tokens acting as the approving user with the cod
 });
 
 test("authorization_code writes one token_issued audit row with the tokens, and none for a refused exchange", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const user = await t.seed.user();
   const verifier = makeVerifier();
@@ -51,7 +51,7 @@ test("authorization_code writes one token_issued audit row with the tokens, and 
 });
 
 test("authorization_code checks the S256 code_verifier through the app's injected digest", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const verifier = makeVerifier();
   const issued = await issueCode(t, client, { verifier });
@@ -64,7 +64,7 @@ test("authorization_code checks the S256 code_verifier through the app's injecte
 });
 
 test("authorization_code accepts the right S256 code_verifier", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const verifier = makeVerifier();
   const issued = await issueCode(t, client, { verifier });
@@ -79,7 +79,7 @@ const PKCE_ROWS = [
 
 for (const row of PKCE_ROWS) {
   test(`authorization_code refuses ${row.name} for a PKCE code and burns the code`, async () => {
-    const t = buildTestApp();
+    const t = await openTestApp();
     const client = await t.seed.client();
     const verifier = makeVerifier();
     const issued = await issueCode(t, client, { verifier });
@@ -94,7 +94,7 @@ for (const row of PKCE_ROWS) {
 }
 
 test("authorization_code: a code is valid one second before its expiry and invalid at it", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const early = await issueCode(t, client);
   const late = await issueCode(t, client);
@@ -107,7 +107,7 @@ test("authorization_code: a code is valid one second before its expiry and inval
 });
 
 test("authorization_code honours a configured code lifetime", async () => {
-  const t = buildTestApp({ FIELDGATE_CODE_TTL: "600" });
+  const t = await openTestApp({ FIELDGATE_CODE_TTL: "600" });
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   t.clock.advance(599);
@@ -115,7 +115,7 @@ test("authorization_code honours a configured code lifetime", async () => {
 });
 
 test("authorization_code: a replayed code is invalid_grant and revokes every token issued from it", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   const first = await exchange(t, codeBody(client, issued));
@@ -137,7 +137,7 @@ test("authorization_code: a replayed code is invalid_grant and revokes every tok
 });
 
 test("authorization_code: a replay leaves other approvals of the same user alone", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const user = await t.seed.user();
   const a = await issueCode(t, client, { userId: user.id });
@@ -152,7 +152,7 @@ test("authorization_code: a replay leaves other approvals of the same user alone
 // got hold of the code (a leaked redirect, a log) must not be able to spend it, revoke the grant behind it, or
 // learn whether it was already exchanged.
 test("authorization_code: another client presenting a code neither burns it nor learns whether it was used", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const owner = await t.seed.client();
   const other = await t.seed.client();
   const issued = await issueCode(t, owner);
@@ -170,7 +170,7 @@ test("authorization_code: another client presenting a code neither burns it nor 
 });
 
 test("authorization_code: two concurrent exchanges of one code give exactly one 200", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   const results = await Promise.all(
@@ -184,7 +184,7 @@ test("authorization_code: two concurrent exchanges of one code give exactly one 
 });
 
 test("authorization_code: a code of a since-disabled user is invalid_grant", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const user = await t.seed.user();
   const issued = await issueCode(t, client, { userId: user.id });
@@ -195,7 +195,7 @@ test("authorization_code: a code of a since-disabled user is invalid_grant", asy
 });
 
 test("authorization_code: a family revoked between consume and issue yields invalid_grant", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   // Simulate a racing replay: the user revokes access (the family) after the code was issued.

@@ -1,11 +1,11 @@
 import { test } from "../../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../../helpers/test_app.ts";
+import { openTestApp } from "../../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../../helpers/requests.ts";
 import { ccCreds, ccRequest, type ErrorRow, testErrorRows, tokenInfo } from "../../helpers/codes.ts";
 
 test("client_credentials issues a 1800 s token with no refresh_token key, acting as the integration user", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const res = await t.app.fetch(ccRequest(client));
   assert.equal(res.status, 200);
@@ -21,7 +21,7 @@ test("client_credentials issues a 1800 s token with no refresh_token key, acting
 });
 
 test("client_credentials works with Basic and a form body", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const res = await t.app.fetch(
     postForm("/oauth/token", { grant_type: "client_credentials" }, {
@@ -32,7 +32,7 @@ test("client_credentials works with Basic and a form body", async () => {
 });
 
 test("client_credentials: a token is valid one second before 1800 s and invalid at 1800 s", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const body = await (await t.app.fetch(ccRequest(client))).json();
   t.clock.advance(1_799);
@@ -44,7 +44,7 @@ test("client_credentials: a token is valid one second before 1800 s and invalid 
 });
 
 test("client_credentials: a new token may be requested before and after expiry", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const first = await (await t.app.fetch(ccRequest(client))).json();
   t.clock.advance(60);
@@ -58,14 +58,14 @@ test("client_credentials: a new token may be requested before and after expiry",
 });
 
 test("client_credentials: a requested subset of the registered scope is granted", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials", scope: "fields:read fields:write" });
   const body = await (await t.app.fetch(ccRequest(client, { scope: "fields:read" }))).json();
   assert.equal(body.scope, "fields:read");
 });
 
 test("client_credentials: a disabled integration user is invalid_grant", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   await t.store.users.setDisabled(client.client.integrationUserId!, true);
   const res = await t.app.fetch(ccRequest(client));

@@ -1,6 +1,6 @@
 import { test } from "../../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp, type TestApp } from "../../helpers/test_app.ts";
+import { openTestApp, type TestApp } from "../../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../../helpers/requests.ts";
 import {
   authCodeTokens,
@@ -22,7 +22,7 @@ async function refresh(t: TestApp, client: SeededClient, token: string, extra: R
 }
 
 test("refresh rotates: a new access and refresh token, the old refresh token stops working", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   t.clock.advance(100);
   const { res, body } = await refresh(t, client, tokens.refresh_token);
@@ -46,7 +46,7 @@ test("refresh rotates: a new access and refresh token, the old refresh token sto
 });
 
 test("refresh works without redirect_uri, as standard libraries send it (form body, Basic)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const res = await t.app.fetch(
     postForm("/oauth/token", { grant_type: "refresh_token", refresh_token: tokens.refresh_token }, {
@@ -57,7 +57,7 @@ test("refresh works without redirect_uri, as standard libraries send it (form bo
 });
 
 test("refresh requires redirect_uri when the operator switches it on", async () => {
-  const t = buildTestApp({ FIELDGATE_REFRESH_REQUIRE_REDIRECT_URI: "true" });
+  const t = await openTestApp({ FIELDGATE_REFRESH_REQUIRE_REDIRECT_URI: "true" });
   const { client, tokens } = await authCodeTokens(t);
   const { redirect_uri: _r, ...body } = refreshBody(client, tokens.refresh_token);
   const res = await t.app.fetch(postJson("/oauth/token", body));
@@ -67,7 +67,7 @@ test("refresh requires redirect_uri when the operator switches it on", async () 
 });
 
 test("refresh: the new access token lives 28800 s: valid one second before, invalid at expiry", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const { body } = await refresh(t, client, tokens.refresh_token);
   t.clock.advance(28_799);
@@ -81,7 +81,7 @@ test("refresh: the new access token lives 28800 s: valid one second before, inva
 });
 
 test("refresh works after the access token expired, and fails once the refresh token expired", async () => {
-  const t = buildTestApp({ FIELDGATE_REFRESH_TTL: "86400" });
+  const t = await openTestApp({ FIELDGATE_REFRESH_TTL: "86400" });
   const { client, tokens } = await authCodeTokens(t);
   t.clock.advance(28_800);
   const { res, body } = await refresh(t, client, tokens.refresh_token);
@@ -93,7 +93,7 @@ test("refresh works after the access token expired, and fails once the refresh t
 });
 
 test("refresh: reusing a rotated refresh token revokes the whole family", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const second = (await refresh(t, client, tokens.refresh_token)).body;
   t.clock.advance(1);
@@ -109,7 +109,7 @@ test("refresh: reusing a rotated refresh token revokes the whole family", async 
 });
 
 test("refresh: reuse revokes only its own family, not the user's other approvals of the same client", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const client = await t.seed.client();
   const user = await t.seed.user();
   // Two approvals by one user for one client (two devices, say): two grant families.
@@ -137,7 +137,7 @@ async function assertReuseRevoked(t: TestApp, client: SeededClient, pair: { acce
 }
 
 test("refresh: within the grace period a retry gets a fresh pair and the lost pair dies", async () => {
-  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "5" });
+  const t = await openTestApp({ FIELDGATE_REFRESH_GRACE: "5" });
   const { client, tokens } = await authCodeTokens(t);
   const lost = (await refresh(t, client, tokens.refresh_token)).body;
   t.clock.advance(5);
@@ -154,7 +154,7 @@ test("refresh: within the grace period a retry gets a fresh pair and the lost pa
 // RFC 9700 §4.14.2. The retry assumed the first response was lost; someone presenting that response's refresh token
 // proves otherwise, so one of the two parties is not the client: the whole grant goes, the retrier's pair with it.
 test("refresh: the pair a grace retry replaced, presented later, is reuse and revokes the retry's pair too", async () => {
-  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
+  const t = await openTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
   const { client, tokens } = await authCodeTokens(t);
   const received = (await refresh(t, client, tokens.refresh_token)).body;
   const retry = await refresh(t, client, tokens.refresh_token);
@@ -166,7 +166,7 @@ test("refresh: the pair a grace retry replaced, presented later, is reuse and re
 });
 
 test("refresh: once the grant is revoked, the pair a grace retry replaced is invalid, not reported as reuse", async () => {
-  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
+  const t = await openTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
   const { client, tokens } = await authCodeTokens(t);
   const received = (await refresh(t, client, tokens.refresh_token)).body;
   const retry = (await refresh(t, client, tokens.refresh_token)).body;
@@ -182,7 +182,7 @@ test("refresh: once the grant is revoked, the pair a grace retry replaced is inv
 });
 
 test("refresh: a refused rotation (wider scope) writes neither tokens nor an audit row", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const before = (await t.store.audit.list({})).length;
   const tokensBefore = await t.store.tokens.count();
@@ -196,7 +196,7 @@ test("refresh: a refused rotation (wider scope) writes neither tokens nor an aud
 });
 
 test("refresh: after the grace period a retry is reuse and revokes the family", async () => {
-  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "5" });
+  const t = await openTestApp({ FIELDGATE_REFRESH_GRACE: "5" });
   const { client, tokens } = await authCodeTokens(t);
   const second = (await refresh(t, client, tokens.refresh_token)).body;
   t.clock.advance(6);
@@ -206,7 +206,7 @@ test("refresh: after the grace period a retry is reuse and revokes the family", 
 });
 
 test("refresh: within the grace period, a token whose successor was already used is reuse", async () => {
-  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
+  const t = await openTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
   const { client, tokens } = await authCodeTokens(t);
   const second = (await refresh(t, client, tokens.refresh_token)).body;
   const third = (await refresh(t, client, second.refresh_token)).body;
@@ -216,7 +216,7 @@ test("refresh: within the grace period, a token whose successor was already used
 });
 
 test("refresh: the grace retry is granted once; a second replay of the same token is reuse and revokes the family", async () => {
-  const t = buildTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
+  const t = await openTestApp({ FIELDGATE_REFRESH_GRACE: "30" });
   const { client, tokens } = await authCodeTokens(t);
   await refresh(t, client, tokens.refresh_token);
   const retry = await refresh(t, client, tokens.refresh_token);
@@ -228,7 +228,7 @@ test("refresh: the grace retry is granted once; a second replay of the same toke
 });
 
 test("refresh: two concurrent refreshes of one token give exactly one 200 (grace 0)", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   const results = await Promise.all(
     [1, 2].map(() => t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)))),
@@ -237,7 +237,7 @@ test("refresh: two concurrent refreshes of one token give exactly one 200 (grace
 });
 
 test("refresh: a narrower scope narrows the access token, the refresh token keeps the original", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t, { scope: "fields:read fields:write" });
   const narrow = await refresh(t, client, tokens.refresh_token, { scope: "fields:read" });
   assert.equal(narrow.res.status, 200);
@@ -248,7 +248,7 @@ test("refresh: a narrower scope narrows the access token, the refresh token keep
 });
 
 test("refresh: a revoked refresh token is invalid_grant without raising the reuse alarm", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens } = await authCodeTokens(t);
   await t.app.fetch(
     postJson("/oauth/revoke", {
@@ -264,7 +264,7 @@ test("refresh: a revoked refresh token is invalid_grant without raising the reus
 });
 
 test("refresh: a disabled user's refresh token is invalid_grant", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { client, tokens, issued } = await authCodeTokens(t);
   await t.store.users.setDisabled(issued.userId, true);
   const res = await refresh(t, client, tokens.refresh_token);
@@ -274,7 +274,7 @@ test("refresh: a disabled user's refresh token is invalid_grant", async () => {
 });
 
 test("refresh: another client learns nothing of a disabled user from a token that is not its own", async () => {
-  const t = buildTestApp();
+  const t = await openTestApp();
   const { tokens, issued } = await authCodeTokens(t);
   const other = await t.seed.client({ name: "Other app" });
   await t.store.users.setDisabled(issued.userId, true);
