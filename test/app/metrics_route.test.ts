@@ -1,6 +1,6 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { openTestApp } from "../helpers/test_app.ts";
+import { buildTestApp, openTestApp } from "../helpers/test_app.ts";
 import { get, postJson } from "../helpers/requests.ts";
 import { audit } from "../../src/oauth/audit.ts";
 import { createApp } from "../../src/app.ts";
@@ -95,7 +95,7 @@ test("a client credentials token request shows up under tokens issued by grant",
 });
 
 test("a store with a database server adds its round trips and statements as counters; SQLite adds none", async () => {
-  const sqlite = await (await withMetrics().app.fetch(scrape())).text();
+  const sqlite = await (await buildTestApp({ FIELDGATE_METRICS_TOKEN: SECRET }).app.fetch(scrape())).text();
   assert.doesNotMatch(sqlite, /fieldgate_database_/);
   const counts = { roundTrips: 0, statements: 0 };
   const store = { ...openStore(":memory:"), stats: () => ({ ...counts }) };
