@@ -121,7 +121,7 @@ function fieldgateCommand(args: string[], task: "start" | "cli"): [string, strin
   return [process.execPath, task === "start" ? [...base, ...args.slice(1)] : [...base, ...args]];
 }
 
-/** Lines kept of an instance's log: enough for a failure message, bounded under a load of request log lines. */
+/** Characters kept of an instance's log: enough for a failure message, bounded under a load of request log lines. */
 const KEPT_OUTPUT = 200_000;
 
 async function startInstance(name: string, env: Record<string, string>, cwd: string): Promise<Instance> {
