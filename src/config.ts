@@ -44,8 +44,20 @@ export interface GraphqlLimits {
 }
 
 export interface Config {
-  /** SQLite file; ":memory:" in tests. */
+  /** SQLite file (FIELDGATE_DB); ":memory:" in tests. Unused when databaseUrl is set. */
   dbPath: string;
+  /**
+   * PostgreSQL database (FIELDGATE_DATABASE_URL, or a postgres:// --db): when set, the store lives there and not in
+   * dbPath. Holds the password when the URL does: show it only through describePostgresUrl.
+   */
+  databaseUrl: string | undefined;
+  /** Connections each process keeps to PostgreSQL: instances (and --workers) × this must stay below max_connections. */
+  databasePool: number;
+  /**
+   * Named prepared statements on PostgreSQL; false behind PgBouncer before 1.21 in transaction mode, which cannot keep
+   * a statement prepared on one server connection for the next transaction that lands on another.
+   */
+  databasePrepare: boolean;
   port: number;
   host: string;
   /** Public base URL; also the issuer identifier (RFC 8414) and the `iss` of authorization responses. */
@@ -163,6 +175,33 @@ function origins(env: Env): string[] {
   });
 }
 
+/** True for a postgres:// or postgresql:// URL, which names a PostgreSQL database rather than a SQLite file. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/**
+ * FIELDGATE_DATABASE_URL, checked without ever echoing it (it may carry a password); undefined when unset. Both it and
+ * FIELDGATE_DB set is refused: which database the operator meant is a guess either way, and a wrong guess serves (or
+ * erases users from) the other one.
+ */
+function databaseUrl(env: Env): string | undefined {
+  const url = env.FIELDGATE_DATABASE_URL || undefined;
+  if (env.FIELDGATE_DB && isPostgresUrl(env.FIELDGATE_DB)) {
+    throw new TypeError("FIELDGATE_DB names a SQLite file; put a PostgreSQL URL in FIELDGATE_DATABASE_URL");
+  }
+  if (url === undefined) return undefined;
+  if (env.FIELDGATE_DB) {
+    throw new TypeError(
+      "FIELDGATE_DB (a SQLite file) and FIELDGATE_DATABASE_URL (PostgreSQL) are both set; set only the one to use",
+    );
+  }
+  if (!isPostgresUrl(url) || !URL.canParse(url)) {
+    throw new TypeError("FIELDGATE_DATABASE_URL must be a postgres:// or postgresql:// URL");
+  }
+  return url;
+}
+
 /** Builds the frozen configuration from an environment record (process.env or Deno.env.toObject()). */
 export function loadConfig(env: Env): Readonly<Config> {
   const port = integer(env, "PORT", 8080, 0, 65_535);
@@ -173,6 +212,9 @@ export function loadConfig(env: Env): Readonly<Config> {
   const demoSetting = env.FIELDGATE_DEMO ? (flag(env, "FIELDGATE_DEMO", false) ? "on" : "off") : "auto";
   const config: Config = {
     dbPath: env.FIELDGATE_DB || "data/fieldgate.db",
+    databaseUrl: databaseUrl(env),
+    databasePool: integer(env, "FIELDGATE_DATABASE_POOL", 4, 1, 1_000),
+    databasePrepare: flag(env, "FIELDGATE_DATABASE_PREPARE", true),
     port,
     host: env.HOST || "127.0.0.1",
     baseUrl: baseUrl(env, port),

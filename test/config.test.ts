@@ -123,3 +123,50 @@ test("demoSetting keeps FIELDGATE_DEMO's three states apart: unset is auto, whic
   // `demo` is what the app acts on: only an explicit on turns it on here.
   assert.deepEqual([loadConfig({}).demo, loadConfig({ FIELDGATE_DEMO: "on" }).demo], [false, true]);
 });
+
+test("FIELDGATE_DATABASE_URL selects PostgreSQL, with a pool of 4 and prepared statements unless set otherwise", () => {
+  const sqlite = loadConfig({});
+  assert.equal(sqlite.databaseUrl, undefined);
+  assert.deepEqual([sqlite.databasePool, sqlite.databasePrepare], [4, true]);
+  for (const url of ["postgres://fg:pw@db.internal:5432/fieldgate", "postgresql://fg@db.internal/fieldgate?sslmode=require"]) {
+    assert.equal(loadConfig({ FIELDGATE_DATABASE_URL: url }).databaseUrl, url);
+  }
+  const tuned = loadConfig({ FIELDGATE_DATABASE_URL: "postgres://db/fg", FIELDGATE_DATABASE_POOL: "12", FIELDGATE_DATABASE_PREPARE: "false" });
+  assert.deepEqual([tuned.databasePool, tuned.databasePrepare], [12, false]);
+  assert.throws(() => loadConfig({ FIELDGATE_DATABASE_POOL: "0" }), /FIELDGATE_DATABASE_POOL must be between 1 and/);
+  assert.throws(() => loadConfig({ FIELDGATE_DATABASE_PREPARE: "sometimes" }), /FIELDGATE_DATABASE_PREPARE must be true or false/);
+});
+
+const BAD_DATABASE_SETTINGS = [
+  {
+    name: "both FIELDGATE_DB and FIELDGATE_DATABASE_URL",
+    env: { FIELDGATE_DB: "data/fg.db", FIELDGATE_DATABASE_URL: "postgres://fg:hunter2@db/fg" },
+    error: /FIELDGATE_DB \(a SQLite file\) and FIELDGATE_DATABASE_URL \(PostgreSQL\) are both set/,
+  },
+  {
+    name: "a FIELDGATE_DATABASE_URL that is not PostgreSQL's",
+    env: { FIELDGATE_DATABASE_URL: "mysql://fg:hunter2@db/fg" },
+    error: /FIELDGATE_DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/,
+  },
+  {
+    name: "a FIELDGATE_DATABASE_URL that does not parse",
+    env: { FIELDGATE_DATABASE_URL: "postgres://fg:hunter2@db:port/fg" },
+    error: /FIELDGATE_DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/,
+  },
+  {
+    name: "a PostgreSQL URL in FIELDGATE_DB",
+    env: { FIELDGATE_DB: "postgres://fg:hunter2@db/fg" },
+    error: /FIELDGATE_DB names a SQLite file; put a PostgreSQL URL in FIELDGATE_DATABASE_URL/,
+  },
+];
+
+for (const row of BAD_DATABASE_SETTINGS) {
+  test(`config refuses ${row.name}, without showing the password`, () => {
+    assert.throws(() => loadConfig(row.env), (error: Error) => {
+      assert.ok(error instanceof TypeError);
+      assert.match(error.message, row.error);
+      assert.ok(!error.message.includes("hunter2"));
+      return true;
+    });
+  });
+}

@@ -1,5 +1,6 @@
 // Deno runtime services for the CLI and server: Deno.serve, signal listeners, files, stdio.
 import type { App } from "../app.ts";
+import { isPostgresUrl } from "../config.ts";
 import { systemClock, type Log } from "../deps.ts";
 import { openStore } from "../store/store.ts";
 import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
@@ -185,9 +186,14 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     hmac: syncHmacSha256Base64Url,
     cores: navigator.hardwareConcurrency,
     blockCipher: syncBlockCipher,
-    async openStore(path, options) {
-      if (path !== ":memory:") await createDatabaseFile(path);
-      return openStore(path, options);
+    async openStore(location, options) {
+      if (isPostgresUrl(location)) {
+        // Loaded on first use: a SQLite deployment never loads the PostgreSQL modules or postgres.js.
+        const { openPostgresStore } = await import("../store/postgres/store.ts");
+        return openPostgresStore(location, options);
+      }
+      if (location !== ":memory:") await createDatabaseFile(location);
+      return openStore(location, options);
     },
     async readTextFile(path) {
       try {

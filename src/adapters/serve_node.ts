@@ -5,6 +5,7 @@ import { availableParallelism } from "node:os";
 import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import type { App } from "../app.ts";
+import { isPostgresUrl } from "../config.ts";
 import { systemClock } from "../deps.ts";
 import { openStore } from "../store/store.ts";
 import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
@@ -166,9 +167,14 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     hmac: syncHmacSha256Base64Url,
     cores: availableParallelism(),
     blockCipher: syncBlockCipher,
-    async openStore(path, options) {
-      if (path !== ":memory:") await createDatabaseFile(path);
-      return openStore(path, options);
+    async openStore(location, options) {
+      if (isPostgresUrl(location)) {
+        // Loaded on first use: a SQLite deployment never loads the PostgreSQL modules or postgres.js.
+        const { openPostgresStore } = await import("../store/postgres/store.ts");
+        return openPostgresStore(location, options);
+      }
+      if (location !== ":memory:") await createDatabaseFile(location);
+      return openStore(location, options);
     },
     readTextFile: readText,
     async fileExists(path) {

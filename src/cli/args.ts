@@ -3,7 +3,11 @@ import { UsageError, type FlagSpec, type ParsedArgs } from "./types.ts";
 
 /** Flags every command accepts. */
 export const GLOBAL_FLAGS: Record<string, FlagSpec> = {
-  db: { type: "string", value: "PATH", description: "SQLite database file (env FIELDGATE_DB, default data/fieldgate.db)" },
+  db: {
+    type: "string",
+    value: "PATH|URL",
+    description: "SQLite file (env FIELDGATE_DB, default data/fieldgate.db) or postgres:// URL (env FIELDGATE_DATABASE_URL)",
+  },
   json: { type: "boolean", description: "print one JSON object on stdout" },
   help: { type: "boolean", description: "show this help" },
 };

@@ -20,7 +20,7 @@ export function overview(commands: readonly Command[]): string {
     "Commands:",
     ...lines,
     "",
-    "Every command takes --db PATH, --json and --help. Exit codes: 0 ok, 1 failed, 2 bad arguments.",
+    "Every command takes --db PATH|URL, --json and --help. Exit codes: 0 ok, 1 failed, 2 bad arguments.",
     "",
   ].join("\n");
 }

@@ -1,5 +1,5 @@
 // runCli(args, io, deps): finds the command in the table, validates everything, then runs it; returns an exit code.
-import { loadConfig } from "../config.ts";
+import { isPostgresUrl, loadConfig } from "../config.ts";
 import { nowSeconds } from "../deps.ts";
 import { StoreConflictError } from "../store/errors.ts";
 import { RegistrationError } from "../oauth/registration.ts";
@@ -13,7 +13,8 @@ import { importFields } from "./commands/import_fields.ts";
 import { listAudit } from "./commands/list_audit.ts";
 import { listClients, showClient } from "./commands/list_clients.ts";
 import { listUsers } from "./commands/list_users.ts";
-import { isPostgresUrl, migrate } from "./commands/migrate.ts";
+import { migrate } from "./commands/migrate.ts";
+import { copyStore } from "./commands/copy_store.ts";
 import { purge } from "./commands/purge.ts";
 import { rotateSecret } from "./commands/rotate_secret.ts";
 import { serve } from "./commands/serve.ts";
@@ -33,13 +34,14 @@ import {
   type ParsedArgs,
 } from "./types.ts";
 import { commandHelp, overview } from "./help.ts";
+import { openCommandStore } from "./database.ts";
 import { messageOf } from "./text.ts";
 
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
   serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, joinOrganization, leaveOrganization,
   addClient, listClients, showClient, disableClient, enableClient, deleteClient, rotateSecret, setRedirectUri,
-  importFields, importDoorkeeper, purge, listAudit, backup, migrate,
+  importFields, importDoorkeeper, purge, listAudit, backup, migrate, copyStore,
 ];
 
 /** Exit codes: 0 success, 1 the command could not be carried out, 2 bad arguments (nothing written). */
@@ -60,13 +62,22 @@ function effectiveEnv(args: ParsedArgs, env: CliDeps["env"]): Record<string, str
     if (optionalFlag(args, flag) === "") throw new UsageError(`--${flag} needs a value`);
   }
   const overrides: Record<string, string | undefined> = {
-    FIELDGATE_DB: optionalFlag(args, "db"),
     PORT: optionalFlag(args, "port"),
     HOST: optionalFlag(args, "host"),
     FIELDGATE_BASE_URL: optionalFlag(args, "base-url"),
   };
   const merged = { ...env };
   for (const [key, value] of Object.entries(overrides)) if (value !== undefined) merged[key] = value;
+  // --db names the database, of either kind, in place of whatever the environment named: it sets the variable for
+  // its kind and clears the other's, so it never meets the environment's choice as "both set".
+  const db = optionalFlag(args, "db");
+  if (db !== undefined) {
+    const [set, cleared] = isPostgresUrl(db)
+      ? ["FIELDGATE_DATABASE_URL", "FIELDGATE_DB"]
+      : ["FIELDGATE_DB", "FIELDGATE_DATABASE_URL"];
+    merged[set] = db;
+    delete merged[cleared];
+  }
   return merged;
 }
 
@@ -100,17 +111,7 @@ async function execute(command: Command, rest: string[], io: CliIo, deps: CliDep
   const config = loadValidConfig(env);
   const context = { args, config, env, io, deps, stdin, now: nowSeconds(deps.clock) };
   if (command.opensDatabase) return report(await command.run(context), args, io);
-  // Only migrate reaches PostgreSQL so far; opened as a SQLite path, the URL would become a file named "postgres:".
-  if (isPostgresUrl(config.dbPath)) {
-    throw new UsageError(`${command.name} cannot use a PostgreSQL database yet; only migrate takes a postgres:// URL`);
-  }
-  const creates = typeof command.createsDatabase === "function" ? command.createsDatabase(args) : command.createsDatabase === true;
-  if (!creates && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {
-    throw new UsageError(
-      `no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add, import doorkeeper and an authorization_code clients add create one; a client_credentials client needs its integration user there first)`,
-    );
-  }
-  const store = await deps.openStore(config.dbPath, command.storeOptions);
+  const store = await openCommandStore(command, { args, config, deps });
   try {
     return report(await command.run({ ...context, store }), args, io);
   } finally {

@@ -3,6 +3,7 @@ import type { App } from "../app.ts";
 import type { Config } from "../config.ts";
 import type { BlockCipherFactory, Clock, Digest, Hmac, Log, Random } from "../deps.ts";
 import type { OpenOptions } from "../store/sqlite.ts";
+import type { PostgresStoreOptions } from "../store/postgres/store.ts";
 import type { Store } from "../store/store.ts";
 import { messageOf } from "./text.ts";
 
@@ -78,8 +79,11 @@ export interface CliDeps {
   cores?: number;
   /** A faster AES block cipher than the portable crypto.subtle default (both adapters pass node:crypto's ECB). */
   blockCipher?: BlockCipherFactory;
-  /** Opens (and migrates) the store, creating the parent directory of a file path first. */
-  openStore(path: string, options?: OpenOptions): Promise<Store>;
+  /**
+   * Opens (and migrates) the store at `location`: a postgres:// URL opens a pool to that database and migrates it
+   * under the advisory lock; anything else is a SQLite file, created (with its directory) if missing.
+   */
+  openStore(location: string, options?: StoreOpenOptions): Promise<Store>;
   /** Text of a file, or undefined when it does not exist. */
   readTextFile(path: string | URL): Promise<string | undefined>;
   /** False when nothing exists at `path`. */
@@ -126,6 +130,9 @@ export interface FlagSpec {
   /** Shown in usage as --flag VALUE. */
   value?: string;
 }
+
+/** How to open a store: SQLite's options for a file, the pool's for PostgreSQL; each backend ignores the other's. */
+export type StoreOpenOptions = OpenOptions & PostgresStoreOptions;
 
 /** Arguments after parsing: flags by name (without dashes) and positionals in order. */
 export interface ParsedArgs {
@@ -174,17 +181,17 @@ export interface StoreCommand extends CommandBase {
   storeOptions?: OpenOptions;
   /**
    * True for the commands that may start a new database (serve, users add, clients add for authorization_code; a
-   * function decides from the arguments). Every other command
-   * acts on what a database already holds, so a path where none exists is a mistyped --db or FIELDGATE_DB: it is
-   * refused rather than answered from a new, empty file ("No users.").
+   * function decides from the arguments). Every other command acts on what a database already holds, so a path where
+   * none exists is a mistyped --db or FIELDGATE_DB, and a PostgreSQL database without fieldgate's tables is the wrong
+   * one: both are refused rather than answered from a new, empty database ("No users.").
    */
   createsDatabase?: true | ((args: ParsedArgs) => boolean);
   run(ctx: CommandContext): Promise<CommandResult | number>;
 }
 
 /**
- * A command that opens the database itself, because it must reach what the Store cannot open yet (migrate takes a
- * postgres:// URL too): main opens nothing for it, and only it accepts a PostgreSQL URL.
+ * A command that opens its databases itself, below the Store: migrate (which reports the steps it applied) and
+ * copy-store (which reads one database and writes another). main opens nothing for it.
  */
 export interface DatabaseCommand extends CommandBase {
   opensDatabase: true;
@@ -203,8 +210,8 @@ export class UsageError extends Error {
 
 /** A well-formed request that cannot be carried out (a taken username): exit 1, nothing written. */
 export class CommandError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = "CommandError";
   }
 }

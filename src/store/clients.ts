@@ -1,5 +1,5 @@
 // clients table: registered applications, their secret digest, grant type, redirect URIs and scope.
-import type { Db, Row } from "./sqlite.ts";
+import type { Db, MappedRow, Row } from "./sqlite.ts";
 import { rethrowConflict, StoreConflictError } from "./errors.ts";
 
 export type ClientGrantType = "authorization_code" | "client_credentials";
@@ -46,7 +46,8 @@ export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRo
 // would rewrite, and it rewrites every raw newline, so no URI can contain it.
 const URI_SEPARATOR = "\n";
 
-function redirectUrisOf(value: unknown): string[] {
+/** The registered URIs as the redirect_uri column holds them (shared with the PostgreSQL store). */
+export function redirectUrisOf(value: unknown): string[] {
   return value === null || value === undefined || value === "" ? [] : String(value).split(URI_SEPARATOR);
 }
 
@@ -74,7 +75,9 @@ export interface ClientStore {
    * The row findForTokenRequest last read for this client_credentials client, as it was then, marked `remembered`;
    * undefined when none is remembered. It may be stale (another process may have rotated the secret or disabled
    * the client since): only a write that re-checks it in its transaction (clientAndUserStill) may rely on it, and
-   * a refusal must be confirmed from findForTokenRequest. No read, so no WAL read transaction.
+   * a refusal must be confirmed from findForTokenRequest. No read, so no WAL read transaction. A store that several
+   * processes share (PostgreSQL) remembers nothing: every instance then refuses a disabled client or a rotated
+   * secret on its very next request.
    */
   rememberedForTokenRequest(clientId: string): TokenClient | undefined;
   /** Drops what is remembered for this client (a write refused it, or it changed here). */
@@ -102,12 +105,13 @@ export interface ClientStore {
   remove(clientId: string, now: number): Promise<{ client: Client; tokensRevoked: number; consentsRemoved: number } | undefined>;
 }
 
-function redirectFields(row: Row): Pick<Client, "redirectUri" | "redirectUris"> {
+function redirectFields(row: MappedRow): Pick<Client, "redirectUri" | "redirectUris"> {
   const redirectUris = Object.freeze(redirectUrisOf(row.redirect_uri));
   return { redirectUri: redirectUris[0] ?? null, redirectUris };
 }
 
-function toClient(row: Row): Client {
+/** A clients row as a Client; the PostgreSQL store maps its rows with it too. */
+export function toClient(row: MappedRow): Client {
   return {
     id: Number(row.id),
     clientId: String(row.client_id),
@@ -123,7 +127,8 @@ function toClient(row: Row): Client {
   };
 }
 
-function toTokenClient(row: Row): TokenClient {
+/** A row of a token-request lookup (the client and `user_enabled`, 0 or 1) as a TokenClient. */
+export function toTokenClient(row: MappedRow): TokenClient {
   return {
     id: Number(row.id),
     clientId: String(row.client_id),
@@ -145,6 +150,21 @@ const TOKEN_CLIENT_SQL = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type,
 /** How many client_credentials clients are remembered at most; the oldest is dropped first. */
 const MAX_REMEMBERED = 1024;
 
+/**
+ * The redirect_uri column's value for `uris`: joined, or null for none.
+ * @throws TypeError for an empty URI or one holding the separator, which would split the stored list
+ */
+export function redirectUriColumn(uris: readonly string[]): string | null {
+  if (uris.some((uri) => uri === "" || uri.includes(URI_SEPARATOR))) {
+    throw new TypeError("a redirect URI must be non-empty and hold no newline");
+  }
+  return uris.length ? uris.join(URI_SEPARATOR) : null;
+}
+
+/** Why a registration is refused when its integration user already acts for a client. */
+export const INTEGRATION_USER_TAKEN =
+  "the integration user already belongs to another client; each client-credentials client gets its own (users add --integration)";
+
 export function createClientStore(db: Db): ClientStore {
   const byClientId = (clientId: string) =>
     db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
@@ -160,9 +180,7 @@ export function createClientStore(db: Db): ClientStore {
   const forget = (clientId: string) => void remembered.delete(clientId);
   return {
     async insert(c) {
-      if (c.redirectUris.some((uri) => uri === "" || uri.includes(URI_SEPARATOR))) {
-        throw new TypeError("a redirect URI must be non-empty and hold no newline");
-      }
+      const redirectUri = redirectUriColumn(c.redirectUris);
       let row: Row | undefined;
       try {
         // One statement, so two registrations racing for the same integration user cannot both win. In a
@@ -171,16 +189,11 @@ export function createClientStore(db: Db): ClientStore {
           (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at)
           SELECT ?, ?, ?, ?, ?, ?, ?, ?
           WHERE ?7 IS NULL OR NOT EXISTS (SELECT 1 FROM clients WHERE integration_user_id = ?7) RETURNING *`)
-          .get(c.clientId, c.secretHash, c.name, c.grantType, c.redirectUris.length ? c.redirectUris.join(URI_SEPARATOR) : null,
-            c.scope, c.integrationUserId, c.now) as Row | undefined);
+          .get(c.clientId, c.secretHash, c.name, c.grantType, redirectUri, c.scope, c.integrationUserId, c.now) as Row | undefined);
       } catch (error) {
         rethrowConflict(error, "client_id already exists");
       }
-      if (!row) {
-        throw new StoreConflictError(
-          "the integration user already belongs to another client; each client-credentials client gets its own (users add --integration)",
-        );
-      }
+      if (!row) throw new StoreConflictError(INTEGRATION_USER_TAKEN);
       return toClient(row);
     },
     async findByClientId(clientId) {

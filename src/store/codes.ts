@@ -1,6 +1,6 @@
 // authorization_codes table (and the grant family each approval opens): issue once, consume once (the consuming
 // happens in tokens.exchangeCode, in the transaction that issues the tokens).
-import type { Db, Row } from "./sqlite.ts";
+import type { Db, MappedRow, Row } from "./sqlite.ts";
 import { type CodeBasis, codeBasisHolds } from "./still_authorized.ts";
 import { grantConsentRow } from "./consents.ts";
 
@@ -38,7 +38,8 @@ export interface CodeStore {
   issue(code: NewAuthorizationCode, basis?: CodeBasis): Promise<boolean>;
 }
 
-function toCode(row: Row): AuthorizationCode {
+/** An authorization_codes row as an AuthorizationCode; the PostgreSQL store maps its rows with it too. */
+export function toCode(row: MappedRow): AuthorizationCode {
   return {
     id: Number(row.id),
     familyId: String(row.family_id),

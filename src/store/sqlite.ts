@@ -12,6 +12,8 @@ export { ForeignDatabaseError, SchemaTooNewError };
 export type Statement = StatementSync;
 export type SqlValue = null | number | bigint | string | Uint8Array;
 export type Row = Record<string, SqlValue>;
+/** A result row of either backend (a Row here, a PgRow on PostgreSQL), as the row mappers they share read it. */
+export type MappedRow = Readonly<Record<string, unknown>>;
 
 /**
  * PASSIVE copies WAL frames into the database without ever blocking readers or writers. RESTART also starts the
@@ -162,6 +164,50 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     throw error;
   }
   return wrap(db, path);
+}
+
+/**
+ * An existing SQLite file opened read-only and not migrated, every read in one snapshot (a deferred BEGIN): for
+ * copying a whole installation elsewhere while it stays exactly as it was.
+ */
+export interface SqliteSnapshot {
+  /** Every row of a query, as objects. */
+  all(sql: string): Row[];
+  /** The rows of a query one at a time, each as its values in column order: a large table never sits in memory whole. */
+  iterate(sql: string): IterableIterator<SqlValue[]>;
+  /** Ends the snapshot and closes the file. */
+  close(): void;
+}
+
+/** Opens the SQLite file at `path` read-only, without migrating it; see SqliteSnapshot. */
+export function openSnapshot(path: string): SqliteSnapshot {
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path, { readOnly: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot open database ${path}: ${message}`, { cause: error });
+  }
+  try {
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.exec("BEGIN");
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return {
+    all: (sql) => db.prepare(sql).all() as Row[],
+    iterate(sql) {
+      const statement = db.prepare(sql) as ArrayRows;
+      statement.setReturnArrays(true);
+      return statement.iterate() as IterableIterator<SqlValue[]>;
+    },
+    close() {
+      if (!db.isOpen) return;
+      rollbackIfOpen(db);
+      db.close();
+    },
+  };
 }
 
 function isForeign(db: DatabaseSync): boolean {

@@ -18,7 +18,8 @@ export interface RotateInput<P extends IssuePlan = IssuePlan> {
   /**
    * Computes the new pair from the presented refresh token (scope narrowing happens here), and the audit row the
    * rotation writes with it; `retried` is true for a grace-period retry. The plan comes back in the "ok" result.
-   * Returning undefined refuses; throwing rolls the whole rotation back.
+   * Returning undefined refuses; throwing rolls the whole rotation back. It may be called more than once (a
+   * PostgreSQL store decides again when a concurrent change beat its first attempt): only the returned plan counts.
    */
   next: (presented: TokenRecord, retried: boolean) => P | undefined;
 }

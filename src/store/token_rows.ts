@@ -1,5 +1,5 @@
 // Rows of the tokens table as records, and the writes every issuing operation shares (tokens.ts, token_rotation.ts).
-import type { Db, Row } from "./sqlite.ts";
+import type { Db, MappedRow, Row } from "./sqlite.ts";
 import { insertAuditRow, type NewAuditEvent } from "./audit.ts";
 
 export type TokenKind = "access" | "refresh";
@@ -54,7 +54,7 @@ export interface TokenOwner {
   parentId: number | null;
 }
 
-export function toRecord(row: Row): TokenRecord {
+export function toRecord(row: MappedRow): TokenRecord {
   return {
     id: Number(row.id),
     kind: row.kind === "refresh" ? "refresh" : "access",
@@ -70,7 +70,7 @@ export function toRecord(row: Row): TokenRecord {
   };
 }
 
-export function toDetails(row: Row): TokenDetails {
+export function toDetails(row: MappedRow): TokenDetails {
   return {
     ...toRecord(row),
     clientPublicId: String(row.client_public_id),

@@ -73,7 +73,8 @@ export interface TokenStore {
   /**
    * Consumes an authorization code and inserts the tokens `decide` plans for it, in one transaction: of two
    * concurrent exchanges exactly one is issued tokens, and a replay revokes them (RFC 6749 §4.1.2). The code is
-   * used up even when `decide` refuses. Another client's code is "missing": untouched.
+   * used up even when `decide` refuses. Another client's code is "missing": untouched. `decide` runs inside the
+   * transaction, on the rows it read; a PostgreSQL transaction run again (a deadlock victim) calls it again.
    */
   exchangeCode<P extends IssuePlan, R>(
     codeHash: string,
@@ -98,9 +99,10 @@ export interface TokenStore {
   count(): Promise<number>;
 }
 
-const DETAIL_COLUMNS = `t.*, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
+/** The columns toDetails maps, over DETAIL_TABLES; shared with the PostgreSQL store, whose tables are the same. */
+export const DETAIL_COLUMNS = `t.*, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
   u.username AS username, u.kind AS user_kind, u.disabled AS user_disabled`;
-const DETAIL_TABLES = "tokens t JOIN clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id";
+export const DETAIL_TABLES = "tokens t JOIN clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id";
 const DETAILS = `SELECT ${DETAIL_COLUMNS} FROM ${DETAIL_TABLES}`;
 
 // The memberships ride along as a JSON array, so a GraphQL request reads the token and its scope in one query

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { denoTaskArgs } from "../../scripts/lib/deno_tasks.ts";
 import { assertRefusedUploadsAnswered } from "../helpers/oversized_upload.ts";
+import { postgresTest } from "../helpers/postgres.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -92,6 +93,23 @@ test("backup on Deno creates a private copy once and never overwrites it", async
   assert.equal(journal.code, 2, journal.stderr);
   assert.match(journal.stderr, /one of the database's own files/);
   assert.equal(existsSync(join(dir, "fg.db-journal")), false);
+});
+
+postgresTest("serve on Deno, with deno task start's permissions, starts on an empty PostgreSQL database", async (db) => {
+  const server = await serveOnDeno(db.url, { env: { FIELDGATE_DEMO: "false" } });
+  try {
+    const res = await fetch(`${server.url}/healthz`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { status: "ok" });
+  } finally {
+    assert.equal(await server.stop(), "exit=0");
+  }
+  // The CLI on Deno opens the same database; backup, which copies a SQLite file, refuses it without writing a file.
+  const copy = join(mkdtempSync(join(tmpdir(), "fieldgate-deno-pg-")), "copy.db");
+  const backup = await denoCli(["backup", copy, "--db", db.url]);
+  assert.equal(backup.code, 2, backup.stderr);
+  assert.match(backup.stderr, /back up a PostgreSQL database with pg_dump/);
+  assert.equal(existsSync(copy), false);
 });
 
 interface DenoServe {

@@ -21,7 +21,7 @@ export interface CliHarness {
   dbPath: string;
   clock: FakeClock;
   log: LogLine[];
-  /** Runs one command against this harness's database (--db added unless given). */
+  /** Runs one command against this harness's database (--db added unless given, or `env` names a database). */
   run(args: string[], options?: { stdin?: string; env?: Record<string, string>; tty?: boolean }): Promise<CliRun>;
   /** Runs and parses stdout as the one JSON object --json promises; fails when the command failed. */
   json(args: string[], options?: { stdin?: string }): Promise<Record<string, unknown>>;
@@ -69,7 +69,7 @@ export function cliHarness(): CliHarness {
         readStdin: async () => stdin,
         isTTY: tty,
       };
-      const withDb = args.includes("--db") || env.FIELDGATE_DB ? args : [...args, "--db", dbPath];
+      const withDb = args.includes("--db") || env.FIELDGATE_DB || env.FIELDGATE_DATABASE_URL ? args : [...args, "--db", dbPath];
       const runDeps = deps();
       runDeps.env = { ...runDeps.env, ...env };
       const code = await runCli(withDb, io, runDeps);

@@ -183,11 +183,11 @@ test("a command that needs a database runs on --db :memory:, an empty one, inste
   assert.deepEqual(JSON.parse(result.stdout), { users: [] });
 });
 
-test("every command that is not serve, users add, clients add, import doorkeeper or migrate is listed here with its arguments", () => {
+test("every command that is not serve, users add, clients add, import doorkeeper, migrate or copy-store is listed here with its arguments", () => {
   const creates = (c: (typeof COMMANDS)[number]) => c.opensDatabase === true || Boolean(c.createsDatabase);
   const needExisting = COMMANDS.filter((c) => !creates(c)).map((c) => c.name).sort();
   assert.deepEqual(needExisting, Object.keys(ON_EXISTING_DATABASE).sort());
-  assert.deepEqual(COMMANDS.filter(creates).map((c) => c.name).sort(), ["clients add", "import doorkeeper", "migrate", "serve", "users add"]);
+  assert.deepEqual(COMMANDS.filter(creates).map((c) => c.name).sort(), ["clients add", "copy-store", "import doorkeeper", "migrate", "serve", "users add"]);
 });
 
 for (const [name, build] of Object.entries(ON_EXISTING_DATABASE)) {

@@ -49,14 +49,6 @@ test("migrate --help describes both kinds of database", async () => {
   assert.match(result.stdout, /postgres:\/\//);
 });
 
-test("the other commands refuse a PostgreSQL URL with exit 2 instead of creating a file named after it", async () => {
-  const h = cliHarness();
-  const result = await h.run(["users", "list", "--db", "postgres://fg@127.0.0.1:1/fieldgate"]);
-  assert.equal(result.code, 2);
-  assert.match(result.stderr, /only migrate takes a postgres:\/\/ URL/);
-  assert.ok(!existsSync("postgres:"), "no directory named after the URL");
-});
-
 postgresTest(
   "migrate applies the PostgreSQL schema once and reports the database without its password",
   async ({ url }) => {

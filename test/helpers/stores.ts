@@ -11,7 +11,10 @@ import { postgresTest } from "./postgres.ts";
 
 export type Backend = "sqlite" | "postgres";
 
-export function storeTest(name: string, fn: (store: Store, t: TestContext & { backend: Backend }) => Promise<void>): void {
+/** What a contract test is told besides node:test's context: the backend, and on PostgreSQL its database's URL. */
+export type StoreTestContext = TestContext & { backend: Backend; databaseUrl?: string };
+
+export function storeTest(name: string, fn: (store: Store, t: StoreTestContext) => Promise<void>): void {
   test(`${name} [sqlite]`, async (t) => {
     const store = openStore(":memory:");
     try {
@@ -23,7 +26,7 @@ export function storeTest(name: string, fn: (store: Store, t: TestContext & { ba
   postgresTest(`${name} [postgres]`, async (db, t) => {
     const store = await openPostgresStore(db.url);
     try {
-      await fn(store, Object.assign(t, { backend: "postgres" as const }));
+      await fn(store, Object.assign(t, { backend: "postgres" as const, databaseUrl: db.url }));
     } finally {
       await store.close();
     }

@@ -1,28 +1,37 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/store.ts";
 import { StoreConflictError } from "../../src/store/errors.ts";
 import { openDatabase } from "../../src/store/sqlite.ts";
 import { createClientStore, isRegisteredRedirectUri } from "../../src/store/clients.ts";
+import { randomHash, rowsTest, type StoreRows } from "../helpers/store_rows.ts";
 
-async function setup(): Promise<{ store: Store; userId: number }> {
-  const store = openStore(":memory:");
-  const user = await store.users.insert({ username: "robot", kind: "integration", now: 1 });
-  return { store, userId: user.id };
-}
+const integrationUser = (rows: StoreRows) => rows.user({ username: "robot", kind: "integration" });
 
 const web = { clientId: "web", secretHash: "h1", name: "Web", grantType: "authorization_code" as const, redirectUris: ["https://c.example/cb"], scope: "fields:read", integrationUserId: null, now: 10 };
 
-test("clients insert and find by public and internal id", async () => {
-  const { store } = await setup();
+const robotClient = (clientId: string, userId: number) =>
+  ({ clientId, secretHash: `h-${clientId}`, name: clientId, grantType: "client_credentials" as const, redirectUris: [], scope: "fields:read", integrationUserId: userId, now: 10 });
+
+/** SQLite's "CHECK constraint failed" or PostgreSQL's "violates check constraint". */
+const CHECK_VIOLATION = /CHECK constraint|violates check constraint/;
+
+rowsTest("clients insert and find by public and internal id", async (store, rows) => {
   const client = await store.clients.insert(web);
   assert.equal((await store.clients.findByClientId("web"))?.id, client.id);
   assert.equal((await store.clients.findById(client.id))?.redirectUri, "https://c.example/cb");
+  assert.deepEqual(await store.clients.findById(client.id), client);
+  assert.deepEqual(client, {
+    id: client.id, clientId: "web", secretHash: "h1", name: "Web", grantType: "authorization_code", redirectUri: "https://c.example/cb",
+    redirectUris: ["https://c.example/cb"], scope: "fields:read", integrationUserId: null, disabled: false, createdAt: 10, secretRotatedAt: null,
+  });
   await assert.rejects(store.clients.insert(web), StoreConflictError);
+  assert.equal(await store.clients.findByClientId("nope"), undefined);
+  assert.equal(await store.clients.findById(client.id + 99), undefined);
 });
 
-test("an integration user belongs to one client only (the spec's dedicated integration user)", async () => {
-  const { store, userId } = await setup();
+rowsTest("an integration user belongs to one client only (the spec's dedicated integration user)", async (store, rows) => {
+  const userId = await integrationUser(rows);
   const job = { ...web, clientId: "job", grantType: "client_credentials" as const, redirectUris: [], integrationUserId: userId };
   await store.clients.insert(job);
   await assert.rejects(store.clients.insert({ ...job, clientId: "job2" }), (error: unknown) =>
@@ -32,14 +41,22 @@ test("an integration user belongs to one client only (the spec's dedicated integ
   assert.equal((await store.clients.list()).length, 2);
 });
 
-test("the schema refuses a code client without redirect URI and a credentials client without integration user", async () => {
-  const { store } = await setup();
-  await assert.rejects(store.clients.insert({ ...web, clientId: "x", redirectUris: [] }), /CHECK constraint/);
-  await assert.rejects(store.clients.insert({ ...web, clientId: "y", grantType: "client_credentials", redirectUris: [] }), /CHECK constraint/);
+rowsTest("of concurrent registrations for one integration user exactly one succeeds", async (store, rows) => {
+  const userId = await integrationUser(rows);
+  const job = (clientId: string) => ({ ...web, clientId, grantType: "client_credentials" as const, redirectUris: [], integrationUserId: userId });
+  const results = await Promise.allSettled(["a", "b", "c", "d", "e"].map((id) => store.clients.insert(job(id))));
+  assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+  assert.ok(results.every((r) => r.status === "fulfilled" || r.reason instanceof StoreConflictError));
+  assert.equal((await store.clients.list()).length, 1);
 });
 
-test("rotateSecret replaces the digest and revokes tokens only when asked", async () => {
-  const { store, userId } = await setup();
+rowsTest("the schema refuses a code client without redirect URI and a credentials client without integration user", async (store, rows) => {
+  await assert.rejects(store.clients.insert({ ...web, clientId: "x", redirectUris: [] }), CHECK_VIOLATION);
+  await assert.rejects(store.clients.insert({ ...web, clientId: "y", grantType: "client_credentials", redirectUris: [] }), CHECK_VIOLATION);
+});
+
+rowsTest("rotateSecret replaces the digest and revokes tokens only when asked", async (store, rows) => {
+  const userId = await integrationUser(rows);
   const job = await store.clients.insert({ ...web, clientId: "job", grantType: "client_credentials", redirectUris: [], integrationUserId: userId });
   const token = { tokenHash: "t1", kind: "access" as const, grantType: "client_credentials" as const, scope: "fields:read", issuedAt: 10, expiresAt: 1810 };
   await store.tokens.issue({ clientId: job.id, userId, familyId: null, tokens: [token] });
@@ -49,11 +66,29 @@ test("rotateSecret replaces the digest and revokes tokens only when asked", asyn
   assert.ok(await store.tokens.findActiveAccess("t1", 30));
   await store.clients.rotateSecret("job", { secretHash: "h3", now: 40, revokeTokens: true });
   assert.equal(await store.tokens.findActiveAccess("t1", 50), undefined);
+  assert.equal((await store.tokens.findByHash("t1"))?.revokedAt, 40);
   assert.equal(await store.clients.rotateSecret("nope", { secretHash: "h", now: 1, revokeTokens: false }), undefined);
 });
 
-test("a disabled client's tokens stop being active", async () => {
-  const { store, userId } = await setup();
+rowsTest("rotateSecret with revokeTokens revokes the client's grant families too", async (store, rows) => {
+  const client = await store.clients.insert(web);
+  const other = await store.clients.insert({ ...web, clientId: "other" });
+  const userId = await rows.user();
+  const family = async (clientId: number) => {
+    const familyId = randomHash().slice(0, 22);
+    await store.codes.issue({ codeHash: randomHash(), familyId, clientId, userId, redirectUri: "https://c.example/cb",
+      scope: "fields:read", codeChallenge: null, issuedAt: 10, expiresAt: 610 });
+    return familyId;
+  };
+  const [mine, theirs] = [await family(client.id), await family(other.id)];
+  await store.clients.rotateSecret("web", { secretHash: "h2", now: 20, revokeTokens: true });
+  const into = (clientId: number, familyId: string) => store.tokens.issue({ clientId, userId, familyId, tokens: [] });
+  assert.equal(await into(client.id, mine), "family_revoked");
+  assert.equal(await into(other.id, theirs), "issued");
+});
+
+rowsTest("a disabled client's tokens stop being active", async (store, rows) => {
+  const userId = await integrationUser(rows);
   const job = await store.clients.insert({ ...web, clientId: "job", grantType: "client_credentials", redirectUris: [], integrationUserId: userId });
   await store.tokens.issue({ clientId: job.id, userId, familyId: null, tokens: [{ tokenHash: "t", kind: "access", grantType: "client_credentials", scope: "fields:read", issuedAt: 1, expiresAt: 100 }] });
   assert.equal((await store.clients.setDisabled("job", true))?.disabled, true);
@@ -63,17 +98,63 @@ test("a disabled client's tokens stop being active", async () => {
   assert.equal(await store.clients.setDisabled("nope", true), undefined);
 });
 
-test("replaceRedirectUri changes one authorization-code client and returns its previous URI", async () => {
-  const { store, userId } = await setup();
+rowsTest("replaceRedirectUri changes one authorization-code client and returns its previous URI", async (store, rows) => {
+  const userId = await integrationUser(rows);
   await store.clients.insert(web);
   await store.clients.insert({ ...web, clientId: "other" });
   await store.clients.insert({ ...web, clientId: "job", grantType: "client_credentials", redirectUris: [], integrationUserId: userId });
   assert.deepEqual(await store.clients.replaceRedirectUri("web", "http://localhost:9/cb"), ["https://c.example/cb"]);
   assert.equal((await store.clients.findByClientId("web"))?.redirectUri, "http://localhost:9/cb");
+  assert.deepEqual(await store.clients.replaceRedirectUri("web", "http://localhost:9/cb"), ["http://localhost:9/cb"]);
   assert.equal((await store.clients.findByClientId("other"))?.redirectUri, "https://c.example/cb");
   assert.equal(await store.clients.replaceRedirectUri("job", "http://localhost:9/cb"), undefined);
   assert.equal((await store.clients.findByClientId("job"))?.redirectUri, null);
   assert.equal(await store.clients.replaceRedirectUri("nobody", "http://localhost:9/cb"), undefined);
+});
+
+rowsTest("remove deletes the client with its tokens and approvals, counting what was live", async (store, rows) => {
+  const client = await store.clients.insert(web);
+  const other = await store.clients.insert({ ...web, clientId: "other" });
+  const userId = await rows.user();
+  const token = (tokenHash: string, expiresAt: number) =>
+    ({ tokenHash, kind: "access" as const, grantType: "authorization_code" as const, scope: "fields:read", issuedAt: 1, expiresAt });
+  await store.tokens.issue({ clientId: client.id, userId, familyId: null, tokens: [token("live", 100), token("expired", 20), token("revoked", 100)] });
+  await store.tokens.revoke("revoked", client.id, 30);
+  await store.tokens.issue({ clientId: other.id, userId, familyId: null, tokens: [token("theirs", 100)] });
+  await rows.consent(userId, client.id, "fields:read");
+  const removed = await store.clients.remove("web", 30);
+  assert.deepEqual(removed, { client, tokensRevoked: 1, consentsRemoved: 1 });
+  assert.equal(await store.clients.findByClientId("web"), undefined);
+  assert.equal(await store.tokens.findByHash("live"), undefined);
+  assert.equal(await rows.consentScope(userId, client.id), undefined);
+  assert.ok(await store.tokens.findActiveAccess("theirs", 30));
+  assert.equal(await store.clients.remove("web", 30), undefined);
+});
+
+rowsTest("findForTokenRequest reads the client with whether its integration user may act", async (store, rows) => {
+  const userId = await integrationUser(rows);
+  await store.clients.insert(web);
+  const robot = await store.clients.insert(robotClient("robot", userId));
+  const read = await store.clients.findForTokenRequest("robot");
+  assert.deepEqual(read, {
+    id: robot.id, clientId: "robot", secretHash: "h-robot", grantType: "client_credentials", redirectUri: null, redirectUris: [],
+    scope: "fields:read", integrationUserId: userId, disabled: false, integrationUserEnabled: true,
+  });
+  assert.equal((await store.clients.findForTokenRequest("web"))?.integrationUserEnabled, false);
+  assert.equal(await store.clients.findForTokenRequest("nope"), undefined);
+  await rows.setUserDisabled(userId, true);
+  assert.equal((await store.clients.findForTokenRequest("robot"))?.integrationUserEnabled, false);
+});
+
+rowsTest("a shared PostgreSQL store remembers no client between requests", async (store, rows, t) => {
+  const userId = await integrationUser(rows);
+  await store.clients.insert(robotClient("robot", userId));
+  await store.clients.findForTokenRequest("robot");
+  const remembered = store.clients.rememberedForTokenRequest("robot");
+  // SQLite's per-process memory is covered below; several instances share a PostgreSQL database, and each must see
+  // another's disable or rotation on its next request.
+  if (t.backend === "postgres") assert.equal(remembered, undefined);
+  else assert.equal(remembered?.remembered, true);
 });
 
 test("a registration whose commit fails is reported, never acknowledged with credentials that were not stored", async () => {
@@ -88,11 +169,10 @@ test("a registration whose commit fails is reported, never acknowledged with cre
   db.close();
 });
 
-const robotClient = (clientId: string, userId: number) =>
-  ({ clientId, secretHash: `h-${clientId}`, name: clientId, grantType: "client_credentials" as const, redirectUris: [], scope: "fields:read", integrationUserId: userId, now: 10 });
 
 test("findForTokenRequest remembers only client_credentials clients that may issue, marked and frozen", async () => {
-  const { store, userId } = await setup();
+  const store = openStore(":memory:");
+  const userId = (await store.users.insert({ username: "robot", kind: "integration", now: 1 })).id;
   await store.clients.insert(web);
   await store.clients.insert(robotClient("robot", userId));
   assert.equal(store.clients.rememberedForTokenRequest("robot"), undefined);
@@ -110,7 +190,8 @@ test("findForTokenRequest remembers only client_credentials clients that may iss
 });
 
 test("a rotation, disable or delete made through this store forgets the remembered row at once", async () => {
-  const { store, userId } = await setup();
+  const store = openStore(":memory:");
+  const userId = (await store.users.insert({ username: "robot", kind: "integration", now: 1 })).id;
   await store.clients.insert(robotClient("robot", userId));
   const changes = [
     () => store.clients.rotateSecret("robot", { secretHash: "h2", now: 11, revokeTokens: false }),
@@ -141,8 +222,7 @@ test("at most 1,024 clients are remembered: the one remembered longest ago goes 
   assert.notEqual(store.clients.rememberedForTokenRequest(ids[1024]!), undefined);
 });
 
-test("a client keeps every registered redirect URI, in order, and the first is its redirectUri", async () => {
-  const { store } = await setup();
+rowsTest("a client keeps every registered redirect URI, in order, and the first is its redirectUri", async (store) => {
   const uris = ["https://c.example/cb", "https://c.example/cb2?tenant=1", "http://127.0.0.1:8080/cb"];
   await store.clients.insert({ ...web, redirectUris: uris });
   const found = await store.clients.findByClientId("web");
@@ -153,8 +233,7 @@ test("a client keeps every registered redirect URI, in order, and the first is i
   assert.deepEqual((await store.clients.findByClientId("web"))?.redirectUris, ["https://new.example/cb"]);
 });
 
-test("clients insert refuses a redirect URI that would split the stored list", async () => {
-  const { store } = await setup();
+rowsTest("clients insert refuses a redirect URI that would split the stored list", async (store) => {
   await assert.rejects(store.clients.insert({ ...web, redirectUris: ["https://a.example/cb\nhttps://b.example/cb"] }), TypeError);
   await assert.rejects(store.clients.insert({ ...web, redirectUris: ["https://a.example/cb", ""] }), TypeError);
   assert.equal(await store.clients.findByClientId("web"), undefined);

@@ -1,13 +1,10 @@
 // `migrate`: applies the database's pending schema steps explicitly, to a SQLite file or a PostgreSQL database.
+import type { Config } from "../../config.ts";
 import { ForeignDatabaseError, SchemaTooNewError } from "../../store/errors.ts";
 import { MIGRATIONS } from "../../store/migrations.ts";
+import { isUnreachable, poolOptions } from "../database.ts";
 import { messageOf } from "../text.ts";
 import { type CliDeps, CommandError, type DatabaseCommand } from "../types.ts";
-
-/** True for a postgres:// or postgresql:// URL, which names a PostgreSQL database rather than a SQLite file. */
-export function isPostgresUrl(database: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(database);
-}
 
 interface Outcome {
   /** The database as it may be shown: a path, or a URL without its password. */
@@ -24,10 +21,9 @@ export const migrate: DatabaseCommand = {
   flags: {},
   opensDatabase: true,
   async run({ config, deps }) {
+    const url = config.databaseUrl;
     const outcome = await refusingKnownFaults(() =>
-      isPostgresUrl(config.dbPath)
-        ? migratePostgresUrl(config.dbPath, deps)
-        : migrateSqliteFile(config.dbPath, deps)
+      url === undefined ? migrateSqliteFile(config.dbPath, deps) : migratePostgresUrl(url, config, deps)
     );
     const { database, applied, version } = outcome;
     const text = applied.length === 0
@@ -48,12 +44,12 @@ async function migrateSqliteFile(path: string, deps: CliDeps): Promise<Outcome> 
 }
 
 /** Loaded on demand, so that postgres.js and the PostgreSQL schema stay out of every SQLite run of the CLI. */
-async function migratePostgresUrl(url: string, deps: CliDeps): Promise<Outcome> {
+async function migratePostgresUrl(url: string, config: Readonly<Config>, deps: CliDeps): Promise<Outcome> {
   const [{ openPostgres }, { migratePostgres }] = await Promise.all([
     import("../../store/postgres/connect.ts"),
     import("../../store/postgres/migrations.ts"),
   ]);
-  const pg = await openPostgres(url, { max: 1 });
+  const pg = await openPostgres(url, { ...poolOptions(config), max: 1 });
   try {
     const report = await migratePostgres(pg, { now: deps.clock() });
     return { database: pg.where, ...report };
@@ -63,16 +59,6 @@ async function migratePostgresUrl(url: string, deps: CliDeps): Promise<Outcome> 
   } finally {
     await pg.close();
   }
-}
-
-/**
- * A server that cannot be reached or will not let this user in: the operator's to fix, so a message (named without
- * the password), not a stack. Network errors (ECONNREFUSED, postgres.js's CONNECT_TIMEOUT) and the SQLSTATE classes
- * 08 (connection), 28 (authorization), 3D (no such database), 42501 (no privilege) and 57P03 (starting up).
- */
-function isUnreachable(error: unknown): boolean {
-  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  return typeof code === "string" && /^(E[A-Z]+|CONNECT_TIMEOUT|08...|28...|3D...|42501|57P03)$/.test(code);
 }
 
 /** A database newer than this fieldgate, or not fieldgate's at all, fails the command (exit 1) with its message. */

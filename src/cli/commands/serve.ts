@@ -8,6 +8,9 @@ import { DEMO_FIELDS_URL, type DemoSeed, demoCredentialsPath, readDemoCredential
 import { demoRedirectUri, syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
 import { startMaintenance } from "../../server/maintenance.ts";
 import { LOOPBACK_HOSTS } from "../../oauth/redirect_uri.ts";
+import { RegistrationError } from "../../oauth/registration.ts";
+import { StoreConflictError } from "../../store/errors.ts";
+import { describeDatabase } from "../database.ts";
 import { messageOf } from "../text.ts";
 import {
   CommandError,
@@ -78,20 +81,44 @@ async function seedIfEmpty(ctx: CommandContext, config: Readonly<Config>): Promi
   }
   const text = await deps.readTextFile(DEMO_FIELDS_URL);
   if (text === undefined) throw new CommandError(`demo data missing: ${DEMO_FIELDS_URL.href}`);
-  const seed = await seedDemo(store, {
-    geojson: JSON.parse(text),
-    baseUrl: config.baseUrl,
-    pbkdf2Iterations: config.pbkdf2Iterations,
-    random: deps.random,
-    now,
-  });
+  let seed: DemoSeed;
+  try {
+    seed = await seedDemo(store, {
+      geojson: JSON.parse(text),
+      baseUrl: config.baseUrl,
+      pbkdf2Iterations: config.pbkdf2Iterations,
+      random: deps.random,
+      now,
+    });
+  } catch (error) {
+    // Instances sharing one PostgreSQL database may start together on an empty one: the first to insert the demo
+    // user seeds, and the others, finding the name taken, go on with its data instead of failing to start.
+    if (isTakenName(error) && (await store.organizations.list()).length > 0) {
+      deps.log("demo_seeded_elsewhere", {});
+      return undefined;
+    }
+    throw error;
+  }
   await writeCredentials(seed, config, deps);
   deps.log("demo_seeded", { organization: seed.organization, fields: seed.fields });
   return seed;
 }
 
+/** A username (or other unique name) another writer took first. */
+function isTakenName(error: unknown): boolean {
+  return error instanceof StoreConflictError || (error instanceof RegistrationError && error.reason === "taken");
+}
+
+/**
+ * The demo credentials file, beside a SQLite database. A PostgreSQL database has no directory of its own to keep it
+ * in, and the instances sharing it may run on different machines: the credentials are shown once and kept nowhere.
+ */
+function credentialsPathOf(config: Readonly<Config>): string | undefined {
+  return config.databaseUrl === undefined ? demoCredentialsPath(config.dbPath) : undefined;
+}
+
 async function writeCredentials(seed: DemoSeed, config: Readonly<Config>, deps: CliDeps): Promise<void> {
-  const credentialsPath = demoCredentialsPath(config.dbPath);
+  const credentialsPath = credentialsPathOf(config);
   if (credentialsPath) await deps.writePrivateFile(credentialsPath, JSON.stringify(seed, null, 2) + "\n");
 }
 
@@ -107,7 +134,7 @@ async function announceSeed(seed: DemoSeed, config: Readonly<Config>, io: CliIo,
     : { ...seed, authorizationCodeClient: { ...seed.authorizationCodeClient, redirect_uri: redirectUri } };
   if (shown !== seed) await writeCredentials(shown, config, deps);
   // stdout, not the log: the log stream is shipped and kept, the terminal is the operator's.
-  io.stdout(formatDemoBanner(shown, { baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
+  io.stdout(formatDemoBanner(shown, { baseUrl: config.baseUrl, credentialsPath: credentialsPathOf(config) }));
 }
 
 /** Demo mode defaults on when a demo credentials file sits beside the database, unless FIELDGATE_DEMO says otherwise. */
@@ -115,7 +142,7 @@ async function demoSettings(
   config: Readonly<Config>,
   deps: CliDeps,
 ): Promise<{ config: Readonly<Config>; demo: DemoCredentials | undefined }> {
-  const path = demoCredentialsPath(config.dbPath);
+  const path = credentialsPathOf(config);
   const text = path === undefined ? undefined : await deps.readTextFile(path);
   const demo = text === undefined ? undefined : readDemoCredentials(text);
   if (demo && config.demoSetting === "auto") return { config: Object.freeze({ ...config, demo: true }), demo };
@@ -133,7 +160,7 @@ function envForPort(env: CommandContext["env"], port: number): CommandContext["e
 
 /** The line a start that finds demo data prints: where the walkthrough and the credentials file are. */
 function remindOfDemo(config: Readonly<Config>, io: CliIo): void {
-  io.stdout(formatDemoReminder({ baseUrl: config.baseUrl, credentialsPath: demoCredentialsPath(config.dbPath) }));
+  io.stdout(formatDemoReminder({ baseUrl: config.baseUrl, credentialsPath: credentialsPathOf(config) }));
 }
 
 /**
@@ -207,7 +234,13 @@ export const serve: Command = {
       return app;
     });
     const { config } = app.deps;
-    deps.log("listening", { url: listener.url, base_url: config.baseUrl, demo: config.demo });
+    // The database as describeDatabase shows it: a PostgreSQL URL without its password, since logs are shipped and kept.
+    deps.log("listening", {
+      url: listener.url,
+      base_url: config.baseUrl,
+      demo: config.demo,
+      database: await describeDatabase(config),
+    });
     if (plainHttpBeyondLoopback(config.baseUrl)) {
       // Passwords, codes, secrets and bearer tokens would cross the network in clear (RFC 6749 §3.1, §10.9;
       // RFC 6750 §5.3), and cookies lose Secure and __Host-. Warned, not refused: a proxy on the same host may

@@ -75,12 +75,6 @@ export async function exchangeRefreshToken(
   checkRedirectUri(deps, client, params.redirect_uri);
   const now = nowSeconds(deps.clock);
   const refreshHash = await tokenKey(deps, presentedToken);
-  const details = await deps.store.tokens.findByHash(refreshHash);
-  // Said only about this client's own refresh token: another client's token, or an access token, is just invalid,
-  // and must not tell its presenter anything about the user behind it.
-  if (details?.userDisabled && details.clientId === client.id && details.kind === "refresh") {
-    throw invalidGrant("The user who approved this grant is disabled");
-  }
   const { result, minted } = await rotate(deps, { client, refreshHash, requested: params.scope, now, ip });
   switch (result.status) {
     case "reused": {
@@ -93,8 +87,15 @@ export async function exchangeRefreshToken(
       });
       throw invalidGrant("The refresh token has already been used");
     }
-    case "invalid":
+    case "invalid": {
+      // Read only on this path, so a rotation costs no extra round trip. Said only about this client's own refresh
+      // token: another client's token, or an access token, must not tell its presenter anything about the user.
+      const details = await deps.store.tokens.findByHash(refreshHash);
+      if (details?.userDisabled && details.clientId === client.id && details.kind === "refresh") {
+        throw invalidGrant("The user who approved this grant is disabled");
+      }
       throw invalidGrant("The refresh token is invalid, expired or revoked");
+    }
     case "client_changed":
       // Disabled, or the secret rotated, while this request was in flight: nothing was rotated.
       throw clientAuthenticationWithdrawn();

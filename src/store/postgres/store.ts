@@ -23,10 +23,8 @@ export interface PostgresStoreOptions extends PgOptions {
   onMigrated?: (applied: readonly string[]) => void;
 }
 
-/** True for a `--db` / FIELDGATE_DATABASE_URL value naming a PostgreSQL database rather than a SQLite file. */
-export function isPostgresUrl(location: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(location);
-}
+// Defined with the setting it reads (config.ts), where the adapters and the CLI reach it without loading this module.
+export { isPostgresUrl } from "../../config.ts";
 
 /**
  * Opens a pool to the database at `url`, applies pending migrations under the advisory lock (so instances starting

@@ -1,9 +1,113 @@
-// PLACEHOLDER: to be implemented (issue 24); every method rejects until then.
-import type { PgClient } from "./connect.ts";
-import type { TokenStore } from "../tokens.ts";
+// tokens table on PostgreSQL: issuance, the code exchange, the bearer check, revocation (rotation: token_rotation.ts).
+import type { PgClient, PgRow } from "./connect.ts";
+import { type ActiveAccess, DETAIL_COLUMNS, DETAIL_TABLES, type IssueOutcome, type RevokeResult, type TokenStore } from "../tokens.ts";
+import { toDetails, toRecord } from "../token_rows.ts";
+import { toCode } from "../codes.ts";
+import { auditJson, CLIENT_STILL, clientParams, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
+  from "./token_sql.ts";
+import { rotateRefreshPg } from "./token_rotation.ts";
 
-export function createPgTokenStore(_pg: PgClient): TokenStore {
-  return new Proxy({}, {
-    get: (_target, name) => () => Promise.reject(new Error(`TokenStore.${String(name)} is not implemented on PostgreSQL yet`)),
-  }) as TokenStore;
+// One statement, so a client-credentials token costs one round trip after the client lookup. The re-checks lock the
+// client, user and family rows (in that order) FOR SHARE; nothing is inserted unless all three hold.
+const ISSUE = `WITH still AS (SELECT
+    ($1::bigint IS NULL OR ${CLIENT_STILL}) AS client_ok,
+    ($1::bigint IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = $7 AND disabled = 0 FOR SHARE)) AS user_ok,
+    ($8::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = $8 AND revoked_at IS NULL FOR SHARE)) AS family_ok),
+  issued AS (${insertTokensSql(9, "(SELECT client_ok AND user_ok AND family_ok FROM still)")}),
+  audited AS (${insertAuditSql(10, "(SELECT client_ok AND user_ok AND family_ok FROM still)")})
+  SELECT client_ok, user_ok, family_ok FROM still`;
+
+// The conditional UPDATE claims the code: of concurrent exchanges one gets the row, and the others wait for it to
+// commit and then find it used. The code row is locked first, then the client, user and family FOR SHARE.
+const CLAIM_CODE = `WITH claimed AS (UPDATE authorization_codes SET used_at = $7 WHERE code_hash = $8 AND client_id = $1
+    AND used_at IS NULL RETURNING *)
+  SELECT claimed.*, ${CLIENT_STILL} AS client_ok,
+    EXISTS (SELECT 1 FROM users u WHERE u.id = claimed.user_id AND u.disabled = 0 FOR SHARE) AS user_ok,
+    EXISTS (SELECT 1 FROM grant_families f WHERE f.id = claimed.family_id AND f.revoked_at IS NULL FOR SHARE) AS family_ok
+  FROM claimed`;
+
+// One statement: the token, its client and user, and the acting user's organizations (a JSON array, ascending).
+const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS},
+  COALESCE((SELECT json_agg(m.organization_id ORDER BY m.organization_id) FROM memberships m WHERE m.user_id = t.user_id),
+    '[]'::json) AS organization_ids
+  FROM ${DETAIL_TABLES} WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2
+  AND c.disabled = 0 AND u.disabled = 0`;
+
+function issueOutcome(row: PgRow | undefined): IssueOutcome {
+  if (row?.family_ok !== true) return "family_revoked";
+  return withdrawnOf(row) ?? "issued";
+}
+
+export function createPgTokenStore(pg: PgClient): TokenStore {
+  return {
+    async issue(input) {
+      const owner = { clientId: input.clientId, userId: input.userId, familyId: input.familyId, parentId: null };
+      const [row] = await pg.query(ISSUE, [...clientParams(input.authenticated), input.userId, input.familyId,
+        tokensJson(owner, input.tokens), auditJson(input.audit)]);
+      return issueOutcome(row);
+    },
+    async exchangeCode(codeHash, client, now, decide) {
+      return pg.transaction(async (tx) => {
+        const [won] = await tx.query(CLAIM_CODE, [...clientParams(client), now, codeHash]);
+        if (!won) {
+          const [used] = await tx.query("SELECT * FROM authorization_codes WHERE code_hash = $1 AND client_id = $2", [codeHash, client.id]);
+          if (!used) return { status: "missing" } as const;
+          const code = toCode(used);
+          // A replay: RFC 6749 §4.1.2 asks to revoke what the code was exchanged for.
+          await revokeFamily(tx, code.familyId, now, "code_reused");
+          return { status: "reused", code } as const;
+        }
+        const code = toCode(won);
+        const withdrawn = withdrawnOf(won);
+        const decision = decide(code, { userDisabled: withdrawn === "user_disabled", clientChanged: withdrawn === "client_changed" });
+        if ("refuse" in decision) return { status: "refused", code, reason: decision.refuse } as const;
+        if (won.family_ok !== true) return { status: "family_revoked", code } as const;
+        const owner = { clientId: code.clientId, userId: code.userId, familyId: code.familyId, parentId: null };
+        await insertIssued(tx, owner, decision.issue.tokens, decision.issue.audit);
+        return { status: "issued", code, plan: decision.issue } as const;
+      });
+    },
+    async findByHash(tokenHash) {
+      const [row] = await pg.query(`SELECT ${DETAIL_COLUMNS} FROM ${DETAIL_TABLES} WHERE t.token_hash = $1`, [tokenHash]);
+      return row && toDetails(row);
+    },
+    async findActiveAccess(tokenHash, now) {
+      const [row] = await pg.query(ACTIVE_ACCESS, [tokenHash, now]);
+      if (!row) return undefined;
+      const organizationIds = Object.freeze((row.organization_ids as unknown[]).map(Number));
+      return Object.freeze({ ...toDetails(row), organizationIds }) satisfies ActiveAccess;
+    },
+    rotateRefresh: (input) => rotateRefreshPg(pg, input),
+    async revoke(tokenHash, clientId, now) {
+      const [row] = await pg.query("SELECT * FROM tokens WHERE token_hash = $1", [tokenHash]);
+      if (!row) return { status: "unknown" };
+      const token = toRecord(row);
+      if (token.clientId !== clientId) return { status: "other_client" };
+      if (token.revokedAt !== null || token.expiresAt <= now) return { status: "unknown", kind: token.kind };
+      const { familyId } = token;
+      if (token.kind === "refresh" && familyId !== null) {
+        await pg.transaction((tx) => revokeFamily(tx, familyId, now, "refresh_revoked"));
+        return { status: "revoked", kind: token.kind };
+      }
+      // Conditional: a revocation that committed since the read above has already answered "revoked".
+      const revoked = await pg.query("UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id", [now, token.id]);
+      return { status: revoked.length ? "revoked" : "unknown", kind: token.kind } satisfies RevokeResult;
+    },
+    async revokeUserClient(userId, clientId, now) {
+      return pg.transaction(async (tx) => {
+        // Families first (the lock order), then their tokens in a statement of its own: see revokeFamily.
+        await tx.query(`WITH forgotten AS (DELETE FROM consents WHERE user_id = $2 AND client_id = $3)
+          UPDATE grant_families SET revoked_at = $1, revoked_reason = 'user_revoked'
+          WHERE user_id = $2 AND client_id = $3 AND revoked_at IS NULL`, [now, userId, clientId]);
+        const [row] = await tx.query(`WITH revoked AS (UPDATE tokens SET revoked_at = $1
+          WHERE user_id = $2 AND client_id = $3 AND revoked_at IS NULL RETURNING 1) SELECT COUNT(*) AS n FROM revoked`,
+          [now, userId, clientId]);
+        return Number(row?.n);
+      });
+    },
+    async count() {
+      const [row] = await pg.query("SELECT COUNT(*) AS n FROM tokens");
+      return Number(row?.n);
+    },
+  };
 }

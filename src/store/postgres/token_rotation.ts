@@ -1,0 +1,131 @@
+// Refresh-token rotation on PostgreSQL: single use, reuse detection (RFC 9700 §4.14.2) and grace retries, with the
+// decisions of SQLite's token_rotation.ts.
+//
+// The usual refresh (a live token never rotated before) costs two round trips: a read, then one statement that
+// claims the token with a conditional UPDATE … WHERE rotated_at IS NULL and inserts the new pair only if it did,
+// under FOR SHARE re-checks of client, user and family. Everything else (a lost race, a rotated or revoked token, a
+// withdrawn client) is decided in a transaction that locks the family and then the presented token FOR UPDATE, so
+// concurrent rotations of one token run one after another and each sees what the previous one committed.
+import { isRetryable, type PgClient, type PgQueryable, type PgRow } from "./connect.ts";
+import type { RotateInput, RotateResult } from "../token_rotation.ts";
+import { isImportedFamily } from "../imports.ts";
+import { type IssuePlan, toRecord, type TokenRecord } from "../token_rows.ts";
+import { auditJson, CLIENT_STILL, CLIENT_WAS, clientParams, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
+  from "./token_sql.ts";
+
+const READ = `SELECT t.*, ${CLIENT_WAS} AS client_ok,
+  EXISTS (SELECT 1 FROM users u WHERE u.id = t.user_id AND u.disabled = 0) AS user_ok
+  FROM tokens t WHERE t.token_hash = $7 AND t.kind = 'refresh'`;
+
+// $7 now, $8 token id, $9 user, $10 family, $11 imported family, $12 tokens, $13 audit row. The re-checks run before
+// the UPDATE locks the token (its WHERE needs them), so the locks follow the order client, user, family, token. An
+// imported Doorkeeper pair's other live refresh token is spent with it (see SQLite's rotateRefreshRows).
+const CLAIM = `WITH still AS (SELECT ${CLIENT_STILL} AS client_ok,
+    EXISTS (SELECT 1 FROM users WHERE id = $9 AND disabled = 0 FOR SHARE) AS user_ok,
+    ($10::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = $10 AND revoked_at IS NULL FOR SHARE)) AS family_ok),
+  claimed AS (UPDATE tokens SET rotated_at = $7 WHERE id = $8 AND rotated_at IS NULL AND revoked_at IS NULL
+    AND (SELECT client_ok AND user_ok AND family_ok FROM still) RETURNING id),
+  paired AS (UPDATE tokens SET rotated_at = $7 WHERE $11::boolean AND family_id = $10 AND kind = 'refresh' AND id <> $8
+    AND rotated_at IS NULL AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM claimed)),
+  issued AS (${insertTokensSql(12, "EXISTS (SELECT 1 FROM claimed)")}),
+  audited AS (${insertAuditSql(13, "EXISTS (SELECT 1 FROM claimed)")})
+  SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`;
+
+// The locked path's first statement: the client and user FOR SHARE, then the family FOR UPDATE ($7 user, $8 family),
+// so the statements after it see every write into the family committed before, and none can start until this ends.
+const LOCK = `SELECT ${CLIENT_STILL} AS client_ok,
+  EXISTS (SELECT 1 FROM users WHERE id = $7 AND disabled = 0 FOR SHARE) AS user_ok,
+  ($8::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = $8 FOR UPDATE)) AS family_locked`;
+
+// The presented token, locked, with what reuse detection asks about its children and siblings (childrenOf and
+// supersededByRetry in SQLite's rotation) and whether its family was revoked (or is gone).
+const PRESENTED = `SELECT t.*,
+  (SELECT COUNT(*) FROM tokens c WHERE c.parent_id = t.id AND c.kind = 'refresh') AS children,
+  EXISTS (SELECT 1 FROM tokens c WHERE c.parent_id = t.id AND c.kind = 'refresh' AND c.rotated_at IS NOT NULL) AS child_rotated,
+  EXISTS (SELECT 1 FROM tokens s WHERE s.parent_id = t.parent_id AND s.kind = 'refresh' AND s.id > t.id) AS later_sibling,
+  NOT EXISTS (SELECT 1 FROM grant_families f WHERE f.id = t.family_id AND f.revoked_at IS NULL) AS family_revoked
+  FROM tokens t WHERE t.token_hash = $1 AND t.kind = 'refresh' FOR UPDATE OF t`;
+
+/** TokenStore.rotateRefresh on PostgreSQL; see the top of this file. */
+export async function rotateRefreshPg<P extends IssuePlan>(pg: PgClient, input: RotateInput<P>): Promise<RotateResult<P>> {
+  const { client, now } = input;
+  const [row] = await pg.query(READ, [...clientParams(client), input.refreshHash]);
+  if (!row) return { status: "invalid" };
+  const presented = toRecord(row);
+  // The client, user and expiry of a token never change: these refusals need no lock.
+  if (presented.clientId !== client.id || presented.expiresAt <= now) return { status: "invalid" };
+  if (presented.revokedAt !== null || presented.rotatedAt !== null) return rotateLocked(pg, input, presented);
+  // Read together: a client or user withdrawn by then is refused, as SQLite would have refused it at that moment.
+  const withdrawn = withdrawnOf(row);
+  if (withdrawn) return { status: withdrawn };
+  const plan = input.next(presented, false);
+  if (!plan) return { status: "invalid" };
+  const owner = { clientId: client.id, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
+  const params = [...clientParams(client), now, presented.id, presented.userId, presented.familyId,
+    isImportedFamily(presented.familyId), tokensJson(owner, plan.tokens), auditJson(plan.audit)];
+  // A deadlock victim's statement was rolled back whole (both refresh tokens of an imported pair presented at once
+  // lock the two rows in opposite orders), so deciding again is safe.
+  const claimed = await pg.query(CLAIM, params).then(([r]) => r?.claimed === true, (error) => isRetryable(error) ? false : Promise.reject(error));
+  if (claimed) return { status: "ok", presented, retried: false, plan };
+  // Something changed since the read (most often a concurrent rotation of the same token): decide again, locked.
+  return rotateLocked(pg, input, presented, plan);
+}
+
+/**
+ * The rotation as SQLite decides it, in one transaction holding the family and the presented token. `unlocked` is
+ * the token as first read (its user and family never change); `plan` what `next` returned for it, reused when the
+ * outcome is a rotation that is not a retry.
+ */
+function rotateLocked<P extends IssuePlan>(
+  pg: PgClient,
+  input: RotateInput<P>,
+  unlocked: TokenRecord,
+  plan?: P,
+): Promise<RotateResult<P>> {
+  const { refreshHash, client, now, graceSeconds, next } = input;
+  return pg.transaction(async (tx): Promise<RotateResult<P>> => {
+    const [still] = await tx.query(LOCK, [...clientParams(client), unlocked.userId, unlocked.familyId]);
+    const [row] = await tx.query(PRESENTED, [refreshHash]);
+    if (!row) return { status: "invalid" };
+    const presented = toRecord(row);
+    if (presented.clientId !== client.id || presented.expiresAt <= now) return { status: "invalid" };
+    if (presented.revokedAt !== null) {
+      // A pair killed by a grace retry was presented after all: its response was not lost, so whoever retried was
+      // not this client (RFC 9700 §4.14.2). Any other revoked token is merely invalid.
+      return supersededByRetry(row, presented) ? reuse(tx, presented, now) : { status: "invalid" };
+    }
+    let retried = false;
+    if (presented.rotatedAt !== null) {
+      if (graceSeconds <= 0 || now - presented.rotatedAt > graceSeconds) return reuse(tx, presented, now);
+      // One retry within the window, for a client that lost the response; reuse once the pair was received (its
+      // refresh token rotated in turn) or the retry spent (a second child).
+      if (row.child_rotated === true || Number(row.children) > 1) return reuse(tx, presented, now);
+      retried = true;
+    }
+    const withdrawn = withdrawnOf(still ?? {});
+    if (withdrawn) return { status: withdrawn };
+    if (retried) await tx.query("UPDATE tokens SET revoked_at = $1 WHERE parent_id = $2 AND revoked_at IS NULL", [now, presented.id]);
+    const chosen = !retried && plan ? plan : next(presented, retried);
+    if (!chosen) return { status: "invalid" };
+    if (!retried) {
+      // An imported pair's other live refresh token is spent too (SQLite's rotateRefreshRows says why).
+      await tx.query(`UPDATE tokens SET rotated_at = $1 WHERE id = $2 OR ($3::boolean AND family_id = $4 AND kind = 'refresh'
+        AND rotated_at IS NULL AND revoked_at IS NULL)`, [now, presented.id, isImportedFamily(presented.familyId), presented.familyId]);
+    }
+    const owner = { clientId: client.id, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
+    await insertIssued(tx, owner, chosen.tokens, chosen.audit);
+    return { status: "ok", presented, retried, plan: chosen };
+  });
+}
+
+/** True when `presented` is the refresh token of a pair a grace retry revoked (SQLite's supersededByRetry). */
+function supersededByRetry(row: PgRow, presented: TokenRecord): boolean {
+  return row.parent_id !== null && presented.familyId !== null && row.family_revoked !== true && row.later_sibling === true;
+}
+
+/** Reuse of a rotated refresh token: revoke everything descending from the same approval. */
+async function reuse(tx: PgQueryable, presented: TokenRecord, now: number): Promise<{ status: "reused"; presented: TokenRecord }> {
+  if (presented.familyId !== null) await revokeFamily(tx, presented.familyId, now, "refresh_reused");
+  else await tx.query("UPDATE tokens SET revoked_at = $1 WHERE id = $2", [now, presented.id]);
+  return { status: "reused", presented };
+}

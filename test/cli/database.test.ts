@@ -1,0 +1,72 @@
+// Which database a command opens (--db of either kind, FIELDGATE_DB, FIELDGATE_DATABASE_URL) and how it is refused.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { openPostgres } from "../../src/store/postgres/connect.ts";
+import { test } from "../helpers/bounded.ts";
+import { postgresTest } from "../helpers/postgres.ts";
+import { cliHarness } from "./harness.ts";
+
+/** A server nobody listens on: port 1 refuses connections at once. */
+const UNREACHABLE = "postgres://fg:hunter2@127.0.0.1:1/fieldgate";
+
+test("a command given an unreachable PostgreSQL URL fails with exit 1, naming it without the password", async () => {
+  const h = cliHarness();
+  const result = await h.run(["users", "list", "--db", UNREACHABLE]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(result.stderr, /cannot open postgres:\/\/fg@127\.0\.0\.1:1\/fieldgate: .*ECONNREFUSED/);
+  assert.ok(!result.stderr.includes("hunter2"));
+  assert.ok(!existsSync("postgres:") && !existsSync(join(h.dir, "postgres:")), "no file or directory named after the URL");
+  assert.equal(h.snapshot(), "absent");
+});
+
+test("--db names the database of either kind in place of what the environment names, never as both set", async () => {
+  const h = cliHarness();
+  h.createDatabase();
+  // The environment names PostgreSQL; --db a SQLite file: the file is used and the URL never dialled.
+  const fromFile = await h.run(["users", "list", "--json", "--db", h.dbPath], { env: { FIELDGATE_DATABASE_URL: UNREACHABLE } });
+  assert.equal(fromFile.code, 0, fromFile.stderr);
+  assert.deepEqual(JSON.parse(fromFile.stdout), { users: [] });
+  // The environment names a file; --db a URL: the URL is used (and is unreachable here).
+  const fromUrl = await h.run(["users", "list", "--db", UNREACHABLE], { env: { FIELDGATE_DB: h.dbPath } });
+  assert.equal(fromUrl.code, 1);
+  assert.match(fromUrl.stderr, /cannot open postgres:\/\/fg@127\.0\.0\.1:1\/fieldgate/);
+});
+
+test("both FIELDGATE_DB and FIELDGATE_DATABASE_URL in the environment is refused with exit 2", async () => {
+  const h = cliHarness();
+  h.createDatabase();
+  const before = h.snapshot();
+  const result = await h.run(["users", "list"], { env: { FIELDGATE_DB: h.dbPath, FIELDGATE_DATABASE_URL: UNREACHABLE } });
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /FIELDGATE_DB \(a SQLite file\) and FIELDGATE_DATABASE_URL \(PostgreSQL\) are both set/);
+  assert.ok(!result.stderr.includes("hunter2"));
+  assert.equal(h.snapshot(), before);
+});
+
+postgresTest("a command that only reads refuses a PostgreSQL database without fieldgate's tables, creating none", async ({ url }) => {
+  const h = cliHarness();
+  const result = await h.run(["users", "list", "--db", url]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /no fieldgate database at postgres:\/\/.*: check --db or FIELDGATE_DATABASE_URL, or create its tables with `fieldgate migrate`/);
+  const pg = await openPostgres(url, { max: 1 });
+  try {
+    assert.deepEqual(await pg.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"), []);
+  } finally {
+    await pg.close();
+  }
+});
+
+postgresTest("FIELDGATE_DATABASE_URL alone is where migrate, and then backup's refusal, find the database", async ({ url }) => {
+  const h = cliHarness();
+  const env = { FIELDGATE_DATABASE_URL: url };
+  const migrated = await h.run(["migrate", "--json"], { env });
+  assert.equal(migrated.code, 0, migrated.stderr);
+  assert.ok((JSON.parse(migrated.stdout).applied as string[]).length > 0);
+  assert.equal(existsSync(h.dbPath), false, "no SQLite file beside it");
+  const copy = join(h.dir, "copy.db");
+  const backup = await h.run(["backup", copy], { env });
+  assert.equal(backup.code, 2, backup.stderr);
+  assert.match(backup.stderr, /backup copies a SQLite file; back up a PostgreSQL database with pg_dump/);
+  assert.equal(existsSync(copy), false);
+});
