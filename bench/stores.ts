@@ -69,8 +69,10 @@ export async function compareStores(options: StoreComparisonOptions): Promise<{ 
     settings: { synchronous_commit: options.synchronousCommit },
   });
   const setups: StoreSetup[] = [{ store: "sqlite", instances: 1, database: seeded.path }];
+  let version = "";
   for (const instances of [...new Set([1, options.instances])]) {
-    const url = await createDatabase(cluster, `bench_${instances}`);
+    const { url, serverVersion } = await createDatabase(cluster, `bench_${instances}`);
+    version = serverVersion;
     const { rows } = await copyToPostgres(seeded.path, url);
     process.stderr.write(`copied ${rows} rows to PostgreSQL for ${instances} instance(s)\n`);
     setups.push({ store: "postgres", instances, database: url });
@@ -78,7 +80,7 @@ export async function compareStores(options: StoreComparisonOptions): Promise<{ 
   const rows: StoreRow[] = [];
   for (const setup of setups) rows.push(...await measureSetup(setup, scenarios, seeded, cluster, options));
   const notes = [
-    `PostgreSQL ${binDir.split("/").at(-2) ?? ""} on this machine, synchronous_commit=${options.synchronousCommit}, fsync on; ` +
+    `PostgreSQL ${version} on this machine, synchronous_commit=${options.synchronousCommit}, fsync on; ` +
     "SQLite in WAL mode with synchronous=NORMAL",
     `${options.load.connections} connections dealt over the instances; app cpu is summed over them, db cpu is PostgreSQL's processes`,
     "round trips per request from the instances' fieldgate_database_round_trips_total; SQLite has none",
@@ -86,17 +88,19 @@ export async function compareStores(options: StoreComparisonOptions): Promise<{ 
   return { rows, notes };
 }
 
-async function createDatabase(cluster: PostgresCluster, name: string): Promise<string> {
+async function createDatabase(cluster: PostgresCluster, name: string): Promise<{ url: string; serverVersion: string }> {
   const admin = await openPostgres(cluster.url, { max: 1 });
+  let serverVersion: string;
   try {
     // The name is one of this module's constants plus a number; CREATE DATABASE takes no parameters.
     await admin.exec(`CREATE DATABASE "${name}"`);
+    serverVersion = String((await admin.query("SHOW server_version"))[0]?.server_version ?? "");
   } finally {
     await admin.close();
   }
   const url = new URL(cluster.url);
   url.pathname = `/${name}`;
-  return url.href;
+  return { url: url.href, serverVersion };
 }
 
 async function measureSetup(
