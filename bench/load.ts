@@ -29,8 +29,11 @@ export interface LoadOptions {
   origins?: readonly string[];
   /** CPU seconds the database server has used so far (PostgreSQL's processes); sampled like `serverCpuSeconds`. */
   databaseCpuSeconds?: () => number;
-  /** Round trips the servers have made to their database so far (their /metrics counter); sampled likewise. */
-  databaseRoundTrips?: () => Promise<number>;
+  /**
+   * The servers' own counts so far of round trips to their database and of requests answered (their /metrics);
+   * sampled likewise. Both come from the servers, so a request still in flight at either sample counts on both sides.
+   */
+  databaseRoundTrips?: () => Promise<{ roundTrips: number; requests: number }>;
 }
 
 export interface LoadResult {
@@ -82,10 +85,14 @@ export async function runLoad(scenario: LoadScenario, options: LoadOptions): Pro
   });
   const requests = times.length;
   const cpuSeconds = (options.serverCpuSeconds?.() ?? Number.NaN) - cpuBefore;
-  const perRequest = (before: number | undefined, after: number | undefined, scale: number, digits: number) =>
-    before === undefined || after === undefined ? undefined : round(((after - before) * scale) / requests, digits);
-  const databaseCpu = perRequest(databaseCpuBefore, options.databaseCpuSeconds?.(), 1e6, 1);
-  const roundTrips = perRequest(roundTripsBefore, await options.databaseRoundTrips?.(), 1, 2);
+  const databaseCpuAfter = options.databaseCpuSeconds?.();
+  const databaseCpu = databaseCpuBefore === undefined || databaseCpuAfter === undefined
+    ? undefined
+    : round(((databaseCpuAfter - databaseCpuBefore) * 1e6) / requests, 1);
+  const roundTripsAfter = await options.databaseRoundTrips?.();
+  const roundTrips = roundTripsBefore === undefined || roundTripsAfter === undefined
+    ? undefined
+    : round((roundTripsAfter.roundTrips - roundTripsBefore.roundTrips) / (roundTripsAfter.requests - roundTripsBefore.requests), 2);
   return {
     requests,
     seconds: round(measured.seconds, 3),

@@ -157,15 +157,18 @@ function databaseCpu(cluster: PostgresCluster): number {
   return pid === undefined ? Number.NaN : treeCpuSeconds(pid);
 }
 
-/** The instances' database round trips so far, summed over their /metrics. */
-async function roundTrips(origins: readonly string[]): Promise<number> {
-  let total = 0;
+/** The instances' database round trips and answered requests (the scrapes left out) so far, summed over their /metrics. */
+async function roundTrips(origins: readonly string[]): Promise<{ roundTrips: number; requests: number }> {
+  const total = { roundTrips: 0, requests: 0 };
   for (const origin of origins) {
     const response = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     const text = await response.text();
     const match = /^fieldgate_database_round_trips_total (\d+)$/m.exec(text);
     if (!response.ok || !match) throw new Error(`${origin}/metrics has no round-trip counter (${response.status})`);
-    total += Number(match[1]);
+    total.roundTrips += Number(match[1]);
+    for (const line of text.matchAll(/^fieldgate_http_requests_total\{route="([^"]*)"[^}]*\} (\d+)$/gm)) {
+      if (line[1] !== "/metrics") total.requests += Number(line[2]);
+    }
   }
   return total;
 }
