@@ -24,7 +24,8 @@ export interface AuditStore {
   list(options: { since?: number; limit?: number; userId?: number; clientId?: string }): Promise<AuditEvent[]>;
 }
 
-function toEvent(row: Row): AuditEvent {
+/** A row of audit_events as the domain object, its detail parsed; shared with the PostgreSQL store. */
+export function toEvent(row: Row): AuditEvent {
   let detail: Record<string, unknown> | null = null;
   if (typeof row.detail === "string") detail = JSON.parse(row.detail) as Record<string, unknown>;
   return {

@@ -17,10 +17,12 @@ export interface ConsentStore {
   listForUser(userId: number): Promise<Consent[]>;
 }
 
-const SELECT = `SELECT k.client_id, k.scope, k.granted_at, c.client_id AS client_public_id, c.name AS client_name
+/** A consent with its client's public id and name; no placeholders, so both backends append their own WHERE. */
+export const CONSENT_SELECT = `SELECT k.client_id, k.scope, k.granted_at, c.client_id AS client_public_id, c.name AS client_name
   FROM consents k JOIN clients c ON c.id = k.client_id`;
 
-function toConsent(row: Row): Consent {
+/** A row of CONSENT_SELECT as the domain object. */
+export function toConsent(row: Row): Consent {
   return {
     clientId: Number(row.client_id),
     clientPublicId: String(row.client_public_id),
@@ -40,14 +42,14 @@ export function grantConsentRow(db: Db, userId: number, clientId: number, scope:
 export function createConsentStore(db: Db): ConsentStore {
   return {
     async find(userId, clientId) {
-      const row = db.prepare(`${SELECT} WHERE k.user_id = ? AND k.client_id = ?`).get(userId, clientId) as Row | undefined;
+      const row = db.prepare(`${CONSENT_SELECT} WHERE k.user_id = ? AND k.client_id = ?`).get(userId, clientId) as Row | undefined;
       return row && toConsent(row);
     },
     async grant(userId, clientId, { scope, now }) {
       await db.transactionBatched(() => grantConsentRow(db, userId, clientId, scope, now));
     },
     async listForUser(userId) {
-      return (db.prepare(`${SELECT} WHERE k.user_id = ? ORDER BY c.name`).all(userId) as Row[]).map(toConsent);
+      return (db.prepare(`${CONSENT_SELECT} WHERE k.user_id = ? ORDER BY c.name`).all(userId) as Row[]).map(toConsent);
     },
   };
 }

@@ -69,10 +69,11 @@ export interface FieldStore {
 
 // Every column but the boundary (see Field), and with its size when boundaries are wanted: octet_length needs no
 // copy of the text into JavaScript.
-const FIELD_COLUMNS = "id, organization_id, name, area_ha, crop, season, centroid_lon, centroid_lat, created_at, updated_at";
-const SIZED_COLUMNS = `${FIELD_COLUMNS}, octet_length(boundary) AS boundary_bytes`;
+export const FIELD_COLUMNS = "id, organization_id, name, area_ha, crop, season, centroid_lon, centroid_lat, created_at, updated_at";
+export const SIZED_COLUMNS = `${FIELD_COLUMNS}, octet_length(boundary) AS boundary_bytes`;
 
-function toField(row: Row): Field {
+/** A row of FIELD_COLUMNS (either backend) as a Field without its boundary. */
+export function toField(row: Record<string, unknown>): Field {
   return {
     id: Number(row.id),
     organizationId: Number(row.organization_id),
@@ -141,6 +142,16 @@ function countKey(filter: FieldFilter): string {
   return JSON.stringify([filter.organizationIds, filter.crop ?? null, filter.season ?? null]);
 }
 
+/**
+ * How many of `rows` (SIZED_COLUMNS, in id order) get their boundary: the budget is asked row by row and not again
+ * after its first refusal.
+ */
+export function boundariesTaken(rows: readonly Record<string, unknown>[], budget: BoundaryBudget): number {
+  let taken = 0;
+  while (taken < rows.length && budget.take(Number(rows[taken]!.boundary_bytes))) taken++;
+  return taken;
+}
+
 /** SQLite's field store: `count` may be given the view to read under (read_cache.ts); by default the current one. */
 export interface SqliteFieldStore extends FieldStore {
   count(filter: FieldFilter, view?: ReadView): Promise<number>;
@@ -158,8 +169,7 @@ export function createFieldStore(db: Db, currentView: () => ReadView = createRea
   /** The rows' boundaries, in row order while the budget takes them; the caller holds the rows' snapshot. */
   const withBoundaries = (rows: Row[], budget: BoundaryBudget): Field[] => {
     const fields = rows.map(toField);
-    let taken = 0;
-    while (taken < rows.length && budget.take(Number(rows[taken]!.boundary_bytes))) taken++;
+    const taken = boundariesTaken(rows, budget);
     if (taken === 0) return fields;
     const ids = JSON.stringify(fields.slice(0, taken).map((f) => f.id));
     const texts = new Map<number, string>();

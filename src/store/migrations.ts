@@ -312,4 +312,12 @@ CREATE TABLE server_secrets (
     name: "several redirect URIs per client",
     sql: "-- clients.redirect_uri: registered URIs separated by newlines",
   },
+  {
+    // Deleting a grant family (purge, erasing a user) cascades to its codes: without this index each family deleted
+    // reads the whole codes table. Purging 20 000 dead grants beside 20 000 live ones took 341 s on SQLite, holding
+    // the write lock throughout, against 1.7 s with it; on PostgreSQL a batch of 500 families ran into the 5 s
+    // statement timeout.
+    name: "authorization codes by family",
+    sql: "CREATE INDEX authorization_codes_by_family ON authorization_codes(family_id);",
+  },
 ];

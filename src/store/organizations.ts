@@ -34,7 +34,8 @@ export interface OrganizationStore {
   removeMember(organizationId: number, userId: number): Promise<boolean>;
 }
 
-function toOrganization(row: Row): Organization {
+/** A row of organizations as the domain object; shared with the PostgreSQL store, whose columns are the same. */
+export function toOrganization(row: Row): Organization {
   return { id: Number(row.id), slug: String(row.slug), name: String(row.name), createdAt: Number(row.created_at) };
 }
 

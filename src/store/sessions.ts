@@ -33,7 +33,8 @@ export interface SessionStore {
   endOthers(userId: number, sessionHash: string): Promise<number>;
 }
 
-function toSession(row: Row): Session {
+/** A row of sessions as the domain object; shared with the PostgreSQL store. */
+export function toSession(row: Row): Session {
   return {
     id: Number(row.id),
     userId: Number(row.user_id),

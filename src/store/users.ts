@@ -89,7 +89,8 @@ export interface UserStore {
   erase(id: number, now: number): Promise<EraseOutcome>;
 }
 
-function toUser(row: Row): User {
+/** A row of users as the domain object; shared with the PostgreSQL store, whose columns are the same. */
+export function toUser(row: Row): User {
   return {
     id: Number(row.id),
     username: String(row.username),
@@ -105,7 +106,7 @@ function toUser(row: Row): User {
  * A tombstone's username: it has spaces, which no username may have (oauth/registration.ts validateUsername), so it
  * never collides with a real one, and it says what the row is to whoever reads the table.
  */
-const tombstoneName = (id: number) => `(deleted user ${id})`;
+export const tombstoneName = (id: number): string => `(deleted user ${id})`;
 
 export function createUserStore(db: Db): UserStore {
   function insertUser({ username, name = null, kind, passwordHash = null, now }: NewUser): User {

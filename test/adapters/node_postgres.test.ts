@@ -15,7 +15,6 @@ const NODE = fileURLToPath(new URL("../../node_modules/.bin/node", import.meta.u
 const ENTRY = fileURLToPath(new URL("../../src/adapters/node.ts", import.meta.url));
 
 /** What a placeholder PostgreSQL store module answers until it is implemented (src/store/postgres/*.ts). */
-const NOT_YET = /is not implemented on PostgreSQL yet/;
 
 interface Serving {
   /** The JSON lines of its log so far. */
@@ -69,21 +68,6 @@ function spawnServe(args: string[], env: Record<string, string>): Serving {
   };
 }
 
-/**
- * Runs `fn`; when it fails only because a PostgreSQL store module is still a placeholder, the test is marked todo (the
- * failure is still reported, not counted) so it turns into a real pass or failure once the module lands.
- */
-async function unlessStoreMissing<T>(t: TestContext, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (NOT_YET.test(String(error instanceof Error ? error.message : error))) {
-      t.todo("needs the PostgreSQL store modules (issue 24)");
-    }
-    throw error;
-  }
-}
-
 postgresTest("serve starts on an empty PostgreSQL database, answers /healthz and logs it without the password", async (db) => {
   const withPassword = new URL(db.url);
   withPassword.password = "s3cret-pw";
@@ -108,26 +92,26 @@ postgresTest("serve starts on an empty PostgreSQL database, answers /healthz and
   }
 });
 
-postgresTest("users add and clients add with --db URL set up the database a running serve answers from", async (db, t) => {
+postgresTest("users add and clients add with --db URL set up the database a running serve answers from", async (db) => {
   const server = spawnServe([], { FIELDGATE_DATABASE_URL: db.url, FIELDGATE_DEMO: "false" });
   try {
     const { url } = await server.listening;
     const h = cliHarness();
-    const client = await unlessStoreMissing(t, async () => {
+    const client = await (async () => {
       await h.json(["users", "add", "--username", "robot@example.com", "--integration", "--org", "acme", "--db", db.url]);
       return await h.json([
         "clients", "add", "--name", "Nightly sync", "--grant", "client_credentials",
-        "--integration-user", "robot@example.com", "--db", db.url,
+        "--integration-user", "robot@example.com", "--scope", "fields:read", "--db", db.url,
       ]);
-    });
-    const res = await unlessStoreMissing(t, async () => {
+    })();
+    const res = await (async () => {
       const answer = await fetch(new Request(new URL("/oauth/token", String(url)), ccRequest({
         clientId: String(client.client_id),
         clientSecret: String(client.client_secret),
       })));
       if (answer.status === 500) throw new Error(`token request failed: ${server.stderr()}`);
       return answer;
-    });
+    })();
     assert.equal(res.status, 200);
     assert.equal((await res.json()).token_type, "Bearer");
     assert.equal(await server.stop(), "0 null");
@@ -169,10 +153,10 @@ postgresTest("serve --workers 2 on PostgreSQL: both workers, each with its own p
   }
 });
 
-postgresTest("three serve processes started together on one empty database seed the demo once", async (db, t) => {
+postgresTest("three serve processes started together on one empty database seed the demo once", async (db) => {
   const servers = Array.from({ length: 3 }, () => spawnServe([], { FIELDGATE_DATABASE_URL: db.url }));
   try {
-    await unlessStoreMissing(t, () => Promise.all(servers.map((s) => s.listening)));
+    await Promise.all(servers.map((s) => s.listening));
     const banners = servers.filter((s) => s.stdout().includes("fieldgate demo data created"));
     assert.equal(banners.length, 1, "one process seeded and showed the credentials");
     const others = servers.filter((s) => s.log().some((l) => l.event === "demo_seeded_elsewhere"));

@@ -1,11 +1,9 @@
-import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { storeTest } from "../helpers/stores.ts";
 
 const row = (keyHash: string, expiresAt: number, sealed = `sealed-${keyHash}`) => ({ keyHash, sealed, expiresAt });
 
-test("find returns the saved state until it expires, and save replaces it", async () => {
-  const { store } = buildTestApp();
+storeTest("find returns the saved state until it expires, and save replaces it", async (store) => {
   await store.demoStates.save(row("a", 1_000, "first"), { keep: 10 });
   await store.demoStates.save(row("a", 1_000, "second"), { keep: 10 });
   assert.equal(await store.demoStates.find("a", 999), "second");
@@ -13,8 +11,7 @@ test("find returns the saved state until it expires, and save replaces it", asyn
   assert.equal(await store.demoStates.find("b", 0), undefined);
 });
 
-test("save keeps only the latest-expiring rows besides the one it saved", async () => {
-  const { store } = buildTestApp();
+storeTest("save keeps only the latest-expiring rows besides the one it saved", async (store) => {
   for (const [key, expiresAt] of [["old", 100], ["mid", 200], ["new", 300]] as const) {
     await store.demoStates.save(row(key, expiresAt), { keep: 2 });
   }
@@ -24,11 +21,19 @@ test("save keeps only the latest-expiring rows besides the one it saved", async 
   assert.deepEqual(alive, [undefined, "sealed-mid", "sealed-new", "sealed-late-comer"]);
 });
 
-test("purge deletes demo states that expired before the retention cutoff", async () => {
-  const { store } = buildTestApp();
+storeTest("purge deletes demo states that expired before the retention cutoff", async (store) => {
   await store.demoStates.save(row("gone", 100), { keep: 10 });
   await store.demoStates.save(row("recent", 900), { keep: 10 });
   const counts = await store.purge(1_000, { retentionSeconds: 500, auditRetentionSeconds: 500 });
   assert.equal(counts.demoStates, 1);
   assert.equal((await store.purge(2_000, { retentionSeconds: 0, auditRetentionSeconds: 0 })).demoStates, 1);
+});
+
+storeTest("delete removes the row saved under the key and no other", async (store) => {
+  await store.demoStates.save(row("a", 1_000), { keep: 10 });
+  await store.demoStates.save(row("b", 1_000), { keep: 10 });
+  await store.demoStates.delete("a");
+  await store.demoStates.delete("missing");
+  assert.equal(await store.demoStates.find("a", 0), undefined);
+  assert.equal(await store.demoStates.find("b", 0), "sealed-b");
 });

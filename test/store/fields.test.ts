@@ -1,6 +1,8 @@
 import { test } from "../helpers/bounded.ts";
+import { storeTest } from "../helpers/stores.ts";
 import assert from "node:assert/strict";
 import { openDatabase, type Db, type Statement } from "../../src/store/sqlite.ts";
+import type { Store } from "../../src/store/store.ts";
 import { tempDb } from "../helpers/temp_db.ts";
 import { createFieldStore, scopeOf, type FieldFilter, type NewField } from "../../src/store/fields.ts";
 import { createOrganizationStore } from "../../src/store/organizations.ts";
@@ -11,57 +13,111 @@ function field(name: string, crop: string | null = "wheat", season: string | nul
   return { name, areaHa: 1.5, crop, season, boundary: JSON.stringify({ type: "Polygon", coordinates: [ring] }), centroid: { lon: 5.0005, lat: 52.0005 } };
 }
 
-async function setup() {
-  const db = openDatabase(":memory:");
-  const orgs = createOrganizationStore(db);
-  const a = await orgs.ensure("a", { now: 1 });
-  const b = await orgs.ensure("b", { now: 1 });
-  const fields = createFieldStore(db);
+/** Two organizations with fields: a holds A1 (wheat), A2 (maize), A3 (no crop or season); b holds B1 and B2. */
+async function seed(store: Pick<Store, "organizations" | "fields">) {
+  const a = await store.organizations.ensure("a", { now: 1 });
+  const b = await store.organizations.ensure("b", { now: 1 });
+  const { fields } = store;
   await fields.insertMany(a.id, [field("A1"), field("A2", "maize"), field("A3", null, null)], { now: 100 });
   await fields.insertMany(b.id, [field("B1"), field("B2")], { now: 100 });
-  return { db, fields, a: a.id, b: b.id };
+  return { fields, a: a.id, b: b.id };
 }
 
-test("count and page only see the given organizations", async () => {
-  const { fields, a, b } = await setup();
+/** seed() over a SQLite connection of the test's own, for the tests that read the database underneath. */
+async function setup() {
+  const db = openDatabase(":memory:");
+  return { db, ...(await seed({ organizations: createOrganizationStore(db), fields: createFieldStore(db) })) };
+}
+
+storeTest("count and page only see the given organizations", async (store) => {
+  const { fields, a, b } = await seed(store);
   assert.equal(await fields.count({ organizationIds: [a] }), 3);
   assert.equal(await fields.count({ organizationIds: [b] }), 2);
   assert.equal(await fields.count({ organizationIds: [a, b] }), 5);
+  assert.equal(await fields.count({ organizationIds: [a, b, a] }), 5, "an organization listed twice counts once");
   assert.equal(await fields.count({ organizationIds: [] }), 0);
   const page = await fields.page({ organizationIds: [b] }, { afterId: 0, limit: 10 });
   assert.deepEqual(page.map((f) => f.name), ["B1", "B2"]);
   assert.ok(page.every((f) => f.organizationId === b));
+  assert.deepEqual((await fields.page({ organizationIds: [b, b] }, { afterId: 0, limit: 10 })).map((f) => f.name), ["B1", "B2"]);
+  assert.deepEqual(await fields.page({ organizationIds: [] }, { afterId: 0, limit: 10 }), []);
 });
 
-test("crop and season filters narrow count and page", async () => {
-  const { fields, a } = await setup();
+storeTest("crop and season filters narrow count and page", async (store) => {
+  const { fields, a, b } = await seed(store);
   assert.equal(await fields.count({ organizationIds: [a], crop: "maize" }), 1);
   assert.equal(await fields.count({ organizationIds: [a], season: "2026" }), 2);
+  assert.equal(await fields.count({ organizationIds: [a, b], crop: "wheat", season: "2026" }), 3);
+  assert.equal(await fields.count({ organizationIds: [a], crop: "" }), 0, "an empty crop does not match a field without one");
   const page = await fields.page({ organizationIds: [a], crop: "wheat" }, { afterId: 0, limit: 10 });
   assert.deepEqual(page.map((f) => f.name), ["A1"]);
+  const both = await fields.page({ organizationIds: [a, b], crop: "wheat", season: "2026" }, { afterId: 0, limit: 10 });
+  assert.deepEqual(both.map((f) => f.name), ["A1", "B1", "B2"]);
+  const season = await fields.countAndPage({ organizationIds: [a, b], season: "2026" }, { afterId: 0, limit: 2 });
+  assert.deepEqual([season.total, season.rows.map((f) => f.name)], [4, ["A1", "A2"]]);
 });
 
-test("page continues strictly after the given id in id order", async () => {
-  const { fields, a, b } = await setup();
-  const first = await fields.page({ organizationIds: [a, b] }, { afterId: 0, limit: 2 });
-  const next = await fields.page({ organizationIds: [a, b] }, { afterId: first.at(-1)!.id, limit: 10 });
+storeTest("page continues strictly after the given id in id order", async (store) => {
+  const { fields, a, b } = await seed(store);
+  const first = await fields.page({ organizationIds: [b, a] }, { afterId: 0, limit: 2 });
+  const next = await fields.page({ organizationIds: [b, a] }, { afterId: first.at(-1)!.id, limit: 10 });
   assert.deepEqual([...first, ...next].map((f) => f.name), ["A1", "A2", "A3", "B1", "B2"]);
 });
 
-test("findById refuses a field of an organization not in the list", async () => {
-  const { fields, a, b } = await setup();
-  const [b1] = await fields.page({ organizationIds: [b] }, { afterId: 0, limit: 1 });
-  assert.equal(await fields.findById(b1!.id, [a]), undefined);
-  assert.equal((await fields.findById(b1!.id, [b]))?.name, "B1");
+storeTest("countAndPage gives the total of the filter and the page after the given id", async (store) => {
+  const { fields, a, b } = await seed(store);
+  const first = await fields.countAndPage({ organizationIds: [a, b] }, { afterId: 0, limit: 2 });
+  assert.deepEqual([first.total, first.rows.map((f) => f.name)], [5, ["A1", "A2"]]);
+  const last = await fields.countAndPage({ organizationIds: [a, b] }, { afterId: first.rows[1]!.id, limit: 10 });
+  assert.deepEqual([last.total, last.rows.map((f) => f.name)], [5, ["A3", "B1", "B2"]]);
+  const past = await fields.countAndPage({ organizationIds: [a, b] }, { afterId: last.rows.at(-1)!.id, limit: 10 });
+  assert.deepEqual(past, { total: 5, rows: [] }, "past the end: the total and no rows");
+  assert.deepEqual(await fields.countAndPage({ organizationIds: [] }, { afterId: 0, limit: 10 }), { total: 0, rows: [] });
 });
 
-test("rows become domain objects with parsed centroid and timestamps", async () => {
-  const { fields, a } = await setup();
-  const [a1] = await fields.page({ organizationIds: [a] }, { afterId: 0, limit: 1 });
-  assert.deepEqual(a1!.centroid, { lon: 5.0005, lat: 52.0005 });
-  assert.equal(a1!.createdAt, 100);
-  assert.equal(a1!.crop, "wheat");
+storeTest("findById refuses a field of an organization not in the list", async (store) => {
+  const { fields, a, b } = await seed(store);
+  const [b1] = await fields.page({ organizationIds: [b] }, { afterId: 0, limit: 1 });
+  assert.equal(await fields.findById(b1!.id, [a]), undefined);
+  assert.equal(await fields.findById(b1!.id, []), undefined);
+  assert.equal((await fields.findById(b1!.id, [b]))?.name, "B1");
+  assert.equal(await fields.findById(b1!.id + 1000, [a, b]), undefined);
+});
+
+storeTest("rows become domain objects with parsed centroid and timestamps", async (store) => {
+  const { fields, a } = await seed(store);
+  const [a1, , a3] = await fields.page({ organizationIds: [a] }, { afterId: 0, limit: 3 });
+  assert.deepEqual(a1, {
+    id: a1!.id, organizationId: a, name: "A1", areaHa: 1.5, crop: "wheat", season: "2026",
+    centroid: { lon: 5.0005, lat: 52.0005 }, createdAt: 100, updatedAt: 100,
+  });
   assert.ok(!("boundary" in a1!), "pages leave the boundary to boundaries()");
+  assert.deepEqual([a3!.crop, a3!.season], [null, null]);
+});
+
+storeTest("insertMany with replace deletes the organization's fields and only those, in the same call", async (store) => {
+  const { fields, a, b } = await seed(store);
+  assert.deepEqual(await fields.insertMany(a, [field("A7", "oats")], { now: 200, replace: true }), { inserted: 1, removed: 3 });
+  assert.deepEqual((await fields.page({ organizationIds: [a, b] }, { afterId: 0, limit: 10 })).map((f) => f.name), ["B1", "B2", "A7"]);
+  assert.equal(await fields.count({ organizationIds: [a], crop: "wheat" }), 0, "a crop the organization no longer has counts 0");
+  assert.equal(await fields.count({ organizationIds: [a], crop: "oats" }), 1);
+  assert.deepEqual(await fields.insertMany(a, [], { now: 300, replace: true }), { inserted: 0, removed: 1 });
+  assert.equal(await fields.count({ organizationIds: [a] }), 0);
+  assert.equal(await fields.count({ organizationIds: [b] }), 2);
+});
+
+storeTest("insertMany is all or nothing: a bad row leaves the earlier rows and the replaced ones in place", async (store) => {
+  const { fields, a } = await seed(store);
+  const many = Array.from({ length: 2500 }, (_, i) => field(`N${i}`));
+  const bad = { ...field("bad"), areaHa: -1 }; // area_ha has CHECK (area_ha >= 0) on both backends
+  await assert.rejects(fields.insertMany(a, [...many, bad], { now: 200, replace: true }));
+  assert.deepEqual((await fields.page({ organizationIds: [a] }, { afterId: 0, limit: 10 })).map((f) => f.name), ["A1", "A2", "A3"]);
+  assert.equal(await fields.count({ organizationIds: [a] }), 3);
+  // The same rows without the bad one: every one lands, in the file's order.
+  assert.deepEqual(await fields.insertMany(a, many, { now: 200, replace: true }), { inserted: 2500, removed: 3 });
+  const { total, rows } = await fields.countAndPage({ organizationIds: [a] }, { afterId: 0, limit: 3000 });
+  assert.equal(total, 2500);
+  assert.deepEqual(rows.map((f) => f.name), many.map((f) => f.name));
 });
 
 /** A budget that takes up to `bytes` in total and records every size it was asked for. */
@@ -79,23 +135,56 @@ function budget(bytes: number) {
   };
 }
 
-test("boundaries are read only with a budget, in id order for as long as it takes them", async () => {
-  const { fields, a, b } = await setup();
+storeTest("boundaries are read only with a budget, in id order for as long as it takes them", async (store) => {
+  const { fields, a, b } = await seed(store);
   const filter = { organizationIds: [a, b] };
   const all = await fields.page(filter, { afterId: 0, limit: 10 }, budget(1_000_000));
   assert.equal(all.length, 5);
-  for (const f of all) assert.equal(JSON.parse(f.boundary!).type, "Polygon");
+  for (const f of all) assert.equal(f.boundary, field(f.name).boundary);
   const size = all[0]!.boundary!.length;
   // Room for two: the third row is refused, and the later rows come back without a boundary too.
   const two = budget(2 * size + 1);
   const cut = await fields.page(filter, { afterId: 0, limit: 10 }, two);
   assert.deepEqual(cut.map((f) => f.boundary !== undefined), [true, true, false, false, false]);
   assert.deepEqual(two.asked, [size, size, size], "asked in id order, and not again once refused");
-  const [counted] = [(await fields.countAndPage(filter, { afterId: 0, limit: 1 }, budget(size))).rows];
-  assert.equal(counted![0]!.boundary, all[0]!.boundary);
+  const counted = await fields.countAndPage(filter, { afterId: 0, limit: 2 }, budget(size));
+  assert.equal(counted.total, 5);
+  assert.deepEqual(counted.rows.map((f) => f.boundary), [all[0]!.boundary, undefined]);
+  const none = budget(0);
+  assert.ok((await fields.countAndPage(filter, { afterId: 0, limit: 10 }, none)).rows.every((f) => f.boundary === undefined));
+  assert.deepEqual(none.asked, [size]);
   assert.equal((await fields.findById(all[0]!.id, [a, b], budget(size)))?.boundary, all[0]!.boundary);
   assert.equal((await fields.findById(all[0]!.id, [a, b], budget(size - 1)))?.boundary, undefined);
   assert.equal((await fields.findById(all[0]!.id, [a, b]))?.boundary, undefined);
+  assert.equal(await fields.findById(all[0]!.id, [], budget(size)), undefined);
+});
+
+storeTest("boundary sizes are bytes, not characters", async (store) => {
+  const org = await store.organizations.ensure("a", { now: 1 });
+  const named = { ...field("Ähre"), boundary: JSON.stringify({ type: "Polygon", coordinates: [], name: "Grünland" }) };
+  await store.fields.insertMany(org.id, [named], { now: 1 });
+  const asked = budget(1_000);
+  const [row] = await store.fields.page({ organizationIds: [org.id] }, { afterId: 0, limit: 1 }, asked);
+  assert.equal(row!.boundary, named.boundary);
+  assert.deepEqual(asked.asked, [new TextEncoder().encode(named.boundary).length]);
+});
+
+storeTest("ids are never reused: fields inserted after a replace get ids above every earlier one, old ids stop resolving", async (store) => {
+  const { fields, a, b } = await seed(store);
+  const old = await fields.page({ organizationIds: [a, b] }, { afterId: 0, limit: 100 });
+  const top = Math.max(...old.map((f) => f.id));
+  // b holds the highest ids; replacing its fields deletes them before inserting.
+  await fields.insertMany(b, [field("B3"), field("B4")], { now: 200, replace: true });
+  const fresh = await fields.page({ organizationIds: [b] }, { afterId: 0, limit: 100 });
+  assert.deepEqual(fresh.map((f) => f.name), ["B3", "B4"]);
+  assert.ok(fresh.every((f) => f.id > top), `${fresh.map((f) => f.id)} vs ${top}`);
+  for (const gone of old.filter((f) => f.organizationId === b)) assert.equal(await fields.findById(gone.id, [a, b]), undefined);
+  // Across tenants too: emptying b and importing into a never hands out b's old ids.
+  await fields.insertMany(b, [], { now: 300, replace: true });
+  await fields.insertMany(a, [field("A9")], { now: 300 });
+  const [next] = await fields.page({ organizationIds: [a] }, { afterId: top, limit: 10 });
+  assert.equal(next?.name, "A9");
+  assert.ok(next!.id > Math.max(...fresh.map((f) => f.id)));
 });
 
 const planRows: { name: string; filter: FieldFilter; index: RegExp }[] = [
@@ -151,24 +240,6 @@ test("count from field_counts matches a scan after inserts, updates, deletes and
   db.exec(`DELETE FROM organizations WHERE id = ${b}`);
   await check("after the organization cascade");
   assert.equal(await fields.count({ organizationIds: [b] }), 0);
-});
-
-test("ids are never reused: fields inserted after a replace get ids above every earlier one, old ids stop resolving", async () => {
-  const { fields, a, b } = await setup();
-  const old = await fields.page({ organizationIds: [a, b] }, { afterId: 0, limit: 100 });
-  const top = Math.max(...old.map((f) => f.id));
-  // b holds the highest ids; replacing its fields deletes them before inserting.
-  await fields.insertMany(b, [field("B3"), field("B4")], { now: 200, replace: true });
-  const fresh = await fields.page({ organizationIds: [b] }, { afterId: 0, limit: 100 });
-  assert.deepEqual(fresh.map((f) => f.name), ["B3", "B4"]);
-  assert.ok(fresh.every((f) => f.id > top), `${fresh.map((f) => f.id)} vs ${top}`);
-  for (const gone of old.filter((f) => f.organizationId === b)) assert.equal(await fields.findById(gone.id, [a, b]), undefined);
-  // Across tenants too: emptying b and importing into a never hands out b's old ids.
-  await fields.insertMany(b, [], { now: 300, replace: true });
-  await fields.insertMany(a, [field("A9")], { now: 300 });
-  const [next] = await fields.page({ organizationIds: [a] }, { afterId: top, limit: 10 });
-  assert.equal(next?.name, "A9");
-  assert.ok(next!.id > Math.max(...fresh.map((f) => f.id)));
 });
 
 /**

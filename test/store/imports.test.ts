@@ -1,6 +1,5 @@
-import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { openStore } from "../../src/store/store.ts";
+import { storeTest } from "../helpers/stores.ts";
 import { IMPORTED_FAMILY_PREFIX, type ImportInput } from "../../src/store/imports.ts";
 
 function input(overrides: Partial<ImportInput> = {}): ImportInput {
@@ -21,8 +20,7 @@ function input(overrides: Partial<ImportInput> = {}): ImportInput {
   };
 }
 
-test("apply imports a client, its person, a token family and the consent, with the audit row", async () => {
-  const store = openStore(":memory:");
+storeTest("apply imports a client, its person, a token family and the consent, with the audit row", async (store) => {
   const result = await store.imports.apply(input());
   assert.deepEqual([result.applications.imported, result.owners.imported, result.tokens.imported, result.consents], [1, 1, 1, 1]);
   const client = await store.clients.findByClientId("dk-web");
@@ -33,8 +31,7 @@ test("apply imports a client, its person, a token family and the consent, with t
   assert.equal((await store.audit.list({})).length, 1);
 });
 
-test("a dry run reports the same counts and leaves no row behind", async () => {
-  const store = openStore(":memory:");
+storeTest("a dry run reports the same counts and leaves no row behind", async (store) => {
   const result = await store.imports.apply(input({ dryRun: true }));
   assert.equal(result.tokens.imported, 1);
   assert.equal(await store.clients.findByClientId("dk-web"), undefined);
@@ -43,24 +40,21 @@ test("a dry run reports the same counts and leaves no row behind", async () => {
   assert.deepEqual(await store.audit.list({}), []);
 });
 
-test("a failure at the end rolls back everything written before it", async () => {
-  const store = openStore(":memory:");
+storeTest("a failure at the end rolls back everything written before it", async (store) => {
   const failing = input({ audit: () => { throw new Error("disk full"); } });
   await assert.rejects(store.imports.apply(failing), /disk full/);
   assert.equal(await store.clients.findByClientId("dk-web"), undefined);
   assert.equal(await store.tokens.count(), 0);
 });
 
-test("tokens of an owner or client that was not imported are refused, one refusal per token", async () => {
-  const store = openStore(":memory:");
+storeTest("tokens of an owner or client that was not imported are refused, one refusal per token", async (store) => {
   const result = await store.imports.apply(input({ owners: [] }));
   assert.equal(result.tokens.refused, 1);
   assert.deepEqual(result.refusals.map((r) => [r.kind, r.id, r.reason]), [["token", "1", "its owner was not imported"]]);
   assert.equal(await store.tokens.count(), 0);
 });
 
-test("an owner matched to a person already here keeps their password and joins the owners file's organization", async () => {
-  const store = openStore(":memory:");
+storeTest("an owner matched to a person already here keeps their password and joins the owners file's organization", async (store) => {
   const existing = await store.users.insertMember({ username: "alice@example.com", kind: "person", passwordHash: "kept", now: 1 }, "home");
   const result = await store.imports.apply(input());
   assert.deepEqual([result.owners.imported, result.owners.skipped], [0, 1]);
@@ -70,4 +64,58 @@ test("an owner matched to a person already here keeps their password and joins t
   const again = await store.imports.apply(input());
   assert.equal(again.owners.skipped, 1, "a re-run matches the same person and adds nothing twice");
   assert.equal((await store.organizations.listForUser(existing.id)).length, 2);
+});
+
+storeTest("a second run finds everything in place and imports nothing", async (store) => {
+  const first = await store.imports.apply(input());
+  const again = await store.imports.apply(input());
+  assert.deepEqual([again.applications, again.owners, again.tokens, again.consents, again.refusals], [
+    { imported: 0, skipped: 1, refused: 0 },
+    { imported: 0, skipped: 1, refused: 0 },
+    { imported: 0, skipped: 1, refused: 0 },
+    0,
+    [],
+  ]);
+  assert.equal(first.tokens.imported, 1);
+});
+
+storeTest("a dry run or a failed run leaves nothing for the next run to skip", async (store) => {
+  await store.imports.apply(input({ dryRun: true }));
+  await assert.rejects(store.imports.apply(input({ audit: () => { throw new Error("disk full"); } })), /disk full/);
+  const real = await store.imports.apply(input());
+  assert.deepEqual([real.applications.imported, real.owners.imported, real.tokens.imported, real.consents], [1, 1, 1, 1]);
+});
+
+storeTest("a re-run with more tokens of a family adds them to the family the first run made", async (store) => {
+  const refresh = input().grants[0]!.tokens[0]!;
+  const access = { ...refresh, line: 3, rowId: "2", tokenHash: "c".repeat(64), kind: "access" as const };
+  await store.imports.apply(input());
+  // The planner picks a new random family id each run; the tokens already imported name the one to use.
+  const grants = [{ ...input().grants[0]!, familyId: `${IMPORTED_FAMILY_PREFIX}f2`, tokens: [refresh, access] }];
+  const again = await store.imports.apply(input({ grants }));
+  assert.deepEqual([again.tokens.imported, again.tokens.skipped, again.consents], [1, 1, 0]);
+  assert.equal((await store.tokens.findByHash("c".repeat(64)))?.familyId, `${IMPORTED_FAMILY_PREFIX}f1`);
+});
+
+storeTest("a client_credentials client gets its integration user, which no second client may share, whatever its case", async (store) => {
+  const sync = {
+    line: 3, clientId: "dk-sync", secretHash: "d".repeat(64), name: "Sync", grantType: "client_credentials" as const,
+    redirectUris: [], scope: "fields:read", integrationUser: { username: "sync-bot", organization: "acme" },
+  };
+  const taken = { ...sync, line: 4, clientId: "dk-taken", integrationUser: { username: "SYNC-bot", organization: "acme" } };
+  const cc = {
+    clientId: "dk-sync", ownerKey: null, familyId: null, scope: "fields:read",
+    tokens: [{ line: 5, rowId: "9", tokenHash: "e".repeat(64), kind: "access" as const, grantType: "client_credentials" as const, scope: "fields:read", issuedAt: 1, expiresAt: 1000 }],
+  };
+  const base = input();
+  const result = await store.imports.apply(input({ clients: [...base.clients, sync, taken], grants: [...base.grants, cc] }));
+  assert.deepEqual([result.applications, result.integrationUsers], [
+    { imported: 2, skipped: 0, refused: 1 },
+    { imported: 1, skipped: 0, refused: 1 },
+  ]);
+  assert.deepEqual(result.refusals.map((r) => [r.kind, r.id]), [["integration_user", "dk-taken"], ["application", "dk-taken"]]);
+  assert.equal(result.tokens.imported, 2);
+  assert.equal(result.consents, 1, "a client-credentials token records no consent");
+  const again = await store.imports.apply(input({ clients: [...base.clients, sync], grants: [...base.grants, cc] }));
+  assert.deepEqual([again.applications.skipped, again.tokens.skipped, again.integrationUsers.imported], [2, 2, 0]);
 });

@@ -1,18 +1,16 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { openStore } from "../../src/store/store.ts";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { storeTest } from "../helpers/stores.ts";
 import { tempDb } from "../helpers/temp_db.ts";
 
-test("ensure stores the first candidate and returns it ever after, whatever later callers offer", async () => {
-  const { store } = buildTestApp();
+storeTest("ensure stores the first candidate and returns it ever after, whatever later callers offer", async (store) => {
   assert.equal(await store.secrets.ensure("a", "first", 1), "first");
   assert.equal(await store.secrets.ensure("a", "second", 2), "first");
   assert.equal(await store.secrets.ensure("b", "other", 3), "other", "each name has its own secret");
 });
 
-test("concurrent first calls all get the one secret that was stored", async () => {
-  const { store } = buildTestApp();
+storeTest("concurrent first calls all get the one secret that was stored", async (store) => {
   const got = await Promise.all(["x", "y", "z"].map((candidate) => store.secrets.ensure("k", candidate, 1)));
   assert.equal(new Set(got).size, 1);
 });

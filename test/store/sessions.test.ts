@@ -1,86 +1,91 @@
-import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { buildTestApp } from "../helpers/test_app.ts";
+import { storeTest } from "../helpers/stores.ts";
+import { seedPerson } from "../helpers/store_seed.ts";
 
-const session = (userId: number, now: number, hash = "a".repeat(64)) => ({ sessionHash: hash, userId, createdAt: now, expiresAt: now + 100 });
+const NOW = 1_000;
+const hash = (name: string) => name.padEnd(64, "0");
+const session = (userId: number, name: string, now = NOW) => ({ sessionHash: hash(name), userId, createdAt: now, expiresAt: now + 100 });
+const verified = (user: { passwordHash: string | null }, maxSessions = 10) => ({ passwordHash: user.passwordHash!, maxSessions });
 
-test("sessions: an inserted session is found until it expires", async () => {
-  const t = buildTestApp();
-  const user = await t.seed.user();
-  const now = t.clock.nowSeconds();
-  await t.store.sessions.insert(session(user.id, now));
-  assert.equal((await t.store.sessions.findActive("a".repeat(64), now))?.userId, user.id);
-  assert.equal(await t.store.sessions.findActive("a".repeat(64), now + 100), undefined);
+storeTest("sessions: an inserted session is found until it expires", async (store) => {
+  const user = await seedPerson(store, NOW);
+  await store.sessions.insert(session(user.id, "a"));
+  const found = await store.sessions.findActive(hash("a"), NOW + 99);
+  assert.deepEqual(found && { ...found, id: 0 }, { id: 0, userId: user.id, createdAt: NOW, expiresAt: NOW + 100 });
+  assert.equal(await store.sessions.findActive(hash("a"), NOW + 100), undefined);
+  assert.equal(await store.sessions.findActive(hash("b"), NOW), undefined);
 });
 
-test("sessions: a disabled user's session is not active", async () => {
-  const t = buildTestApp();
-  const user = await t.seed.user();
-  const now = t.clock.nowSeconds();
-  await t.store.sessions.insert(session(user.id, now));
-  await t.store.users.setDisabled(user.id, true);
-  assert.equal(await t.store.sessions.findActive("a".repeat(64), now), undefined);
+storeTest("sessions: a disabled user's session is not active", async (store) => {
+  const user = await seedPerson(store, NOW);
+  await store.sessions.insert(session(user.id, "a"));
+  await store.users.setDisabled(user.id, true);
+  assert.equal(await store.sessions.findActive(hash("a"), NOW), undefined);
 });
 
-test("sessions: replace deletes the old session and inserts the new one together", async () => {
-  const t = buildTestApp();
-  const user = await t.seed.user();
-  const now = t.clock.nowSeconds();
-  await t.store.sessions.insert(session(user.id, now, "old".padEnd(64, "0")));
-  const started = await t.store.sessions.replace("old".padEnd(64, "0"), session(user.id, now, "new".padEnd(64, "0")), { passwordHash: user.passwordHash!, maxSessions: 10 });
-  assert.equal(started, true);
-  assert.equal(await t.store.sessions.findActive("old".padEnd(64, "0"), now), undefined);
-  assert.ok(await t.store.sessions.findActive("new".padEnd(64, "0"), now));
+storeTest("sessions: replace deletes the old session and inserts the new one together", async (store) => {
+  const user = await seedPerson(store, NOW);
+  await store.sessions.insert(session(user.id, "old"));
+  assert.equal(await store.sessions.replace(hash("old"), session(user.id, "new"), verified(user)), true);
+  assert.equal(await store.sessions.findActive(hash("old"), NOW), undefined);
+  assert.ok(await store.sessions.findActive(hash("new"), NOW));
 });
 
-test("sessions: replace starts nothing once the verified password was replaced or the user disabled", async () => {
-  const t = buildTestApp();
-  const user = await t.seed.user();
-  const now = t.clock.nowSeconds();
-  const verified = user.passwordHash!;
-  await t.store.sessions.insert(session(user.id, now, "old".padEnd(64, "0")));
-  await t.store.users.replacePassword(user.id, "pbkdf2-sha256$1000$newsalt$newhash");
-  assert.equal(await t.store.sessions.replace(undefined, session(user.id, now, "new".padEnd(64, "0")), { passwordHash: verified, maxSessions: 10 }), false);
-  assert.equal(await t.store.sessions.findActive("new".padEnd(64, "0"), now), undefined);
-  const other = await t.seed.user();
-  await t.store.users.setDisabled(other.id, true);
-  assert.equal(await t.store.sessions.replace(undefined, session(other.id, now, "dis".padEnd(64, "0")), { passwordHash: other.passwordHash!, maxSessions: 10 }), false);
+storeTest("sessions: replace starts nothing once the verified password was replaced or the user disabled", async (store) => {
+  const user = await seedPerson(store, NOW);
+  await store.sessions.insert(session(user.id, "old"));
+  await store.users.replacePassword(user.id, "pbkdf2-sha256$1000$newsalt$newhash");
+  assert.equal(await store.sessions.replace(undefined, session(user.id, "new"), verified(user)), false);
+  assert.equal(await store.sessions.findActive(hash("new"), NOW), undefined);
+  const other = await seedPerson(store, NOW);
+  await store.sessions.insert(session(other.id, "kept"));
+  await store.users.setDisabled(other.id, true);
+  assert.equal(await store.sessions.replace(hash("kept"), session(other.id, "dis"), verified(other)), false);
+  await store.users.setDisabled(other.id, false);
+  assert.equal(await store.sessions.findActive(hash("dis"), NOW), undefined);
+  assert.equal(await store.sessions.findActive(hash("kept"), NOW), undefined, "disabling ended it, and the refused replace added nothing");
 });
 
-test("sessions: replace with a hash that collides with an existing one rolls back entirely", async () => {
-  const t = buildTestApp();
-  const user = await t.seed.user();
-  const now = t.clock.nowSeconds();
-  await t.store.sessions.insert(session(user.id, now, "old".padEnd(64, "0")));
-  await t.store.sessions.insert(session(user.id, now, "dup".padEnd(64, "0")));
-  await assert.rejects(t.store.sessions.replace("old".padEnd(64, "0"), session(user.id, now, "dup".padEnd(64, "0")), { passwordHash: user.passwordHash!, maxSessions: 10 }));
-  assert.ok(await t.store.sessions.findActive("old".padEnd(64, "0"), now), "the old session survives the failed rotation");
+storeTest("sessions: replace with a hash that collides with an existing one rolls back entirely", async (store) => {
+  const user = await seedPerson(store, NOW);
+  await store.sessions.insert(session(user.id, "old"));
+  await store.sessions.insert(session(user.id, "dup"));
+  await assert.rejects(store.sessions.replace(hash("old"), session(user.id, "dup"), verified(user)));
+  assert.ok(await store.sessions.findActive(hash("old"), NOW), "the old session survives the failed rotation");
 });
 
-test("sessions: replace ends the user's oldest live sessions beyond maxSessions, and nobody else's", async () => {
-  const t = buildTestApp();
-  const user = await t.seed.user();
-  const other = await t.seed.user();
-  const now = t.clock.nowSeconds();
-  const hash = (name: string) => name.padEnd(64, "0");
-  await t.store.sessions.insert(session(other.id, now, hash("other")));
-  await t.store.sessions.insert(session(user.id, now, hash("first")));
-  await t.store.sessions.insert(session(user.id, now, hash("second")));
-  const started = await t.store.sessions.replace(undefined, session(user.id, now, hash("third")), { passwordHash: user.passwordHash!, maxSessions: 2 });
-  assert.equal(started, true);
-  assert.equal(await t.store.sessions.findActive(hash("first"), now), undefined, "the oldest ended");
-  assert.ok(await t.store.sessions.findActive(hash("second"), now));
-  assert.ok(await t.store.sessions.findActive(hash("third"), now));
-  assert.ok(await t.store.sessions.findActive(hash("other"), now), "another user's session is untouched");
+storeTest("sessions: replace ends the user's oldest live sessions beyond maxSessions, and nobody else's", async (store) => {
+  const user = await seedPerson(store, NOW);
+  const other = await seedPerson(store, NOW);
+  await store.sessions.insert(session(other.id, "other"));
+  await store.sessions.insert(session(user.id, "first"));
+  await store.sessions.insert(session(user.id, "second"));
+  assert.equal(await store.sessions.replace(undefined, session(user.id, "third"), verified(user, 2)), true);
+  assert.equal(await store.sessions.findActive(hash("first"), NOW), undefined, "the oldest ended");
+  assert.ok(await store.sessions.findActive(hash("second"), NOW));
+  assert.ok(await store.sessions.findActive(hash("third"), NOW));
+  assert.ok(await store.sessions.findActive(hash("other"), NOW), "another user's session is untouched");
 });
 
-test("sessions: delete ends a session and expired sessions are purged", async () => {
-  const t = buildTestApp();
-  const user = await t.seed.user();
-  const now = t.clock.nowSeconds();
-  await t.store.sessions.insert(session(user.id, now, "x".repeat(64)));
-  await t.store.sessions.delete("x".repeat(64));
-  assert.equal(await t.store.sessions.findActive("x".repeat(64), now), undefined);
-  await t.store.sessions.insert(session(user.id, now, "y".repeat(64)));
-  assert.equal((await t.store.purge(now + 1000, { retentionSeconds: 0, auditRetentionSeconds: 0 })).sessions, 1);
+storeTest("sessions: countOthers counts the user's other live sessions, endOthers ends them all", async (store) => {
+  const user = await seedPerson(store, NOW);
+  const other = await seedPerson(store, NOW);
+  await store.sessions.insert(session(user.id, "mine"));
+  await store.sessions.insert(session(user.id, "tablet"));
+  await store.sessions.insert(session(user.id, "expired", NOW - 500));
+  await store.sessions.insert(session(other.id, "theirs"));
+  assert.equal(await store.sessions.countOthers(user.id, hash("mine"), NOW), 1);
+  assert.equal(await store.sessions.endOthers(user.id, hash("mine")), 2, "expired ones included");
+  assert.equal(await store.sessions.countOthers(user.id, hash("mine"), NOW), 0);
+  assert.ok(await store.sessions.findActive(hash("mine"), NOW));
+  assert.ok(await store.sessions.findActive(hash("theirs"), NOW));
+});
+
+storeTest("sessions: delete ends a session and expired sessions are purged", async (store) => {
+  const user = await seedPerson(store, NOW);
+  await store.sessions.insert(session(user.id, "x"));
+  await store.sessions.delete(hash("x"));
+  assert.equal(await store.sessions.findActive(hash("x"), NOW), undefined);
+  await store.sessions.insert(session(user.id, "y"));
+  assert.equal((await store.purge(NOW + 1000, { retentionSeconds: 0, auditRetentionSeconds: 0 })).sessions, 1);
 });

@@ -6,53 +6,53 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "../../src/store/store.ts";
 import { DatabaseSync } from "node:sqlite";
-import { buildTestApp } from "../helpers/test_app.ts";
-import { postJson } from "../helpers/requests.ts";
-import { authCodeTokens, codeBody, issueCode, refreshBody, tokenInfo } from "../helpers/codes.ts";
+import { loadConfig } from "../../src/config.ts";
+import { TEST_ENV } from "../helpers/test_app.ts";
+import { storeTest } from "../helpers/stores.ts";
+import { seedClient, seedCode, seedGrant, seedPerson } from "../helpers/store_seed.ts";
 
 const NO_RETENTION = { retentionSeconds: 0, auditRetentionSeconds: 0 };
 
-test("purge keeps a used code while its family has a live token, so a replay after purge still revokes the family", async () => {
-  const t = buildTestApp();
-  const { client, issued, tokens } = await authCodeTokens(t);
-  t.clock.advance(t.config.codeTtlSeconds + 60);
-  // Retention 0: the code expired before the cutoff, only its family's live tokens keep it.
-  const counts = await t.store.purge(t.clock.nowSeconds(), NO_RETENTION);
+storeTest("purge keeps a used code while its family has a live token, so a replay after purge still revokes the family", async (store) => {
+  const now = 10_000;
+  const user = await seedPerson(store, now);
+  const client = await seedClient(store, now);
+  const grant = await seedGrant(store, client, user, now);
+  const later = now + 700;
+  // Retention 0: the code expired before the cutoff, only its family's live refresh token keeps it.
+  const counts = await store.purge(later, NO_RETENTION);
   assert.equal(counts.codes, 0);
-  const replay = await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)));
-  assert.equal(replay.status, 400);
-  assert.equal((await replay.json()).error, "invalid_grant");
-  assert.equal((await tokenInfo(t, tokens.access_token)).status, 401, "the family's access token is revoked");
-  const refresh = await t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)));
-  assert.equal((await refresh.json()).error, "invalid_grant", "the family's refresh token is revoked");
-  const events = await t.store.audit.list({});
-  assert.ok(events.some((e) => e.event === "code_reuse_detected"));
+  const replay = await store.tokens.exchangeCode(grant.codeHash, client, later, () => ({ issue: { tokens: [] } }));
+  assert.equal(replay.status, "reused");
+  assert.equal((await store.tokens.findByHash(grant.refresh))?.revokedAt, later, "the family's refresh token is revoked");
 });
 
-test("purge deletes an expired code once no token of its family is live, and an expired unused code at once", async () => {
-  const t = buildTestApp();
-  const { client } = await authCodeTokens(t);
-  await issueCode(t, client);
-  t.clock.advance(t.config.codeTtlSeconds + 60);
-  assert.equal((await t.store.purge(t.clock.nowSeconds(), NO_RETENTION)).codes, 1, "only the unused code goes");
-  t.clock.advance(t.config.refreshTokenTtlSeconds);
-  assert.equal((await t.store.purge(t.clock.nowSeconds(), NO_RETENTION)).codes, 1, "the used code goes with its last token");
+storeTest("purge deletes an expired code once no token of its family is live, and an expired unused code at once", async (store) => {
+  const now = 10_000;
+  const user = await seedPerson(store, now);
+  const client = await seedClient(store, now);
+  await seedGrant(store, client, user, now, { accessTtl: 100, refreshTtl: 1_000 });
+  await seedCode(store, client, user, now, 600);
+  const first = await store.purge(now + 700, NO_RETENTION);
+  assert.deepEqual([first.codes, first.tokens, first.families], [1, 1, 1], "the unused code and its family go, and the expired access token");
+  const second = await store.purge(now + 1_001, NO_RETENTION);
+  assert.deepEqual([second.codes, second.tokens, second.families], [1, 1, 1], "the used code goes with its last token, then its family");
 });
 
-test("purge with the default settings keeps audit events past FIELDGATE_RETENTION until FIELDGATE_AUDIT_RETENTION", async () => {
-  const t = buildTestApp();
-  const user = await t.seed.user();
-  const now = t.clock.nowSeconds();
+storeTest("purge with the default settings keeps audit events past FIELDGATE_RETENTION until FIELDGATE_AUDIT_RETENTION", async (store) => {
+  const config = loadConfig(TEST_ENV);
+  const now = 1_000 * 86_400;
+  const user = await seedPerson(store, now);
   const day = 86_400;
-  const audit = (at: number, event: string) =>
-    t.store.audit.insert({ at, event, clientId: null, userId: null, ip: null, detail: null });
+  const audit = (at: number, event: string) => store.audit.insert({ at, event, clientId: null, userId: null, ip: null, detail: null });
   await audit(now - 30 * day, "month_old");
   await audit(now - 91 * day, "quarter_old");
   // A session that expired 8 days ago: past the 7 days expired credentials are kept.
-  await t.store.sessions.insert({ sessionHash: "s".repeat(64), userId: user.id, createdAt: now - 9 * day, expiresAt: now - 8 * day });
-  const counts = await t.store.purge(now, t.config);
-  assert.deepEqual([counts.auditEvents, counts.sessions], [1, 1]);
-  assert.deepEqual((await t.store.audit.list({})).map((e) => e.event), ["month_old"]);
+  await store.sessions.insert({ sessionHash: "s".repeat(64), userId: user.id, createdAt: now - 9 * day, expiresAt: now - 8 * day });
+  await store.sessions.insert({ sessionHash: "t".repeat(64), userId: user.id, createdAt: now - 9 * day, expiresAt: now - 6 * day });
+  const counts = await store.purge(now, config);
+  assert.deepEqual(counts, { codes: 0, tokens: 0, sessions: 1, families: 0, auditEvents: 1, demoStates: 0 });
+  assert.deepEqual((await store.audit.list({})).map((e) => e.event), ["month_old"]);
 });
 
 test("ping reads the file: a database overwritten with garbage is not reported healthy", async () => {
