@@ -61,14 +61,36 @@ export interface CliResult {
   stderr: string;
 }
 
-export interface Instances {
-  all: Instance[];
-  /** Runs `fieldgate <args> --db <database URL>` in a process of its own; `stdin` is written to it. */
+/** The CLI against one database. */
+export interface Cli {
+  /** Runs `fieldgate <args> --db <database>` in a process of its own; `stdin` is written to it. */
   cli(args: string[], options?: { stdin?: string }): Promise<CliResult>;
   /** The same with --json, parsed; throws with its stderr when it failed. */
   cliJson(args: string[], options?: { stdin?: string }): Promise<Record<string, unknown>>;
+}
+
+export interface Instances extends Cli {
+  all: Instance[];
   /** Stops every instance still running. */
   close(): Promise<void>;
+}
+
+/**
+ * The CLI against `database` with the instances' settings, each command a process of its own, as an operator runs it
+ * beside running instances. It runs in the temp directory: with a URL or an absolute path it writes nothing there.
+ */
+export function fieldgateCli(database: string, options: { env?: Record<string, string>; cwd?: string } = {}): Cli {
+  const at = { env: definedOnly({ ...baseEnv(database), ...options.env }), cwd: options.cwd ?? tmpdir() };
+  const cli = (args: string[], cliOptions: { stdin?: string } = {}) =>
+    runCli([...args, "--db", database], at, cliOptions.stdin ?? "");
+  return {
+    cli,
+    async cliJson(args, cliOptions) {
+      const result = await cli([...args, "--json"], cliOptions);
+      if (result.code !== 0) throw new Error(`fieldgate ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
+      return JSON.parse(result.stdout) as Record<string, unknown>;
+    },
+  };
 }
 
 /** Starts `count` instances at once (they migrate the empty database together) and waits until each answers. */
@@ -90,18 +112,7 @@ export async function startInstances(
     await close();
     throw (failed as PromiseRejectedResult).reason;
   }
-  const cli = (args: string[], cliOptions: { stdin?: string } = {}) =>
-    runCli([...args, "--db", database], { env, cwd }, cliOptions.stdin ?? "");
-  return {
-    all,
-    cli,
-    async cliJson(args, cliOptions) {
-      const result = await cli([...args, "--json"], cliOptions);
-      if (result.code !== 0) throw new Error(`fieldgate ${args.join(" ")} exited ${result.code}: ${result.stderr}`);
-      return JSON.parse(result.stdout) as Record<string, unknown>;
-    },
-    close,
-  };
+  return { all, ...fieldgateCli(database, { env: options.env, cwd }), close };
 }
 
 /** `env` without its unset entries, which a runtime might otherwise pass as the text "undefined". */

@@ -2,7 +2,7 @@
 // the browser's way to a code that crosses them.
 import assert from "node:assert/strict";
 import { browser, hiddenFields } from "../../../scripts/lib/client.ts";
-import { postJson, startInstances, type Instance, type Instances } from "../../helpers/instances.ts";
+import { fieldgateCli, postJson, startInstances, type Cli, type Instance, type Instances } from "../../helpers/instances.ts";
 
 export const PASSWORD = "correct horse battery staple";
 export const REDIRECT_URI = "https://client.example/cb";
@@ -24,26 +24,35 @@ export interface Cluster extends Instances {
   web: Client;
 }
 
-/** Starts the instances, then registers the users and clients with the CLI, as an operator would while they run. */
+/**
+ * Starts the instances and, meanwhile, registers the users and clients with the CLI, as an operator would while they
+ * run (whoever comes first migrates the empty database; the others wait on its lock).
+ */
 export async function startCluster(databaseUrl: string, env: Record<string, string> = {}): Promise<Cluster> {
-  const instances = await startInstances(databaseUrl, { env });
-  try {
-    const username = "grower@example.com";
-    // One after another: each creates the organization if it is missing.
-    await instances.cliJson(["users", "add", "--username", username, "--password-stdin", "--org", "acme"], { stdin: PASSWORD });
-    await instances.cliJson(["users", "add", "--username", "robot@example.com", "--integration", "--org", "acme"]);
-    const [sync, web] = await Promise.all([
-      instances.cliJson(["clients", "add", "--name", "Sync", "--grant", "client_credentials", "--scope", SCOPE,
-        "--integration-user", "robot@example.com"]),
-      instances.cliJson(["clients", "add", "--name", "Web", "--grant", "authorization_code", "--scope", SCOPE,
-        "--redirect-uri", REDIRECT_URI]),
-    ]);
-    const [a, b, c] = instances.all as [Instance, Instance, Instance];
-    return { ...instances, a, b, c, username, sync: credentials(sync), web: credentials(web) };
-  } catch (error) {
-    await instances.close();
-    throw error;
+  const username = "grower@example.com";
+  const cli = fieldgateCli(databaseUrl, { env });
+  const [started, registered] = await Promise.allSettled([startInstances(databaseUrl, { env }), register(cli, username)]);
+  if (started.status === "rejected" || registered.status === "rejected") {
+    if (started.status === "fulfilled") await started.value.close();
+    throw started.status === "rejected" ? started.reason : (registered as PromiseRejectedResult).reason;
   }
+  const [a, b, c] = started.value.all as [Instance, Instance, Instance];
+  return { ...started.value, a, b, c, username, ...registered.value };
+}
+
+async function register(cli: Cli, username: string): Promise<{ sync: Client; web: Client }> {
+  // Two organizations: each command creates its own, so running them at once races for nothing.
+  await Promise.all([
+    cli.cliJson(["users", "add", "--username", username, "--password-stdin", "--org", "acme"], { stdin: PASSWORD }),
+    cli.cliJson(["users", "add", "--username", "robot@example.com", "--integration", "--org", "acme-sync"]),
+  ]);
+  const [sync, web] = await Promise.all([
+    cli.cliJson(["clients", "add", "--name", "Sync", "--grant", "client_credentials", "--scope", SCOPE,
+      "--integration-user", "robot@example.com"]),
+    cli.cliJson(["clients", "add", "--name", "Web", "--grant", "authorization_code", "--scope", SCOPE,
+      "--redirect-uri", REDIRECT_URI]),
+  ]);
+  return { sync: credentials(sync), web: credentials(web) };
 }
 
 function credentials(printed: Record<string, unknown>): Client {
