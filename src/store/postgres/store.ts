@@ -58,7 +58,6 @@ export function createPostgresStore(pg: PgClient): Store {
     demoStates: createPgDemoStateStore(pg),
     secrets: createPgSecretStore(pg),
     imports: createPgImportStore(pg),
-    stats: () => pg.stats(),
     async ping() {
       try {
         const [row] = await pg.query<{ ok: boolean }>("SELECT MAX(version) > 0 AS ok FROM schema_migrations");
@@ -71,5 +70,6 @@ export function createPostgresStore(pg: PgClient): Store {
       return purgePostgres(pg, now, retention);
     },
     close: () => pg.close(),
+    stats: () => pg.stats(),
   };
 }
