@@ -1,6 +1,6 @@
 // Drives one scenario with autocannon: a warm-up, then a timed run whose every response time is recorded here.
 import autocannon from "autocannon";
-import type { AutocannonClient, AutocannonRequest, AutocannonResult } from "autocannon";
+import type { AutocannonClient, AutocannonInstance, AutocannonRequest, AutocannonResult } from "autocannon";
 import { createRecorder, summarise, type LatencySummary } from "./stats.ts";
 
 export interface LoadScenario {
@@ -22,6 +22,18 @@ export interface LoadOptions {
   durationSeconds: number;
   /** CPU seconds the server process has used so far; sampled around the measured phase. */
   serverCpuSeconds?: () => number;
+  /**
+   * Servers sharing the load, as instances behind a load balancer (default the scenario's origin alone): the
+   * connections are dealt over them, one autocannon per server, all driven by one `nextBody`.
+   */
+  origins?: readonly string[];
+  /** CPU seconds the database server has used so far (PostgreSQL's processes); sampled like `serverCpuSeconds`. */
+  databaseCpuSeconds?: () => number;
+  /**
+   * The servers' own counts so far of round trips to their database and of requests answered (their /metrics);
+   * sampled likewise. Both come from the servers, so a request still in flight at either sample counts on both sides.
+   */
+  databaseRoundTrips?: () => Promise<{ roundTrips: number; requests: number }>;
 }
 
 export interface LoadResult {
@@ -43,6 +55,10 @@ export interface LoadResult {
    * the machine, so it shows what an optimisation saved even when the machine is busy.
    */
   serverCpuUsPerRequest: number;
+  /** Database server CPU time per response in microseconds, when `databaseCpuSeconds` was given. */
+  databaseCpuUsPerRequest?: number;
+  /** Database round trips per response, when `databaseRoundTrips` was given. */
+  roundTripsPerRequest?: number;
 }
 
 interface Phase {
@@ -54,19 +70,29 @@ interface Phase {
 /** Warm-up (discarded) then the measured run; latencies are the per-response times autocannon observes. */
 export async function runLoad(scenario: LoadScenario, options: LoadOptions): Promise<LoadResult> {
   if (options.warmupSeconds > 0) {
-    await phase(scenario, options.connections, options.warmupSeconds, () => {});
+    await phase(scenario, { ...options, durationSeconds: options.warmupSeconds }, () => {});
   }
   const times = createRecorder();
   const statusCodes: Record<string, number> = {};
   let non2xx = 0;
   const cpuBefore = options.serverCpuSeconds?.() ?? Number.NaN;
-  const measured = await phase(scenario, options.connections, options.durationSeconds, (status, ms) => {
+  const databaseCpuBefore = options.databaseCpuSeconds?.();
+  const roundTripsBefore = await options.databaseRoundTrips?.();
+  const measured = await phase(scenario, options, (status, ms) => {
     times.record(ms);
     statusCodes[status] = (statusCodes[status] ?? 0) + 1;
     if (status < 200 || status > 299) non2xx++;
   });
   const requests = times.length;
   const cpuSeconds = (options.serverCpuSeconds?.() ?? Number.NaN) - cpuBefore;
+  const databaseCpuAfter = options.databaseCpuSeconds?.();
+  const databaseCpu = databaseCpuBefore === undefined || databaseCpuAfter === undefined
+    ? undefined
+    : round(((databaseCpuAfter - databaseCpuBefore) * 1e6) / requests, 1);
+  const roundTripsAfter = await options.databaseRoundTrips?.();
+  const roundTrips = roundTripsBefore === undefined || roundTripsAfter === undefined
+    ? undefined
+    : round((roundTripsAfter.roundTrips - roundTripsBefore.roundTrips) / (roundTripsAfter.requests - roundTripsBefore.requests), 2);
   return {
     requests,
     seconds: round(measured.seconds, 3),
@@ -78,6 +104,8 @@ export async function runLoad(scenario: LoadScenario, options: LoadOptions): Pro
     exhausted: measured.exhausted,
     latency: summarise(times.values()),
     serverCpuUsPerRequest: round((cpuSeconds * 1e6) / requests, 1),
+    ...(databaseCpu === undefined ? {} : { databaseCpuUsPerRequest: databaseCpu }),
+    ...(roundTrips === undefined ? {} : { roundTripsPerRequest: roundTrips }),
   };
 }
 
@@ -111,51 +139,62 @@ export function combineRuns(runs: readonly LoadResult[]): LoadResult {
       mean: weighted((r) => r.latency.mean),
     },
     serverCpuUsPerRequest: round(weighted((r) => r.serverCpuUsPerRequest), 1),
+    ...(runs.every((r) => r.databaseCpuUsPerRequest !== undefined)
+      ? { databaseCpuUsPerRequest: round(weighted((r) => r.databaseCpuUsPerRequest!), 1) }
+      : {}),
+    ...(runs.every((r) => r.roundTripsPerRequest !== undefined)
+      ? { roundTripsPerRequest: round(weighted((r) => r.roundTripsPerRequest!), 2) }
+      : {}),
   };
 }
 
-function phase(
+/** One timed run: one autocannon per origin, each with its share of the connections, started and stopped together. */
+async function phase(
   scenario: LoadScenario,
-  connections: number,
-  seconds: number,
+  options: Pick<LoadOptions, "connections" | "durationSeconds" | "origins">,
   onResponse: (status: number, ms: number) => void,
 ): Promise<Phase> {
-  return new Promise((resolve, reject) => {
-    let exhausted = false;
-    const request: AutocannonRequest = {
-      method: scenario.method,
-      path: scenario.path,
-      headers: scenario.headers,
-      body: scenario.body,
+  const origins = options.origins?.length ? options.origins : [scenario.origin];
+  const instances: AutocannonInstance[] = [];
+  let exhausted = false;
+  const request: AutocannonRequest = {
+    method: scenario.method,
+    path: scenario.path,
+    headers: scenario.headers,
+    body: scenario.body,
+  };
+  const next = scenario.nextBody;
+  if (next) {
+    request.setupRequest = (req) => {
+      const body = next();
+      if (body === undefined) {
+        exhausted = true;
+        for (const instance of instances) instance.stop();
+        return req;
+      }
+      return { ...req, body };
     };
-    const next = scenario.nextBody;
-    if (next) {
-      request.setupRequest = (req) => {
-        const body = next();
-        if (body === undefined) {
-          exhausted = true;
-          instance.stop();
-          return req;
-        }
-        return { ...req, body };
-      };
-    }
-    const started = performance.now();
-    const instance = autocannon({
-      url: scenario.origin,
-      connections,
-      duration: seconds,
-      timeout: 10,
-      requests: [request],
-      setupClient: (client: AutocannonClient) => {
-        client.on("response", (status, _bytes, ms) => onResponse(status, ms));
-      },
-      verifyBody: scenario.verifyBody,
-    }, (error, result) => {
-      if (error) reject(error);
-      else resolve({ result, seconds: (performance.now() - started) / 1000, exhausted });
-    });
-  });
+  }
+  const started = performance.now();
+  const results = await Promise.all(origins.map((origin, i) =>
+    new Promise<AutocannonResult>((resolve, reject) => {
+      instances.push(autocannon({
+        url: origin,
+        // Dealt in turn, so N connections over M servers differ by at most one per server.
+        connections: Math.max(1, Math.floor(options.connections / origins.length) + (i < options.connections % origins.length ? 1 : 0)),
+        duration: options.durationSeconds,
+        timeout: 10,
+        requests: [request],
+        setupClient: (client: AutocannonClient) => {
+          client.on("response", (status, _bytes, ms) => onResponse(status, ms));
+        },
+        verifyBody: scenario.verifyBody,
+      }, (error, result) => (error ? reject(error) : resolve(result))));
+    })
+  ));
+  const sum = (pick: (r: AutocannonResult) => number) => results.reduce((n, r) => n + pick(r), 0);
+  const result = { ...results[0]!, errors: sum((r) => r.errors), timeouts: sum((r) => r.timeouts), mismatches: sum((r) => r.mismatches), non2xx: sum((r) => r.non2xx) };
+  return { result, seconds: (performance.now() - started) / 1000, exhausted };
 }
 
 function round(value: number, digits: number): number {

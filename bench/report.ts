@@ -106,3 +106,26 @@ export function relativeChange(s: ScenarioResult, report: Pick<Report, "scenario
   const base = report.scenarios.find((x) => x.id === s.target?.relativeTo);
   return base ? s.requestsPerSecond / base.requestsPerSecond - 1 : undefined;
 }
+
+/** One row of the store comparison (bench/stores.ts): a scenario on a store with a number of instances. */
+export interface StoreTableRow extends LoadResult {
+  title: string;
+  store: string;
+  instances: number;
+}
+
+/** The store comparison as printed to stdout: each scenario's rows together, so the stores read side by side. */
+export function formatStoreTable(rows: readonly StoreTableRow[], notes: readonly string[]): string {
+  const header = ["scenario", "store", "inst", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "app cpu µs/req", "db cpu µs/req", "round trips/req"];
+  const titles = [...new Set(rows.map((r) => r.title))];
+  const body = titles.flatMap((title) => rows.filter((r) => r.title === title)).map((r) => [
+    r.title, r.store, String(r.instances), String(r.requestsPerSecond), fmt(r.latency.p50), fmt(r.latency.p99),
+    String(r.non2xx + r.mismatches), String(r.errors), fmt(r.serverCpuUsPerRequest, 1),
+    fmt(r.databaseCpuUsPerRequest ?? Number.NaN, 1), fmt(r.roundTripsPerRequest ?? Number.NaN, 2),
+  ]);
+  const all = [header, ...body];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line), "", ...notes.map((n) => `note: ${n}`)]
+    .join("\n");
+}

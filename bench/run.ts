@@ -8,7 +8,8 @@ import { combineRuns, runLoad, type LoadOptions, type LoadResult } from "./load.
 import { seedDatabase, type Seeded } from "./seed.ts";
 import { startServer, type ServerProcess } from "./spawn.ts";
 import { ratio } from "./stats.ts";
-import { formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
+import { formatStoreTable, formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
+import { compareStores } from "./stores.ts";
 import { PEERS, REFERENCES, SCENARIOS, comparedWith, mintAccessToken, type Reference, type Scenario } from "./scenarios.ts";
 import { denoTaskArgs } from "../scripts/lib/deno_tasks.ts";
 
@@ -42,6 +43,12 @@ const { values: args } = parseArgs({
     // The runtime that serves: node (src/adapters/node.ts serve) or deno (what `deno task start` runs: Deno.serve,
     // with the task's V8 flags). The ceiling is always the bare node:http server, so ratios compare across runtimes.
     runtime: { type: "string", default: "node" },
+    // sqlite: the scenarios above on the SQLite store. postgres: token issuance, total_count and refresh on SQLite and
+    // on PostgreSQL with 1 and --instances instances, in one run, on a throwaway cluster (bench/stores.ts).
+    store: { type: "string", default: "sqlite" },
+    instances: { type: "string", default: "2" },
+    // PostgreSQL's synchronous_commit for --store postgres: off is SQLite's durability (WAL, synchronous=NORMAL).
+    "pg-synchronous-commit": { type: "string", default: "off" },
   },
 });
 if (args.runtime !== "node" && args.runtime !== "deno") {
@@ -49,6 +56,24 @@ if (args.runtime !== "node" && args.runtime !== "deno") {
   process.exit(2);
 }
 const onDeno = args.runtime === "deno";
+if (args.store !== "sqlite" && args.store !== "postgres") {
+  console.error(`bench: --store is sqlite or postgres, not ${args.store}`);
+  process.exit(2);
+}
+const instances = Number(args.instances);
+if (!Number.isInteger(instances) || instances < 1 || instances > 8) {
+  console.error(`bench: --instances is a whole number from 1 to 8, not ${args.instances}`);
+  process.exit(2);
+}
+const synchronousCommit = args["pg-synchronous-commit"];
+if (synchronousCommit !== "on" && synchronousCommit !== "off") {
+  console.error(`bench: --pg-synchronous-commit is on or off, not ${synchronousCommit}`);
+  process.exit(2);
+}
+if (args.store === "postgres" && (onDeno || Number(args.workers) > 1 || args.server === "local" || args.peers)) {
+  console.error("bench: --store postgres serves with Node's `serve`, one process per instance (no --runtime deno, --workers, --server local or --peers)");
+  process.exit(2);
+}
 if (onDeno && (Number(args.workers) > 1 || args.server === "local")) {
   console.error("bench: --runtime deno serves as `deno task start` does; --workers and --server local are Node's");
   process.exit(2);
@@ -274,7 +299,30 @@ function peerVersions(): string {
   }).join(", ");
 }
 
+/** `--store postgres`: the store comparison instead of the scenario table; its figures go to <stamp>-stores.json. */
+async function mainStores(): Promise<void> {
+  const started = performance.now();
+  const { rows, notes } = await compareStores({
+    work,
+    load,
+    instances,
+    only,
+    refreshPool: Number(args["refresh-pool"]),
+    synchronousCommit: synchronousCommit as "on" | "off",
+    serverArgs: (database) => serverCommand(database).args,
+    nodeFlags: [...NODE_HEAP_FLAGS, ...(args["server-flags"] ? args["server-flags"].split(" ").filter(Boolean) : [])],
+  });
+  for (const row of rows.filter((r) => r.exhausted)) notes.push(`${row.scenario} on ${row.store}-${row.instances}: the refresh-token pool ran out; raise --refresh-pool`);
+  const machine = { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version, platform: process.platform };
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `${stamp}-stores.json`);
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine, options: { ...load, instances }, rows, notes }, null, 2) + "\n");
+  console.log(formatStoreTable(rows, notes));
+  console.log(`\nfigures written to ${file} (${Math.round((performance.now() - started) / 1000)} s)`);
+}
+
 async function main(): Promise<void> {
+  if (args.store === "postgres") return mainStores();
   const started = performance.now();
   const small = SCENARIOS.filter((s) => s.database === "empty" && wanted(s));
   const big = args["no-big"] ? [] : SCENARIOS.filter((s) => s.database === "big" && wanted(s));

@@ -113,6 +113,11 @@ function probe(url: string): Promise<boolean> {
   });
 }
 
+/** User + system CPU seconds of `pid` and its descendants (a server not started here, such as PostgreSQL). */
+export function treeCpuSeconds(pid: number): number {
+  return sum(processTree(pid).map(cpuSeconds));
+}
+
 function peakRss(pid: number): number {
   const file = `/proc/${pid}/status`;
   if (!existsSync(file)) return Number.NaN;

@@ -3,6 +3,7 @@ import type { RouteFactory } from "../http/router.ts";
 import { bearerChallenge } from "../http/bearer.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { invalidToken } from "../oauth/errors.ts";
+import { renderDatabaseCounts } from "../http/metrics.ts";
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -29,7 +30,7 @@ export const metricsRoutes: RouteFactory = (deps) => {
           headers: { "www-authenticate": bearerChallenge(presented ? "invalid_token" : undefined) },
         });
       }
-      return new Response(deps.metrics.render(), {
+      return new Response(deps.metrics.render() + renderDatabaseCounts(deps.store.stats?.()), {
         status: 200,
         headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" },
       });

@@ -115,6 +115,24 @@ export function createMetrics(): Metrics {
   return metrics;
 }
 
+/** Counts of the work a store asked of its database server, as StoreStats carries them. */
+export interface DatabaseCounts {
+  roundTrips: number;
+  statements: number;
+}
+
+/**
+ * The database counters in the text format, appended to the registry's; empty without counts (SQLite, in process,
+ * has no round trips to count). The store's pool counts them, so each instance reports its own work only.
+ */
+export function renderDatabaseCounts(counts: DatabaseCounts | undefined): string {
+  if (!counts) return "";
+  return [
+    ...section("fieldgate_database_round_trips_total", "counter", "Waits for the database server (a transaction's BEGIN and COMMIT count)", [`fieldgate_database_round_trips_total ${counts.roundTrips}`]),
+    ...section("fieldgate_database_statements_total", "counter", "Statements sent to the database server", [`fieldgate_database_statements_total ${counts.statements}`]),
+  ].join("\n") + "\n";
+}
+
 /** Adds one latency sample to the route's histogram, creating it on first use. */
 function observeLatency(latency: Map<string, Histogram>, route: string, seconds: number): void {
   let h = latency.get(route);

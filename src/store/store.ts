@@ -61,6 +61,15 @@ export interface SqliteMaintenance {
   truncateWal(): Promise<CheckpointOutcome>;
 }
 
+/**
+ * What a store has asked of its database server since it opened, for /metrics: a round trip is one wait for the
+ * server, so round trips per request is what a request pays in network latency, whatever its CPU cost.
+ */
+export interface StoreStats {
+  roundTrips: number;
+  statements: number;
+}
+
 /** Every domain operation, each one atomic in whichever database holds it. */
 export interface Store {
   organizations: OrganizationStore;
@@ -79,6 +88,8 @@ export interface Store {
   throttles: ThrottleStore;
   /** Present on a SQLite store only. */
   maintenance?: SqliteMaintenance;
+  /** Present on a store over a database server (PostgreSQL); an in-process SQLite file has no round trips. */
+  stats?(): StoreStats;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   /**

@@ -1,8 +1,11 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { openTestApp } from "../helpers/test_app.ts";
+import { buildTestApp, openTestApp } from "../helpers/test_app.ts";
 import { get, postJson } from "../helpers/requests.ts";
 import { audit } from "../../src/oauth/audit.ts";
+import { createApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { openStore } from "../../src/store/store.ts";
 
 const SECRET = "metrics-secret-0123456789";
 const withMetrics = () => openTestApp({ FIELDGATE_METRICS_TOKEN: SECRET });
@@ -89,4 +92,20 @@ test("a client credentials token request shows up under tokens issued by grant",
   const text = await (await app.fetch(scrape())).text();
   assert.ok(text.includes('fieldgate_tokens_issued_total{grant="client_credentials"} 1'));
   assert.ok(text.includes('fieldgate_http_requests_total{route="/oauth/token",method="POST",status="200"} 1'));
+});
+
+test("a store with a database server adds its round trips and statements as counters; SQLite adds none", async () => {
+  const sqlite = await (await buildTestApp({ FIELDGATE_METRICS_TOKEN: SECRET }).app.fetch(scrape())).text();
+  assert.doesNotMatch(sqlite, /fieldgate_database_/);
+  const counts = { roundTrips: 0, statements: 0 };
+  const store = { ...openStore(":memory:"), stats: () => ({ ...counts }) };
+  const app = createApp({ config: loadConfig({ FIELDGATE_DB: ":memory:", FIELDGATE_METRICS_TOKEN: SECRET }), store, log: () => {} });
+  counts.roundTrips = 12;
+  counts.statements = 17;
+  const text = await (await app.fetch(scrape())).text();
+  assert.match(text, /^# TYPE fieldgate_database_round_trips_total counter$/m);
+  assert.match(text, /^fieldgate_database_round_trips_total 12$/m);
+  assert.match(text, /^fieldgate_database_statements_total 17$/m);
+  assert.ok(text.endsWith("\n"));
+  await app.close();
 });

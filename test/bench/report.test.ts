@@ -1,7 +1,7 @@
 // The target column: the big-database comparison (paired A B B A runs, else the base row) and reference servers.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { describeTarget, relativeChange, type ScenarioResult } from "../../bench/report.ts";
+import { describeTarget, formatStoreTable, relativeChange, type ScenarioResult } from "../../bench/report.ts";
 
 const row = (id: string, rps: number, extra: Partial<ScenarioResult> = {}) =>
   ({ id, title: id, server: "x", ratio: 0, requestsPerSecond: rps, ...extra }) as ScenarioResult;
@@ -44,4 +44,23 @@ test("peers give one factor each in the order named, and a peer not measured (no
   const measured = [row("ref-token", 9000), row("peer-b", 18000), row("peer-a", 6000)];
   assert.equal(describeTarget(token, reportOf([token], measured)), "ok 1.00x ref-token, 1.50x peer-a, 0.50x peer-b");
   assert.equal(describeTarget(token, reportOf([token], measured.slice(0, 1))), "ok 1.00x ref-token");
+});
+
+test("the store table puts each scenario's stores together and shows no round trips for SQLite", () => {
+  const result = (rps: number, extra: Record<string, number> = {}) => ({
+    requests: rps, seconds: 1, requestsPerSecond: rps, non2xx: 0, mismatches: 0, errors: 0, statusCodes: {},
+    exhausted: false, latency: { count: rps, p50: 1, p99: 2, max: 3, mean: 1 }, serverCpuUsPerRequest: 100, ...extra,
+  });
+  const table = formatStoreTable([
+    { ...result(9000), title: "token", store: "sqlite", instances: 1 },
+    { ...result(500), title: "count", store: "sqlite", instances: 1 },
+    { ...result(4000, { roundTripsPerRequest: 2, databaseCpuUsPerRequest: 90 }), title: "token", store: "postgres", instances: 1 },
+  ], ["a note"]);
+  const lines = table.split("\n");
+  assert.deepEqual(lines.slice(2, 5).map((l) => l.split(/\s+/).slice(0, 4)), [
+    ["token", "sqlite", "1", "9000"], ["token", "postgres", "1", "4000"], ["count", "sqlite", "1", "500"],
+  ]);
+  assert.match(lines[2]!, /-\s+-$/, "SQLite: no database CPU, no round trips");
+  assert.match(lines[3]!, /90\.0\s+2\.00$/);
+  assert.equal(lines.at(-1), "note: a note");
 });

@@ -7,26 +7,14 @@
  * "not installed", which is how a test run hides PostgreSQL), initdb on PATH, /usr/lib/postgresql/<version>/bin.
  * Without any: the tests are skipped and one note says so and how to enable them; under CI=true they fail instead.
  */
-import { execFile, spawn, spawnSync } from "node:child_process";
-import {
-  chownSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { createServer } from "node:net";
+import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import process from "node:process";
-import { promisify } from "node:util";
 import type { TestContext } from "node:test";
 import { openPostgres } from "../../src/store/postgres/connect.ts";
+import { findPostgresBinaries, startPostgresCluster } from "../../scripts/lib/postgres_cluster.ts";
 import { test } from "./bounded.ts";
-
-const run = promisify(execFile);
 
 /** Where the tests' PostgreSQL comes from, or why there is none. */
 export type PostgresSource =
@@ -42,18 +30,8 @@ const MISSING_NOTE = "PostgreSQL tests did not run: no PostgreSQL found. To run 
 /** Finds the tests' PostgreSQL from `env` and the file system; starts nothing. */
 export function findPostgres(env: Record<string, string | undefined> = process.env): PostgresSource {
   if (env.FIELDGATE_TEST_DATABASE_URL) return { kind: "url", url: env.FIELDGATE_TEST_DATABASE_URL };
-  const candidates = env.FIELDGATE_TEST_PG_BIN !== undefined
-    ? [env.FIELDGATE_TEST_PG_BIN]
-    : [...(env.PATH ?? "").split(delimiter).filter(Boolean), ...debianBinDirs()];
-  const dir = candidates.find((c) => existsSync(join(c, "initdb")) && existsSync(join(c, "pg_ctl")));
+  const dir = findPostgresBinaries(env);
   return dir ? { kind: "binaries", dir } : { kind: "missing", note: MISSING_NOTE };
-}
-
-/** Debian's versioned directories (initdb is not on PATH there), newest first. */
-function debianBinDirs(): string[] {
-  const root = "/usr/lib/postgresql";
-  if (!existsSync(root)) return [];
-  return readdirSync(root).sort((a, b) => Number(b) - Number(a)).map((version) => join(root, version, "bin"));
 }
 
 /** A database of its own for one test, created on a server this process reaches. */
@@ -133,110 +111,16 @@ async function withAdmin(
 let started: Promise<{ url: string }> | undefined;
 
 /**
- * This process's throwaway cluster, for a runner that hands one server to many test processes through
- * FIELDGATE_TEST_DATABASE_URL (scripts/test_postgres.ts): it stops when this process exits.
+ * This process's throwaway cluster; also for a runner that hands one server to many test processes through
+ * FIELDGATE_TEST_DATABASE_URL (scripts/test_postgres.ts). It stops when this process exits.
  */
 export function cluster(binDir: string): Promise<{ url: string }> {
-  started ??= startCluster(binDir);
-  return started;
-}
-
-const asRoot = process.getuid?.() === 0;
-
-/** Runs a PostgreSQL program from `binDir`; as root through runuser, since initdb and postgres refuse root. */
-function pgCommand(binDir: string, program: string, args: string[]): [string, string[]] {
-  const path = join(binDir, program);
-  return asRoot ? ["runuser", ["-u", "postgres", "--", path, ...args]] : [path, args];
-}
-
-async function startCluster(binDir: string): Promise<{ url: string }> {
-  const dir = mkdtempSync(join(tmpdir(), "fieldgate-pg-"));
-  const data = join(dir, "data");
-  if (asRoot) {
-    const [uid, gid] = ["-u", "-g"].map((flag) =>
-      Number(spawnSync("id", [flag, "postgres"]).stdout.toString())
-    );
-    chownSync(dir, uid!, gid!);
-  }
-  const stop = () => {
-    const [command, args] = pgCommand(binDir, "pg_ctl", ["stop", "-D", data, "-m", "immediate", "-w"]);
-    if (existsSync(join(data, "postmaster.pid"))) spawnSync(command, args, { cwd: dir, stdio: "ignore" });
-    rmSync(dir, { recursive: true, force: true });
-  };
-  stopAtExit(stop);
-  watchForKill(binDir, dir, data);
-  const exec = (program: string, args: string[]) => {
-    const [command, argv] = pgCommand(binDir, program, args);
-    return run(command, argv, { cwd: dir });
-  };
-  // trust: only this machine's 127.0.0.1 and the socket in the private temp directory reach it, for one test run.
-  await exec("initdb", [
-    "-D",
-    data,
-    "-A",
-    "trust",
-    "-U",
-    "postgres",
-    "--no-sync",
-    "-E",
-    "UTF8",
-    "--locale=C.UTF-8",
-  ]);
-  for (let attempt = 1;; attempt++) {
-    const port = await freePort();
-    // No durability needed for a cluster that is deleted at exit; a short deadlock_timeout makes deadlock tests quick.
-    const settings =
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off ` +
-      "-c deadlock_timeout=50ms";
-    try {
-      await exec("pg_ctl", ["start", "-D", data, "-l", join(dir, "log"), "-w", "-t", "30", "-o", settings]);
-      return { url: `postgres://postgres@127.0.0.1:${port}/postgres` };
-    } catch (error) {
-      // Another process may have taken the port between freePort() and the server's bind: try another one.
-      if (attempt >= 3) {
-        const log = existsSync(join(dir, "log")) ? readFileSync(join(dir, "log"), "utf8") : "";
-        throw new Error(`cannot start the test PostgreSQL cluster in ${dir}: ${log}`, { cause: error });
-      }
-    }
-  }
-}
-
-/** A port that was free a moment ago, from the kernel. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(
-        () => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))),
-      );
-    });
+  // No durability needed for a cluster that is deleted at exit; a short deadlock_timeout makes deadlock tests quick.
+  started ??= startPostgresCluster(binDir, {
+    settings: { fsync: "off", full_page_writes: "off", deadlock_timeout: "50ms" },
+    purpose: "test",
   });
-}
-
-/** Runs `stop` once when the process exits normally (Node's "exit" and Deno's "unload" both fire it). */
-function stopAtExit(stop: () => void): void {
-  let done = false;
-  const once = () => {
-    if (done) return;
-    done = true;
-    stop();
-  };
-  process.on("exit", once);
-  globalThis.addEventListener?.("unload", once);
-}
-
-/**
- * A detached shell that stops the cluster when this process is gone however it went (a test runner's timeout kill,
- * SIGKILL), when no exit hook runs: no postgres process may outlive the test run.
- */
-function watchForKill(binDir: string, dir: string, data: string): void {
-  const [command, args] = pgCommand(binDir, "pg_ctl", ["stop", "-D", data, "-m", "immediate"]);
-  const quoted = [command, ...args].map((a) => `'${a}'`).join(" ");
-  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; ` +
-    `[ -f '${data}/postmaster.pid' ] && ${quoted} >/dev/null 2>&1; rm -rf '${dir}'`;
-  spawn("sh", ["-c", script], { detached: true, stdio: "ignore" }).unref();
+  return started;
 }
 
 /**

@@ -46,35 +46,16 @@ export interface CountedStore {
 export async function openCountedStore(url: string): Promise<CountedStore> {
   const pg = await openPostgres(url);
   await migratePostgres(pg);
-  let trips = 0;
-  const counted = (q: PgQueryable): PgQueryable => ({
-    query: (text, params) => {
-      trips++;
-      return q.query(text, params);
-    },
-    exec: (script) => {
-      trips++;
-      return q.exec(script);
-    },
-  });
-  const client: PgClient = {
-    where: pg.where,
-    ...counted(pg),
-    // BEGIN and COMMIT each wait for the server (postgres.js sends them as statements of their own).
-    transaction: (fn, options) =>
-      pg.transaction((tx) => {
-        trips += 2;
-        return fn(counted(tx));
-      }, options),
-    close: (options) => pg.close(options),
-  };
+  // The pool's own counter (connect.ts stats), the one /metrics reports: BEGIN and COMMIT are round trips too.
+  let seen = pg.stats().roundTrips;
   const rows = sqlRows(pg);
   return {
-    store: createPostgresStore(client),
+    store: createPostgresStore(pg),
     rows,
     trips() {
-      const n = trips;
-      trips = 0;
+      const now = pg.stats().roundTrips;
+      const n = now - seen;
+      seen = now;
       return n;
     },
     close: () => pg.close(),

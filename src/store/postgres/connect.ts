@@ -17,10 +17,22 @@ export interface PgQueryable {
   exec(script: string): Promise<void>;
 }
 
+/**
+ * What the pool has asked of the server since it opened. A round trip is one wait for the server: each statement
+ * outside a transaction, and in a transaction its BEGIN, its COMMIT (or ROLLBACK) and each statement sent while none
+ * of the same transaction was in flight (postgres.js pipelines the others on the one connection).
+ */
+export interface PgStats {
+  roundTrips: number;
+  statements: number;
+}
+
 /** A pool of connections to one PostgreSQL database. */
 export interface PgClient extends PgQueryable {
   /** The database for messages: its URL without the password. */
   readonly where: string;
+  /** A snapshot of the counts since the pool opened (two additions per statement, cheap enough for every query). */
+  stats(): PgStats;
   /**
    * Runs `fn` in one READ COMMITTED transaction on one connection, committing when it resolves and rolling back
    * when it throws. When PostgreSQL aborts the transaction as a serialization failure (40001) or a deadlock victim
@@ -114,14 +126,19 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
       idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
     },
   });
+  const counts: PgStats = { roundTrips: 0, statements: 0 };
   return {
     where: describePostgresUrl(url),
-    ...queryable(sql, prepare),
+    ...queryable(sql, prepare, counts),
+    stats: () => ({ ...counts }),
     async transaction<T>(fn: (tx: PgQueryable) => Promise<T>, { retries = 2 } = {}): Promise<T> {
       for (let attempt = 0;; attempt++) {
+        // BEGIN, then COMMIT or ROLLBACK: postgres.js awaits each before going on, so each is a round trip.
+        counts.roundTrips += 2;
+        counts.statements += 2;
         try {
           // sql.begin rolls back and rethrows when fn or the COMMIT fails; nothing of this attempt stays.
-          return (await sql.begin((tx) => fn(queryable(tx, prepare)))) as T;
+          return (await sql.begin((tx) => fn(queryable(tx, prepare, counts, { inFlight: 0 })))) as T;
         } catch (error) {
           // No pause before the retry: the winner holds the locks, so the new attempt queues behind it anyway.
           if (attempt >= retries || !isRetryable(error)) throw error;
@@ -144,13 +161,35 @@ export function describePostgresUrl(url: string): string {
   }
 }
 
-function queryable(sql: Sql | TransactionSql, prepare: boolean): PgQueryable {
+/**
+ * Statements on `sql`, counted into `counts`. `connection` is given for a transaction's own connection, where a
+ * statement sent while another is in flight rides the same wait; without it (the pool) every statement is a wait of
+ * its own, since the pool gives concurrent statements separate connections.
+ */
+function queryable(
+  sql: Sql | TransactionSql,
+  prepare: boolean,
+  counts: PgStats,
+  connection?: { inFlight: number },
+): PgQueryable {
+  const sent = () => {
+    counts.statements++;
+    if (!connection || connection.inFlight === 0) counts.roundTrips++;
+  };
   return {
-    // `unsafe` is postgres.js's name for "text not written as a tagged template"; the values are still bound
-    // parameters, never spliced into the text. Rows come back as a plain array, without postgres.js's extras.
-    query: async <T extends PgRow>(text: string, params: readonly PgValue[] = []) =>
-      Array.from(await sql.unsafe(text, storable(params) as never[], { prepare })) as unknown as T[],
+    async query<T extends PgRow>(text: string, params: readonly PgValue[] = []): Promise<T[]> {
+      sent();
+      if (connection) connection.inFlight++;
+      try {
+        // `unsafe` is postgres.js's name for "text not written as a tagged template"; the values are still bound
+        // parameters, never spliced into the text. Rows come back as a plain array, without postgres.js's extras.
+        return Array.from(await sql.unsafe(text, storable(params) as never[], { prepare })) as unknown as T[];
+      } finally {
+        if (connection) connection.inFlight--;
+      }
+    },
     async exec(script) {
+      sent();
       await sql.unsafe(script).simple();
     },
   };

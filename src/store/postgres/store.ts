@@ -72,5 +72,6 @@ export function createPostgresStore(pg: PgClient): Store {
       return purgePostgres(pg, now, retention);
     },
     close: () => pg.close(),
+    stats: () => pg.stats(),
   };
 }

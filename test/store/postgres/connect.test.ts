@@ -186,3 +186,38 @@ test("a database URL is described without its password or query", () => {
   );
   assert.ok(!describePostgresUrl("not a url :: s3cret").includes("s3cret"));
 });
+
+postgresTest(
+  "stats count a pooled statement as one round trip, and a transaction's BEGIN and COMMIT as one each",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      const start = pg.stats();
+      await pg.query("SELECT 1 AS one");
+      assert.deepEqual(pg.stats(), { roundTrips: start.roundTrips + 1, statements: start.statements + 1 });
+      await pg.transaction(async (tx) => {
+        await tx.query("SELECT 1 AS one");
+        await tx.query("SELECT 2 AS two");
+      });
+      assert.deepEqual(pg.stats(), { roundTrips: start.roundTrips + 5, statements: start.statements + 5 });
+      // A rolled-back transaction waited for its ROLLBACK as a committed one waits for its COMMIT.
+      await assert.rejects(pg.transaction(async (tx) => {
+        await tx.query("SELECT 1 AS one");
+        throw new Error("give up");
+      }), /give up/);
+      assert.deepEqual(pg.stats(), { roundTrips: start.roundTrips + 8, statements: start.statements + 8 });
+    });
+  },
+);
+
+postgresTest(
+  "stats count statements a transaction sends together as one round trip, while the pool's are one each",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      const start = pg.stats();
+      await pg.transaction((tx) => Promise.all([tx.query("SELECT 1 AS one"), tx.query("SELECT 2 AS two")]));
+      assert.deepEqual(pg.stats(), { roundTrips: start.roundTrips + 3, statements: start.statements + 4 });
+      await Promise.all([pg.query("SELECT 1 AS one"), pg.query("SELECT 2 AS two")]);
+      assert.deepEqual(pg.stats(), { roundTrips: start.roundTrips + 5, statements: start.statements + 6 });
+    });
+  },
+);

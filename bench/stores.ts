@@ -1,0 +1,174 @@
+// `npm run bench -- --store postgres`: token issuance, total_count and refresh rotation on SQLite and on PostgreSQL
+// with one and N instances, in one run, over the same seeded rows, with database round trips and CPU per request.
+import { join } from "node:path";
+import { copyToPostgres } from "./seed_postgres.ts";
+import { startServer, treeCpuSeconds, type ServerProcess } from "./spawn.ts";
+import { runLoad, type LoadOptions, type LoadResult } from "./load.ts";
+import { mintAccessToken, SCENARIOS, type Scenario } from "./scenarios.ts";
+import { seedDatabase, type Seeded } from "./seed.ts";
+import { findPostgresBinaries, startPostgresCluster, type PostgresCluster } from "../scripts/lib/postgres_cluster.ts";
+import { openPostgres } from "../src/store/postgres/connect.ts";
+
+/** The scenarios this comparison runs: one write path, one read path, the write path with the most locking. */
+export const STORE_SCENARIOS = ["token", "count", "refresh"] as const;
+
+/** One setup measured: a store and how many instances share it. */
+export interface StoreSetup {
+  store: "sqlite" | "postgres";
+  instances: number;
+  /** The SQLite file or the PostgreSQL URL. */
+  database: string;
+}
+
+/** One scenario on one setup. */
+export interface StoreRow extends LoadResult {
+  scenario: string;
+  title: string;
+  store: StoreSetup["store"];
+  instances: number;
+}
+
+export interface StoreComparisonOptions {
+  /** Scratch directory for the SQLite file and the servers' logs. */
+  work: string;
+  load: LoadOptions;
+  /** Instances of the second PostgreSQL setup (the first has one). */
+  instances: number;
+  /** Scenario ids to run, a subset of STORE_SCENARIOS (all by default). */
+  only?: ReadonlySet<string>;
+  refreshPool: number;
+  /** PostgreSQL's synchronous_commit: off matches SQLite's synchronous=NORMAL in WAL mode, on waits for a WAL flush. */
+  synchronousCommit: "on" | "off";
+  /** The fieldgate server command for a database: the executable's arguments, `{port}` in place of the port. */
+  serverArgs: (database: string) => string[];
+  nodeFlags: string[];
+}
+
+/** Bearer secret of the servers' /metrics, which the round-trip counter is read from. */
+const METRICS_TOKEN = "bench-metrics-token-0123456789";
+
+/**
+ * Seeds one SQLite file, copies it into one PostgreSQL database per PostgreSQL setup (before any refresh token of the
+ * pool is spent), then measures SQLite, PostgreSQL with one instance and PostgreSQL with `instances`, in that order.
+ */
+export async function compareStores(options: StoreComparisonOptions): Promise<{ rows: StoreRow[]; notes: string[] }> {
+  const binDir = findPostgresBinaries();
+  if (!binDir) throw new Error("--store postgres needs PostgreSQL's initdb and pg_ctl (apt-get install postgresql)");
+  const scenarios = SCENARIOS.filter((s) =>
+    (STORE_SCENARIOS as readonly string[]).includes(s.id) && (!options.only || options.only.has(s.id))
+  );
+  process.stderr.write("seeding SQLite, starting PostgreSQL\n");
+  const seeded = await seedDatabase(join(options.work, "stores.db"), {
+    refreshPool: scenarios.some((s) => s.id === "refresh") ? options.refreshPool : 0,
+    fields: 500, fillerTokens: 0, fillerFields: 0, fillerOrganizations: 0,
+  });
+  // Durable like SQLite's WAL with synchronous=NORMAL by default: fsync and full-page writes on, commits not waiting
+  // for their WAL flush (a crash may lose the last moments' commits, never consistency).
+  const cluster = await startPostgresCluster(binDir, {
+    purpose: "benchmark",
+    settings: { synchronous_commit: options.synchronousCommit },
+  });
+  const setups: StoreSetup[] = [{ store: "sqlite", instances: 1, database: seeded.path }];
+  let version = "";
+  for (const instances of [...new Set([1, options.instances])]) {
+    const { url, serverVersion } = await createDatabase(cluster, `bench_${instances}`);
+    version = serverVersion;
+    const { rows } = await copyToPostgres(seeded.path, url);
+    process.stderr.write(`copied ${rows} rows to PostgreSQL for ${instances} instance(s)\n`);
+    setups.push({ store: "postgres", instances, database: url });
+  }
+  const rows: StoreRow[] = [];
+  for (const setup of setups) rows.push(...await measureSetup(setup, scenarios, seeded, cluster, options));
+  const notes = [
+    `PostgreSQL ${version} on this machine, synchronous_commit=${options.synchronousCommit}, fsync on; ` +
+    "SQLite in WAL mode with synchronous=NORMAL",
+    `${options.load.connections} connections dealt over the instances; app cpu is summed over them, db cpu is PostgreSQL's processes`,
+    "round trips per request from the instances' fieldgate_database_round_trips_total; SQLite has none",
+  ];
+  return { rows, notes };
+}
+
+async function createDatabase(cluster: PostgresCluster, name: string): Promise<{ url: string; serverVersion: string }> {
+  const admin = await openPostgres(cluster.url, { max: 1 });
+  let serverVersion: string;
+  try {
+    // The name is one of this module's constants plus a number; CREATE DATABASE takes no parameters.
+    await admin.exec(`CREATE DATABASE "${name}"`);
+    serverVersion = String((await admin.query("SHOW server_version"))[0]?.server_version ?? "");
+  } finally {
+    await admin.close();
+  }
+  const url = new URL(cluster.url);
+  url.pathname = `/${name}`;
+  return { url: url.href, serverVersion };
+}
+
+async function measureSetup(
+  setup: StoreSetup,
+  scenarios: readonly Scenario[],
+  seeded: Seeded,
+  cluster: PostgresCluster,
+  options: StoreComparisonOptions,
+): Promise<StoreRow[]> {
+  const label = `${setup.store}-${setup.instances}`;
+  process.stderr.write(`${setup.store}, ${setup.instances} instance(s)\n`);
+  const servers: ServerProcess[] = [];
+  try {
+    for (let i = 0; i < setup.instances; i++) {
+      servers.push(await startServer({
+        args: options.serverArgs(setup.database),
+        nodeFlags: options.nodeFlags,
+        env: { FIELDGATE_DEMO: "false", FIELDGATE_METRICS_TOKEN: METRICS_TOKEN },
+        readyPath: "/healthz",
+        logFile: join(options.work, `${label}-${i + 1}.log`),
+        timeoutMs: 30_000,
+      }));
+    }
+    const origins = servers.map((s) => s.origin);
+    const postgres = setup.store === "postgres";
+    const load: LoadOptions = {
+      ...options.load,
+      origins,
+      serverCpuSeconds: () => servers.reduce((n, s) => n + s.cpuSeconds(), 0),
+      databaseCpuSeconds: postgres ? () => databaseCpu(cluster) : undefined,
+      databaseRoundTrips: postgres ? () => roundTrips(origins) : undefined,
+    };
+    const health = SCENARIOS.find((s) => s.id === "health")!;
+    const accessToken = await mintAccessToken(origins[0]!, seeded);
+    process.stderr.write("  health (warm-up, not reported)\n");
+    await runLoad(health.build(origins[0]!, seeded, accessToken), load);
+    const rows: StoreRow[] = [];
+    for (const scenario of scenarios) {
+      process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
+      const result = await runLoad(scenario.build(origins[0]!, seeded, accessToken), load);
+      rows.push({ ...result, scenario: scenario.id, title: scenario.title, store: setup.store, instances: setup.instances });
+      const dead = servers.find((s) => !s.alive());
+      if (dead) throw new Error(`a ${label} server exited during ${scenario.id}:\n${dead.logTail()}`);
+    }
+    return rows;
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+/** CPU seconds of PostgreSQL's postmaster and every backend; NaN when its pid cannot be read. */
+function databaseCpu(cluster: PostgresCluster): number {
+  const pid = cluster.pid();
+  return pid === undefined ? Number.NaN : treeCpuSeconds(pid);
+}
+
+/** The instances' database round trips and answered requests (the scrapes left out) so far, summed over their /metrics. */
+async function roundTrips(origins: readonly string[]): Promise<{ roundTrips: number; requests: number }> {
+  const total = { roundTrips: 0, requests: 0 };
+  for (const origin of origins) {
+    const response = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const text = await response.text();
+    const match = /^fieldgate_database_round_trips_total (\d+)$/m.exec(text);
+    if (!response.ok || !match) throw new Error(`${origin}/metrics has no round-trip counter (${response.status})`);
+    total.roundTrips += Number(match[1]);
+    for (const line of text.matchAll(/^fieldgate_http_requests_total\{route="([^"]*)"[^}]*\} (\d+)$/gm)) {
+      if (line[1] !== "/metrics") total.requests += Number(line[2]);
+    }
+  }
+  return total;
+}
