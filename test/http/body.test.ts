@@ -199,3 +199,32 @@ test("readText gives up on a body that does not arrive within its deadline (408)
   assert.equal(error.code, "request_timeout");
   assert.equal(cancelled, true);
 });
+
+test("readText gives up on a body of declared length that does not arrive within its deadline (408)", async () => {
+  const trickle = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"grant_type"'));
+    },
+  });
+  const req = new Request("http://test/x", {
+    method: "POST", body: trickle, duplex: "half", headers: { "content-length": "100" },
+  } as RequestInit);
+  // Read whole because its length is declared, and it never ends: only the 50 ms deadline can produce this 408.
+  const error = await refusal(readText(req, 1000, 50));
+  assert.equal(error.status, 408);
+  assert.equal(error.code, "request_timeout");
+});
+
+test("readText reads a body of declared length that arrives after a few turns", async () => {
+  const slow = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      controller.enqueue(new TextEncoder().encode('{"a":"b"}'));
+      controller.close();
+    },
+  });
+  const req = new Request("http://test/x", {
+    method: "POST", body: slow, duplex: "half", headers: { "content-length": "9" },
+  } as RequestInit);
+  assert.equal(await readText(req, 1000, 5_000), '{"a":"b"}');
+});
