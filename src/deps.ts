@@ -1,7 +1,7 @@
 // The collaborators every part of the app receives: clock, randomness, logging, hashing, and the interfaces of
 // the throttles, the work limit and the metrics that http/ implements.
 import type { Config } from "./config.ts";
-import type { Store } from "./store/store.ts";
+import type { ClientCheck, Store } from "./store/store.ts";
 
 /** Current time as epoch milliseconds; injected so tests can move time without sleeping. */
 export type Clock = () => number;
@@ -86,6 +86,16 @@ export interface Throttle {
    * success passes the keys it resets (`reset`), which forget their failures in the same step.
    */
   settle(keys: readonly ThrottleKey[], success?: { reset: readonly ThrottleKey[] }): Promise<void>;
+  /**
+   * Client authentication as one step of a throttle kept in a store of round trips (ThrottleStore.checkClient): the
+   * client looked up, `digest` checked against its secret and the outcome counted, gated by `registered` when the
+   * client exists and `unknown` otherwise, every failure also counting against `unknown`. Absent where admit and
+   * settle cost no round trip (in memory, SQLite).
+   */
+  checkClient?(
+    attempt: { clientId: string; digest: string | undefined; keys: { registered: ThrottleKey; unknown: ThrottleKey } },
+    now: number,
+  ): Promise<ClientCheck>;
   /** How many keys are tracked; for tests and metrics. */
   size(): Promise<number>;
 }

@@ -62,7 +62,14 @@ export function createSharedThrottle(store: ThrottleStore, options: SharedThrott
     for (const { key } of keys) waiting.get(key)?.values().next().value?.();
   }
 
+  const checkClient = store.checkClient;
   return {
+    ...(checkClient && {
+      checkClient: ({ clientId, digest, keys }, now) => {
+        const named = (key: ThrottleKey) => (isCountedKey(key) ? counter(key) : undefined);
+        return checkClient({ clientId, digest, keys: { registered: named(keys.registered), unknown: named(keys.unknown) } }, times(now));
+      },
+    }),
     async retryAfter(keys, now) {
       const named = counters(keys);
       return named.length === 0 ? 0 : await store.retryAfter(named, times(now));

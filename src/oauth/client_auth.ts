@@ -211,6 +211,7 @@ export async function authenticateClient(
   const attempt: Attempt = { now, ip: ctx.clientIp, method: presented.method };
   const clientId = presented.clientId;
   if (presented.method === "unsupported_scheme" || clientId === undefined) throw await refuseWithoutClient(deps, attempt);
+  if (deps.throttle.checkClient) return await checkedInStore(deps, deps.throttle.checkClient, { presented, clientId, attempt });
   const remembered = mayRemember ? deps.store.clients.rememberedForTokenRequest(clientId) : undefined;
   const registered = remembered ?? await deps.store.clients.findForTokenRequest(clientId);
   const address = addressKey(ctx.clientIp);
@@ -261,6 +262,12 @@ async function checkSecret(
   const client = remembered && digest !== undefined && constantTimeEqual(digest, remembered.secretHash)
     ? remembered
     : remembered ? await deps.store.clients.findForTokenRequest(clientId) : registered;
+  return judged(client, { clientId, digest, ip });
+}
+
+/** The outcome of presenting `digest` (none: no secret) for `clientId`, whose row is `client` (none: unknown). */
+function judged(client: TokenClient | undefined, presented: { clientId: string; digest: string | undefined; ip: string }): Checked {
+  const { clientId, digest, ip } = presented;
   // Every failure counts against the address too, so a spray that mixes in registered ids still fills it.
   const keys = client ? [clientKey(client.clientId, ip), addressKey(ip)] : [addressKey(ip)];
   const recorded = recordedClientId(clientId, client);
@@ -270,4 +277,27 @@ async function checkSecret(
   // Checked after the secret so a disabled client answers exactly like a wrong secret.
   if (client.disabled) return { failure: { keys, reason: "client_disabled", clientId: client.clientId } };
   return { client };
+}
+
+/**
+ * authenticateClient where the throttle's counts live in a store of round trips: the digest first, then the lookup,
+ * the check and its count in one step (Throttle.checkClient), with no pending attempt to release after it. The
+ * refusal it counted is then described as judged() describes it.
+ */
+async function checkedInStore(
+  deps: Deps,
+  checkClient: NonNullable<Deps["throttle"]["checkClient"]>,
+  { presented, clientId, attempt }: { presented: Presented; clientId: string; attempt: Attempt },
+): Promise<TokenClient> {
+  const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
+  const { ip, now } = attempt;
+  const checked = await checkClient({ clientId, digest, keys: { registered: clientKey(clientId, ip), unknown: addressKey(ip) } }, now);
+  if (checked.outcome === "refused") throw tooManyRequests(checked.wait);
+  if (checked.outcome === "authenticated" && checked.client) return checked.client;
+  const judgement = judged(checked.client, { clientId, digest, ip });
+  // The store counted a failure; its reason is the one judged() finds (bad_secret should the two ever disagree).
+  const failure = "failure" in judgement
+    ? judgement.failure
+    : { keys: [clientKey(clientId, ip), addressKey(ip)], reason: "bad_secret", clientId };
+  throw await refusal(deps, attempt, { ...failure, lockout: checked.outcome === "failed" && checked.lockout });
 }

@@ -15,6 +15,8 @@ import { createReadViews } from "./read_cache.ts";
 import { createImportStore, type ImportStore } from "./imports.ts";
 import { createThrottleStore, type ThrottleStore } from "./throttles.ts";
 
+export type { ClientAttempt, ClientCheck } from "./throttles.ts";
+
 export interface PurgeCounts {
   codes: number;
   tokens: number;

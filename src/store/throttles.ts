@@ -1,5 +1,6 @@
 // throttle_counters table: failures and pending attempts per throttle key, which every instance on one database shares.
 import type { Db } from "./sqlite.ts";
+import type { TokenClient } from "./clients.ts";
 
 /**
  * Seconds an admitted attempt holds its place without being settled. An instance that dies between admit and
@@ -41,6 +42,26 @@ export interface Admission {
 }
 
 /**
+ * One client authentication to check and count in one step: the client named `clientId`, the digest of the secret
+ * presented (none when none was), and the counter gating it, `registered` when the client exists and `unknown`
+ * otherwise (undefined: a key no throttle counts). A failure also counts against `unknown`.
+ */
+export interface ClientAttempt {
+  clientId: string;
+  digest: string | undefined;
+  keys: { registered: CounterKey | undefined; unknown: CounterKey | undefined };
+}
+
+/**
+ * How a ClientAttempt ended, with the client row it was checked against: refused unchecked for `wait` seconds (the
+ * gate was at its limit), authenticated (the gate's failures forgotten), or failed and counted (`lockout`: that
+ * failure brought a key to its limit).
+ */
+export type ClientCheck =
+  & { client: TokenClient | undefined }
+  & ({ outcome: "refused"; wait: number } | { outcome: "authenticated" } | { outcome: "failed"; lockout: boolean });
+
+/**
  * Failure counters per key, each operation atomic across every instance using the database. Several entries for one
  * key count as many times. A window whose start lies after `now` (the clock was stepped back) is moved to `now`, so
  * a lockout never lasts longer than one window from the moment it is seen.
@@ -62,6 +83,13 @@ export interface ThrottleStore {
   admit(keys: readonly CounterKey[], times: CounterTimes): Promise<Admission>;
   /** Takes back what each entry names from keys that have a counter; others are left alone. */
   release(entries: readonly CounterRelease[]): Promise<void>;
+  /**
+   * Looks up the client, checks the digest against its secret and counts the outcome, as one step under the gate's
+   * counter: parallel guesses are checked one after the other, each seeing the failures before it, so no more are
+   * checked than the limit allows, and none waits for another's outcome to be released. Only a store whose every
+   * operation is a round trip has it (PostgreSQL): it is client authentication in one.
+   */
+  checkClient?(attempt: ClientAttempt, times: CounterTimes): Promise<ClientCheck>;
   /** Counters whose key starts with `prefix`, whether or not their window has ended. */
   count(prefix: string): Promise<number>;
   /** Deletes the counters whose window and pending lease have both ended by `now`; how many. */

@@ -2,7 +2,6 @@
 import { createApp, type App } from "../../src/app.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
-import type { ThrottleStore } from "../../src/store/throttles.ts";
 import type { Digest } from "../../src/deps.ts";
 import { hashPassword, sha256Hex } from "../../src/crypto/hash.ts";
 import { randomId, randomToken } from "../../src/crypto/random.ts";
@@ -66,8 +65,6 @@ export const TEST_ENV: Record<string, string> = {
 export interface InstanceOptions {
   /** Throttle counts in the store (AppOptions.sharedThrottles), as with --workers or on PostgreSQL. */
   sharedThrottles?: boolean;
-  /** Where they are kept instead of the app's own store (another database's counters). */
-  throttles?: ThrottleStore;
   /** The digest the app checks secrets with (sha256Hex by default); tests wrap it to count checks. */
   digest?: Digest;
 }
@@ -89,11 +86,15 @@ export function buildTestApp(env: Record<string, string> = {}, options: Instance
  */
 export async function openTestApp(env: Record<string, string> = {}, options: InstanceOptions = {}): Promise<TestApp> {
   if (testBackend() !== "postgres" || env.FIELDGATE_DB !== undefined) return buildTestApp(env, options);
+  return await openTestAppOn((await createTestDatabase(requirePostgres())).url, env, options);
+}
+
+/** A test app on the PostgreSQL database at `url`, as openTestApp makes one (close its store when done). */
+export async function openTestAppOn(url: string, env: Record<string, string> = {}, options: InstanceOptions = {}): Promise<TestApp> {
   const config = loadConfig({ ...TEST_ENV, ...env });
   const clock = fakeClock();
-  const database = await createTestDatabase(requirePostgres());
   // Idle connections close after a second, so a test file's process exits without each test closing its app.
-  const store = await openPostgresStore(database.url, { now: clock.clock(), max: 4, idleTimeoutSeconds: 1 });
+  const store = await openPostgresStore(url, { now: clock.clock(), max: 4, idleTimeoutSeconds: 1 });
   // As serve does on PostgreSQL: the throttles count in the database, where every instance sees them.
   return assemble(config, clock, store, { sharedThrottles: true, ...options });
 }
@@ -108,7 +109,7 @@ function assemble(config: Readonly<Config>, clock: FakeClock, store: Store, opti
   const log: LogLine[] = [];
   const app = createApp({
     config,
-    store: options.throttles ? { ...store, throttles: options.throttles } : store,
+    store,
     clock: clock.clock,
     random,
     log: (event, fields = {}) => log.push({ event, fields }),
@@ -185,7 +186,7 @@ function assemble(config: Readonly<Config>, clock: FakeClock, store: Store, opti
 export function anotherInstance(t: TestApp, store: Store, options: InstanceOptions = {}): App {
   return createApp({
     config: t.config,
-    store: options.throttles ? { ...store, throttles: options.throttles } : store,
+    store,
     clock: t.clock.clock,
     random: seededRandom(Math.floor(Math.random() * 2 ** 31) + 1),
     log: (event, fields = {}) => t.log.push({ event, fields }),

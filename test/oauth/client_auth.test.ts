@@ -1,7 +1,7 @@
 import { test } from "../helpers/bounded.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
 import assert from "node:assert/strict";
-import { openTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type TestApp, testBackend } from "../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import { refuseQueryCredentials } from "../../src/oauth/client_auth.ts";
 import { isOAuthError } from "../../src/oauth/errors.ts";
@@ -195,7 +195,9 @@ test("client auth throttle: unknown client_ids, however many or long, add no key
   const huge = "x".repeat(20_000);
   assert.equal((await t.app.fetch(cc(huge, "wrong"), ip)).status, 401);
   for (let i = 0; i < 200; i++) await t.app.fetch(cc(`random-${i}`, "wrong"), ip);
-  assert.deepEqual([...keys], ["ip:203.0.113.7"]);
+  // Where the store checks and counts in one step (PostgreSQL), no failure goes through fail(): the one counter left
+  // is then the whole evidence.
+  assert.deepEqual([...keys], throttle.checkClient ? [] : ["ip:203.0.113.7"]);
   assert.equal(await throttle.size(), 1);
   const events = await t.store.audit.list({});
   assert.ok(events.every((e) => (e.clientId ?? "").length <= 100));
@@ -307,7 +309,10 @@ test("client auth: honest requests in parallel, many more than the limit, are al
   assert.deepEqual(statuses.slice(MAX - 1), Array(10 * MAX).fill(200));
 });
 
-test("client auth: an attempt that fails in the store settles, so later ones neither wait nor count it", { timeout: 20_000 }, async () => {
+test("client auth: an attempt that fails in the store settles, so later ones neither wait nor count it", {
+  timeout: 20_000,
+  skip: testBackend() === "postgres" && "on PostgreSQL the lookup, the check and its count are one statement, with nothing pending to settle",
+}, async () => {
   const t = await throttledApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const ip = { remoteAddress: "203.0.113.11" };

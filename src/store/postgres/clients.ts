@@ -10,8 +10,11 @@ import {
 } from "../clients.ts";
 import { rethrowConflict, StoreConflictError } from "../errors.ts";
 
-// LEFT JOIN: authorization_code clients have no integration user; a missing one reads as not enabled (NULL).
-const TOKEN_CLIENT_SQL = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
+/**
+ * The client a token request names ($1), as a TokenClient row. LEFT JOIN: authorization_code clients have no
+ * integration user; a missing one reads as not enabled (NULL).
+ */
+export const TOKEN_CLIENT_SQL = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
   c.integration_user_id, c.disabled, (u.disabled = 0)::integer AS user_enabled
   FROM clients c LEFT JOIN users u ON u.id = c.integration_user_id WHERE c.client_id = $1`;
 

@@ -1,5 +1,7 @@
 // throttle_counters on PostgreSQL: one statement per operation on the request path; several keys lock in key order.
 import type { PgClient, PgQueryable, PgRow } from "./connect.ts";
+import { TOKEN_CLIENT_SQL } from "./clients.ts";
+import { toTokenClient } from "../clients.ts";
 import {
   type CounterKey,
   type CounterRow,
@@ -77,6 +79,54 @@ up AS (
 SELECT EXISTS (SELECT 1 FROM up) AS admitted,
   COALESCE((SELECT LEAST(window_end, $4::bigint) - $3::bigint FROM cur
     WHERE (CASE WHEN $3::bigint < LEAST(window_end, $4::bigint) THEN failures ELSE 0 END) >= $2::integer), 0) AS wait`;
+
+/**
+ * One client authentication ($1 client_id, $2 the presented secret's digest or NULL) under its gate: $3/$4 the
+ * registered client's key and limit, $5/$6 the address's (a NULL key is not counted), at $7 (now), $8 being now plus a
+ * window. The gate's row is locked by the upsert, whose WHERE sees its latest failures: an attempt at the limit
+ * changes nothing and comes back without gate_failures (refused); any other failure is counted there and on the
+ * address, and a success clears the gate's failures (writing nothing when it has no row). The digests are compared
+ * as SHA-256 under a random prefix per statement, so the comparison's timing tells nothing about the stored one.
+ */
+const CHECK_CLIENT = `WITH c AS (${TOKEN_CLIENT_SQL}),
+n AS (SELECT gen_random_uuid()::text AS v),
+g AS (
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM c) THEN $3 ELSE $5 END AS key,
+    CASE WHEN EXISTS (SELECT 1 FROM c) THEN $4::integer ELSE $6::integer END AS lim,
+    COALESCE((SELECT c.disabled = 0 AND $2::text IS NOT NULL
+      AND sha256(convert_to(n.v || c.secret_hash, 'UTF8')) = sha256(convert_to(n.v || $2::text, 'UTF8')) FROM c, n), false) AS ok
+),
+cur AS (SELECT t.window_end, t.failures FROM throttle_counters t JOIN g ON t.key = g.key),
+up AS (
+  INSERT INTO throttle_counters AS t (key, window_end, failures, pending, pending_end)
+  SELECT g.key, CASE WHEN g.ok THEN 0 ELSE $8::bigint END, CASE WHEN g.ok THEN 0 ELSE 1 END, 0, 0 FROM g
+  WHERE g.key IS NOT NULL AND (NOT g.ok OR EXISTS (SELECT 1 FROM cur))
+  ON CONFLICT (key) DO UPDATE SET
+    failures = CASE WHEN excluded.failures = 0 THEN 0
+      ELSE (CASE WHEN $7::bigint < LEAST(t.window_end, $8::bigint) THEN t.failures ELSE 0 END) + 1 END,
+    window_end = CASE WHEN excluded.failures = 0 THEN 0
+      WHEN $7::bigint < LEAST(t.window_end, $8::bigint) THEN LEAST(t.window_end, $8::bigint) ELSE $8::bigint END
+  WHERE (CASE WHEN $7::bigint < LEAST(t.window_end, $8::bigint) THEN t.failures ELSE 0 END) < (SELECT lim FROM g)
+  RETURNING t.failures
+),
+addr AS (
+  INSERT INTO throttle_counters AS t (key, window_end, failures, pending, pending_end)
+  SELECT $5, $8::bigint, 1, 0, 0 FROM g
+  WHERE $5::text IS NOT NULL AND NOT g.ok AND g.key IS DISTINCT FROM $5 AND (g.key IS NULL OR EXISTS (SELECT 1 FROM up))
+  ON CONFLICT (key) DO UPDATE SET
+    failures = (CASE WHEN $7::bigint < LEAST(t.window_end, $8::bigint) THEN t.failures ELSE 0 END) + 1,
+    window_end = CASE WHEN $7::bigint < LEAST(t.window_end, $8::bigint) THEN LEAST(t.window_end, $8::bigint)
+      ELSE $8::bigint END
+  RETURNING t.failures
+)
+SELECT c.*, g.ok, g.key IS NOT NULL AND (NOT g.ok OR EXISTS (SELECT 1 FROM cur)) AS gated,
+  (SELECT failures FROM up) AS gate_failures, g.lim AS gate_limit, (SELECT failures FROM addr) AS address_failures,
+  COALESCE((SELECT LEAST(window_end, $8::bigint) - $7::bigint FROM cur
+    WHERE (CASE WHEN $7::bigint < LEAST(window_end, $8::bigint) THEN failures ELSE 0 END) >= g.lim), 0) AS wait
+FROM g LEFT JOIN c ON true`;
+
+/** How many times checkClient asks again when its gate was locked by a failure its snapshot did not show yet. */
+const CHECK_RETRIES = 3;
 
 /** Takes back, per key, the forgiven failures, all of them (reset) and the settled attempts ($1). */
 const RELEASE = `WITH r AS (
@@ -199,6 +249,27 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
         reset: reset === true,
         settle: settle === true,
       })))]);
+    },
+    async checkClient({ clientId, digest, keys }, { now, windowSeconds }) {
+      const [registered, unknown] = [keys.registered, keys.unknown].map((key) => key && storable([key])[0]!);
+      for (let attempt = 1;; attempt++) {
+        const [row] = await pg.query(CHECK_CLIENT, [clientId, digest ?? null, registered?.key ?? null,
+          registered?.limit ?? 0, unknown?.key ?? null, unknown?.limit ?? 0, now, now + windowSeconds]);
+        if (!row) throw new Error("checkClient: the statement returned no row");
+        const client = row.client_id == null ? undefined : toTokenClient(row);
+        const counted = row.gate_failures != null;
+        if (row.gated && !counted) {
+          // The gate was at its limit under its lock. Its wait comes from the snapshot, which may predate the failure
+          // that locked it: the next statement sees that failure.
+          const wait = Number(row.wait);
+          if (wait > 0 || attempt === CHECK_RETRIES) return { client, outcome: "refused", wait: Math.max(wait, 1) };
+          continue;
+        }
+        if (row.ok) return { client, outcome: "authenticated" };
+        const reached = (failures: unknown, limit: number) => failures != null && Number(failures) === limit;
+        const lockout = reached(row.gate_failures, Number(row.gate_limit)) || reached(row.address_failures, unknown?.limit ?? 0);
+        return { client, outcome: "failed", lockout };
+      }
     },
     async count(prefix) {
       const [row] = await pg.query<{ n: number }>("SELECT count(*) AS n FROM throttle_counters WHERE starts_with(key, $1)", [

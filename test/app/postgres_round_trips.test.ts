@@ -1,0 +1,65 @@
+// What whole requests cost in PostgreSQL round trips, counted by the pool (the figure /metrics reports): the design
+// targets of docs/scaling.md, client-credentials issuance 2 and a refresh 3, whatever the throttle has to count.
+import assert from "node:assert/strict";
+import { codeBody, ccRequest, issueCode, refreshBody, type TokenPair } from "../helpers/codes.ts";
+import { postgresTest } from "../helpers/postgres.ts";
+import { postJson } from "../helpers/requests.ts";
+import { openTestAppOn, type TestApp } from "../helpers/test_app.ts";
+
+const FROM = { remoteAddress: "203.0.113.40" };
+
+/** Round trips `request` costs `t`'s store, its status and its JSON body. */
+async function tripsOf(t: TestApp, request: () => Promise<Response>): Promise<{ trips: number; status: number; body: unknown }> {
+  const before = t.store.stats!().roundTrips;
+  const response = await request();
+  const body = await response.json();
+  return { trips: t.store.stats!().roundTrips - before, status: response.status, body };
+}
+
+/** tripsOf without the body. */
+async function costOf(t: TestApp, request: () => Promise<Response>): Promise<{ trips: number; status: number }> {
+  const { trips, status } = await tripsOf(t, request);
+  return { trips, status };
+}
+
+/** An app on `url` with the failure throttle counting in the database, as every instance on PostgreSQL has it. */
+async function appOn(url: string): Promise<TestApp> {
+  const t = await openTestAppOn(url, { FIELDGATE_THROTTLE_MAX_FAILURES: "5" });
+  assert.ok(t.app.deps.throttle.checkClient, "the throttle checks clients in the store");
+  return t;
+}
+
+postgresTest("a client_credentials token costs 2 round trips, also after failures the success then clears", async (db) => {
+  const t = await appOn(db.url);
+  try {
+    const client = await t.seed.client({ grant: "client_credentials" });
+    assert.deepEqual(await costOf(t, () => t.app.fetch(ccRequest(client), FROM)), { trips: 2, status: 200 });
+    assert.deepEqual(await costOf(t, () => t.app.fetch(ccRequest(client), FROM)), { trips: 2, status: 200 });
+    const wrong = { ...client, clientSecret: "wrong" };
+    for (let i = 0; i < 4; i++) assert.equal((await t.app.fetch(ccRequest(wrong), FROM)).status, 401);
+    assert.deepEqual(await costOf(t, () => t.app.fetch(ccRequest(client), FROM)), { trips: 2, status: 200 });
+    // The success cleared the four failures: four more do not reach the limit of five.
+    for (let i = 0; i < 4; i++) assert.equal((await t.app.fetch(ccRequest(wrong), FROM)).status, 401);
+    assert.equal((await t.app.fetch(ccRequest(client), FROM)).status, 200);
+  } finally {
+    await t.store.close();
+  }
+});
+
+postgresTest("a refresh costs 3 round trips", async (db) => {
+  const t = await appOn(db.url);
+  try {
+    const client = await t.seed.client();
+    const issued = await issueCode(t, client);
+    const exchanged = await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)), FROM);
+    assert.equal(exchanged.status, 200);
+    let tokens = await exchanged.json() as TokenPair;
+    for (let i = 0; i < 2; i++) {
+      const next = await tripsOf(t, () => t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)), FROM));
+      assert.deepEqual([next.trips, next.status], [3, 200]);
+      tokens = next.body as TokenPair;
+    }
+  } finally {
+    await t.store.close();
+  }
+});
