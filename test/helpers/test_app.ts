@@ -89,11 +89,16 @@ export function buildTestApp(env: Record<string, string> = {}, options: Instance
  */
 export async function openTestApp(env: Record<string, string> = {}, options: InstanceOptions = {}): Promise<TestApp> {
   if (testBackend() !== "postgres" || env.FIELDGATE_DB !== undefined) return buildTestApp(env, options);
+  const database = await createTestDatabase(requirePostgres());
+  return openTestAppOn(database.url, env, options);
+}
+
+/** A test app over the PostgreSQL database at `url` (migrated here), as openTestApp builds one on PostgreSQL. */
+export async function openTestAppOn(url: string, env: Record<string, string> = {}, options: InstanceOptions = {}): Promise<TestApp> {
   const config = loadConfig({ ...TEST_ENV, ...env });
   const clock = fakeClock();
-  const database = await createTestDatabase(requirePostgres());
   // Idle connections close after a second, so a test file's process exits without each test closing its app.
-  const store = await openPostgresStore(database.url, { now: clock.clock(), max: 4, idleTimeoutSeconds: 1 });
+  const store = await openPostgresStore(url, { now: clock.clock(), max: 4, idleTimeoutSeconds: 1 });
   // As serve does on PostgreSQL: the throttles count in the database, where every instance sees them.
   return assemble(config, clock, store, { sharedThrottles: true, ...options });
 }
