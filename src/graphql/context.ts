@@ -13,7 +13,7 @@ export interface GraphqlContext {
   deps: Deps;
   access: AccessContext;
   /** Ids of the organizations the acting user belongs to (read with the token): the scope of every data read. */
-  organizationIds: ReadonlySet<number>;
+  organizationIds: readonly number[];
   /** Global ids of the rows this request serves, sealed where the rows are read (cursor.ts). */
   ids: RequestIds;
   /** Those organizations (the same snapshot) in full, with their ids prepared; read only when a resolver needs them. */
@@ -92,7 +92,7 @@ export function createContext(deps: Deps, access: AccessContext, codec: IdCodec)
       // By the snapshot's ids, not the memberships read again: every resolver of a request must see the same ones.
       // Otherwise a membership ended since the bearer check would leave fields read under the snapshot without their
       // organization, an internal error in Field.organization that non-null propagation turns into data: null.
-      const list = await deps.store.organizations.listByIds([...access.organizationIds]);
+      const list = await deps.store.organizations.listByIds(access.organizationIds);
       await ids.prepare("Organization", list.map((organization) => organization.id));
       return new Map(list.map((organization) => [organization.id, organization]));
     }),

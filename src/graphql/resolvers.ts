@@ -137,10 +137,10 @@ export async function fieldConnection(
  */
 export async function resolveFields(ctx: GraphqlContext, args: FieldsArgs, withBoundaries = false): Promise<FieldConnection> {
   const memberships = ctx.organizationIds;
-  let ids = [...memberships];
+  let ids = memberships;
   if (args.organization_id != null) {
     const wanted = await rowIdOf(ctx, "Organization", args.organization_id);
-    ids = memberships.has(wanted) ? [wanted] : [];
+    ids = memberships.includes(wanted) ? [wanted] : [];
   }
   return fieldConnection(ctx, ids, args, withBoundaries);
 }
@@ -149,7 +149,7 @@ export async function resolveFields(ctx: GraphqlContext, args: FieldsArgs, withB
 export async function resolveField(ctx: GraphqlContext, id: string, withBoundary = false): Promise<Field | null> {
   const fieldId = await rowIdOf(ctx, "Field", id);
   const budget = withBoundary ? ctx.boundaryBudget : undefined;
-  const field = await ctx.deps.store.fields.findById(fieldId, [...ctx.organizationIds], budget);
+  const field = await ctx.deps.store.fields.findById(fieldId, ctx.organizationIds, budget);
   if (field) await ctx.ids.prepare("Field", [field.id]);
   return field ?? null;
 }

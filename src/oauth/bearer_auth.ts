@@ -10,8 +10,8 @@ import { tokenKey } from "./token_keys.ts";
 export interface AccessContext {
   token: TokenDetails;
   scopes: ReadonlySet<string>;
-  /** The acting user's organization ids, read with the token: the scope of every data read. */
-  organizationIds: ReadonlySet<number>;
+  /** The acting user's organization ids (ascending), read with the token: the scope of every data read. */
+  organizationIds: readonly number[];
 }
 
 /**
@@ -31,7 +31,7 @@ export async function authenticateBearer(deps: Deps, request: Request, url: URL)
       headers: { "www-authenticate": bearerChallenge("invalid_token") },
     });
   }
-  return { token: found, scopes: new Set(found.scope.split(" ")), organizationIds: new Set(found.organizationIds) };
+  return { token: found, scopes: new Set(found.scope.split(" ")), organizationIds: found.organizationIds };
 }
 
 /** @throws OAuthError insufficient_scope (403) naming the missing scope (RFC 6750 §3.1). */

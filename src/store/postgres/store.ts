@@ -16,6 +16,7 @@ import { createPgSecretStore } from "./secrets.ts";
 import { createPgImportStore } from "./imports.ts";
 import { createPgThrottleStore } from "./throttles.ts";
 import { purgePostgres } from "./purge.ts";
+import { createBearerTotals } from "./bearer_totals.ts";
 
 export interface PostgresStoreOptions extends PgOptions {
   /** Epoch ms, recorded with each applied migration. */
@@ -46,15 +47,16 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 
 /** The Store over an open, migrated pool; close() ends the pool. */
 export function createPostgresStore(pg: PgClient): Store {
+  const totals = createBearerTotals();
   return {
     organizations: createPgOrganizationStore(pg),
     users: createPgUserStore(pg),
     clients: createPgClientStore(pg),
     codes: createPgCodeStore(pg),
-    tokens: createPgTokenStore(pg),
+    tokens: createPgTokenStore(pg, totals),
     sessions: createPgSessionStore(pg),
     consents: createPgConsentStore(pg),
-    fields: createPgFieldStore(pg),
+    fields: createPgFieldStore(pg, totals),
     audit: createPgAuditStore(pg),
     demoStates: createPgDemoStateStore(pg),
     secrets: createPgSecretStore(pg),

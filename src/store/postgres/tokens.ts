@@ -6,6 +6,7 @@ import { toCode } from "../codes.ts";
 import { auditJson, CLIENT_STILL, clientParams, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
   from "./token_sql.ts";
 import { rotateRefreshPg } from "./token_rotation.ts";
+import { type BearerTotals, createBearerTotals, FIELD_TOTAL_COLUMN } from "./bearer_totals.ts";
 
 // One statement, so a client-credentials token costs one round trip after the client lookup. The re-checks lock the
 // client, user and family rows (in that order) FOR SHARE; nothing is inserted unless all three hold.
@@ -26,10 +27,11 @@ const CLAIM_CODE = `WITH claimed AS (UPDATE authorization_codes SET used_at = $7
     EXISTS (SELECT 1 FROM grant_families f WHERE f.id = claimed.family_id AND f.revoked_at IS NULL FOR SHARE) AS family_ok
   FROM claimed`;
 
-// One statement: the token, its client and user, and the acting user's organizations (a JSON array, ascending).
+// One statement: the token, its client and user, the acting user's organizations (a JSON array, ascending) and
+// their field total (bearer_totals.ts).
 const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS},
   COALESCE((SELECT json_agg(m.organization_id ORDER BY m.organization_id) FROM memberships m WHERE m.user_id = t.user_id),
-    '[]'::json) AS organization_ids
+    '[]'::json) AS organization_ids, ${FIELD_TOTAL_COLUMN}
   FROM ${DETAIL_TABLES} WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2
   AND c.disabled = 0 AND u.disabled = 0`;
 
@@ -38,7 +40,7 @@ function issueOutcome(row: PgRow | undefined): IssueOutcome {
   return withdrawnOf(row) ?? "issued";
 }
 
-export function createPgTokenStore(pg: PgClient): TokenStore {
+export function createPgTokenStore(pg: PgClient, totals: BearerTotals = createBearerTotals()): TokenStore {
   return {
     async issue(input) {
       const owner = { clientId: input.clientId, userId: input.userId, familyId: input.familyId, parentId: null };
@@ -75,6 +77,7 @@ export function createPgTokenStore(pg: PgClient): TokenStore {
       const [row] = await pg.query(ACTIVE_ACCESS, [tokenHash, now]);
       if (!row) return undefined;
       const organizationIds = Object.freeze((row.organization_ids as unknown[]).map(Number));
+      totals.remember(organizationIds, Number(row.field_total));
       return Object.freeze({ ...toDetails(row), organizationIds }) satisfies ActiveAccess;
     },
     rotateRefresh: (input) => rotateRefreshPg(pg, input),
