@@ -1,9 +1,8 @@
 // Deno runtime services for the CLI and server: Deno.serve, signal listeners, files, stdio.
 import type { App } from "../app.ts";
-import { isPostgresUrl } from "../config.ts";
 import { systemClock, type Log } from "../deps.ts";
-import { openStore } from "../store/store.ts";
 import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
+import { createStoreOpener } from "../cli/database.ts";
 import { createHiddenLine } from "../cli/hidden_line.ts";
 import { createBufferedLog } from "./buffered_log.ts";
 import { pooledRandom } from "./pooled_random.ts";
@@ -186,15 +185,7 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     hmac: syncHmacSha256Base64Url,
     cores: navigator.hardwareConcurrency,
     blockCipher: syncBlockCipher,
-    async openStore(location, options) {
-      if (isPostgresUrl(location)) {
-        // Loaded on first use: a SQLite deployment never loads the PostgreSQL modules or postgres.js.
-        const { openPostgresStore } = await import("../store/postgres/store.ts");
-        return openPostgresStore(location, options);
-      }
-      if (location !== ":memory:") await createDatabaseFile(location);
-      return openStore(location, options);
-    },
+    openStore: createStoreOpener(createDatabaseFile),
     async readTextFile(path) {
       try {
         return await Deno.readTextFile(path);

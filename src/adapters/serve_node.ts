@@ -5,10 +5,9 @@ import { availableParallelism } from "node:os";
 import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import type { App } from "../app.ts";
-import { isPostgresUrl } from "../config.ts";
 import { systemClock } from "../deps.ts";
-import { openStore } from "../store/store.ts";
 import { cannotListen, SHUTDOWN_SIGNALS, UsageError, type CliDeps, type CliIo, type Listener, type ListenOptions } from "../cli/types.ts";
+import { createStoreOpener } from "../cli/database.ts";
 import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { syncBlockCipher } from "./sync_block_cipher.ts";
@@ -167,15 +166,7 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     hmac: syncHmacSha256Base64Url,
     cores: availableParallelism(),
     blockCipher: syncBlockCipher,
-    async openStore(location, options) {
-      if (isPostgresUrl(location)) {
-        // Loaded on first use: a SQLite deployment never loads the PostgreSQL modules or postgres.js.
-        const { openPostgresStore } = await import("../store/postgres/store.ts");
-        return openPostgresStore(location, options);
-      }
-      if (location !== ":memory:") await createDatabaseFile(location);
-      return openStore(location, options);
-    },
+    openStore: createStoreOpener(createDatabaseFile),
     readTextFile: readText,
     async fileExists(path) {
       try {

@@ -1,9 +1,25 @@
 // The database a command works on: a SQLite file (FIELDGATE_DB) or PostgreSQL (FIELDGATE_DATABASE_URL), named safely.
-import type { Config } from "../config.ts";
+import { type Config, isPostgresUrl } from "../config.ts";
 import type { PgOptions } from "../store/postgres/connect.ts";
-import type { Store } from "../store/store.ts";
+import { openStore, type Store } from "../store/store.ts";
 import { messageOf } from "./text.ts";
 import { CommandError, UsageError, type CliDeps, type ParsedArgs, type StoreCommand } from "./types.ts";
+
+/**
+ * CliDeps.openStore for a runtime whose `createDatabaseFile` creates a missing SQLite file (and its directory) with
+ * the modes the adapter chooses. The PostgreSQL modules, and postgres.js with them, are loaded on the first
+ * PostgreSQL URL, so a SQLite deployment never loads them.
+ */
+export function createStoreOpener(createDatabaseFile: (path: string) => Promise<void>): CliDeps["openStore"] {
+  return async (location, options) => {
+    if (isPostgresUrl(location)) {
+      const { openPostgresStore } = await import("../store/postgres/store.ts");
+      return openPostgresStore(location, options);
+    }
+    if (location !== ":memory:") await createDatabaseFile(location);
+    return openStore(location, options);
+  };
+}
 
 /** The pool settings FIELDGATE_DATABASE_POOL and FIELDGATE_DATABASE_PREPARE give every PostgreSQL connection. */
 export function poolOptions(config: Readonly<Config>): Pick<PgOptions, "max" | "prepare"> {

@@ -332,4 +332,10 @@ CREATE TABLE throttle_counters (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // Disabling a user or changing their password revokes their live tokens, and erasing a user deletes them all:
+    // without this index each of those reads the whole tokens table.
+    name: "tokens by user",
+    sql: "CREATE INDEX tokens_by_user ON tokens(user_id);",
+  },
 ];

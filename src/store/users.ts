@@ -108,6 +108,9 @@ export function toUser(row: Row): User {
  */
 export const tombstoneName = (id: number): string => `(deleted user ${id})`;
 
+/** Revokes a user's live tokens (revoked_at, user id, now); a search of tokens_by_user, not a scan of the table. */
+export const REVOKE_USER_TOKENS = "UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?";
+
 export function createUserStore(db: Db): UserStore {
   function insertUser({ username, name = null, kind, passwordHash = null, now }: NewUser): User {
     try {
@@ -126,8 +129,7 @@ export function createUserStore(db: Db): UserStore {
     db.prepare("UPDATE grant_families SET revoked_at = ?, revoked_reason = ? WHERE user_id = ? AND revoked_at IS NULL")
       .run(now, reason, userId);
     db.prepare("DELETE FROM consents WHERE user_id = ?").run(userId);
-    return Number(db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?")
-      .run(now, userId, now).changes);
+    return Number(db.prepare(REVOKE_USER_TOKENS).run(now, userId, now).changes);
   };
   return {
     async insert(user) {

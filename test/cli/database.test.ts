@@ -1,7 +1,9 @@
 // Which database a command opens (--db of either kind, FIELDGATE_DB, FIELDGATE_DATABASE_URL) and how it is refused.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { openPostgres } from "../../src/store/postgres/connect.ts";
 import { test } from "../helpers/bounded.ts";
 import { postgresTest } from "../helpers/postgres.ts";
@@ -9,6 +11,36 @@ import { cliHarness } from "./harness.ts";
 
 /** A server nobody listens on: port 1 refuses connections at once. */
 const UNREACHABLE = "postgres://fg:hunter2@127.0.0.1:1/fieldgate";
+
+const NODE = fileURLToPath(new URL("../../node_modules/.bin/node", import.meta.url));
+const SERVE_NODE = new URL("../../src/adapters/serve_node.ts", import.meta.url).href;
+
+test("the adapter opens a SQLite file without loading the PostgreSQL modules or postgres.js, and a URL loads them", () => {
+  // A process of its own, which records every module it resolves: this test file has loaded them already.
+  const h = cliHarness();
+  const script = `
+    import { registerHooks } from "node:module";
+    const loaded = [];
+    registerHooks({ resolve(specifier, context, next) { const found = next(specifier, context); loaded.push(found.url); return found; } });
+    const postgres = () => loaded.filter((url) => /\\/postgres\\//.test(url));
+    const { createNodeDeps } = await import(${JSON.stringify(SERVE_NODE)});
+    const deps = createNodeDeps({});
+    const store = await deps.openStore(${JSON.stringify(h.dbPath)});
+    await store.close();
+    const onSqlite = postgres();
+    await deps.openStore(${JSON.stringify(UNREACHABLE)}).then((s) => s.close(), () => {});
+    console.log(JSON.stringify({ onSqlite, onUrl: postgres() }));
+    process.exit(0);
+  `;
+  const child = spawnSync(NODE, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(child.status, 0, child.stderr);
+  const { onSqlite, onUrl } = JSON.parse(child.stdout) as { onSqlite: string[]; onUrl: string[] };
+  assert.ok(existsSync(h.dbPath), "the SQLite file was created");
+  assert.deepEqual(onSqlite, []);
+  // The recording sees dynamic imports: opening the URL loaded both the store and the driver.
+  assert.ok(onUrl.some((url) => url.endsWith("/src/store/postgres/store.ts")), onUrl.join("\n"));
+  assert.ok(onUrl.some((url) => url.includes("/node_modules/postgres/")), onUrl.join("\n"));
+});
 
 test("a command given an unreachable PostgreSQL URL fails with exit 1, naming it without the password", async () => {
   const h = cliHarness();

@@ -5,8 +5,10 @@
 import { openPostgres, type PgClient, type PgQueryable, type PgValue } from "../../src/store/postgres/connect.ts";
 import { migratePostgres } from "../../src/store/postgres/migrations.ts";
 import { createPostgresStore } from "../../src/store/postgres/store.ts";
+import type { Client } from "../../src/store/clients.ts";
 import type { Store } from "../../src/store/store.ts";
-import { sqlRows, type StoreRows } from "./store_rows.ts";
+import { postgresTest, type TestDatabase } from "./postgres.ts";
+import { sqlRows, type StoreRows, webClient } from "./store_rows.ts";
 
 export interface Instances {
   /** One store per instance, each over a pool of its own. */
@@ -32,6 +34,33 @@ export async function openInstances(url: string, options: { count?: number; max?
       await Promise.all([admin, ...pools].map((pg) => pg.close()));
     },
   };
+}
+
+/** Two instances on one database, and what every race between them starts from, seeded through the first. */
+export interface RaceInstances extends Instances {
+  a: Store;
+  b: Store;
+  /** An authorization-code client, "web". */
+  web: Client;
+  /** A person the codes and tokens are issued to. */
+  userId: number;
+}
+
+/**
+ * postgresTest on two instances of a fresh database (openInstances) with a web client and a person seeded; the
+ * instances are closed after `fn`, whether it passed or not.
+ */
+export function raceTest(name: string, fn: (w: RaceInstances, db: TestDatabase) => Promise<void>): void {
+  postgresTest(name, async (db) => {
+    const w = await openInstances(db.url);
+    try {
+      const [a, b] = w.stores as [Store, Store];
+      const web = await webClient(a);
+      await fn({ ...w, a, b, web, userId: await w.rows.user() }, db);
+    } finally {
+      await w.close();
+    }
+  });
 }
 
 /** A store whose every wait on the database is counted: a statement, and a transaction's BEGIN and COMMIT. */

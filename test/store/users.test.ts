@@ -1,6 +1,8 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { StoreConflictError } from "../../src/store/errors.ts";
+import { openDatabase } from "../../src/store/sqlite.ts";
+import { REVOKE_USER_TOKENS } from "../../src/store/users.ts";
 import { buildTestApp } from "../helpers/test_app.ts";
 import { postJson } from "../helpers/requests.ts";
 import { authCodeTokens, codeBody, issueCode, refreshBody } from "../helpers/codes.ts";
@@ -198,4 +200,14 @@ test("erase ends a real grant: the access token is refused, the refresh token an
   assert.equal((await exchanged.json()).error, "invalid_grant");
   assert.equal(await t.store.users.findByUsername(`(deleted user ${issued.userId})`), undefined, "a tombstone is nobody's sign-in name");
   assert.deepEqual(await t.store.users.erase(issued.userId, t.clock.nowSeconds()), { status: "missing" });
+});
+
+test("revoking a user's tokens (disabled, password changed) searches tokens_by_user instead of scanning the table", () => {
+  const db = openDatabase(":memory:");
+  try {
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${REVOKE_USER_TOKENS}`).all(1, 1, 1) as { detail: string }[];
+    assert.match(plan.map((line) => line.detail).join("\n"), /^SEARCH tokens USING INDEX tokens_by_user \(user_id=\?\)$/);
+  } finally {
+    db.close();
+  }
 });

@@ -37,6 +37,10 @@ async function insertUser(q: PgQueryable, { username, name = null, kind, passwor
 const endSessions = (q: PgQueryable, userId: number) =>
   counted(q, "WITH ended AS (DELETE FROM sessions WHERE user_id = $1 RETURNING 1) SELECT COUNT(*) AS n FROM ended", [userId]);
 
+/** Revokes a user's live tokens ($1 now, $2 the user) and counts them; a search of tokens_by_user, not a scan. */
+export const REVOKE_USER_TOKENS = `WITH revoked AS (UPDATE tokens SET revoked_at = $1
+  WHERE user_id = $2 AND revoked_at IS NULL AND expires_at > $1 RETURNING 1) SELECT COUNT(*) AS n FROM revoked`;
+
 /**
  * Everything the user ever granted: grant families (before their tokens, the one lock order), the remembered
  * approvals that would otherwise hand a code to an approved application again without asking, and the tokens.
@@ -51,8 +55,7 @@ async function revokeTokens(q: PgQueryable, userId: number, reason: string, { re
   await q.query("DELETE FROM consents WHERE user_id = $1", [userId]);
   return counted(
     q,
-    `WITH revoked AS (UPDATE tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL AND expires_at > $1
-      RETURNING 1) SELECT COUNT(*) AS n FROM revoked`,
+    REVOKE_USER_TOKENS,
     [now, userId],
   );
 }

@@ -2,7 +2,7 @@
 // round trips of a refresh.
 import assert from "node:assert/strict";
 import { postgresTest } from "../../helpers/postgres.ts";
-import { holdRows, type Instances, lockWaits, openCountedStore, openInstances } from "../../helpers/postgres_stores.ts";
+import { holdRows, type Instances, lockWaits, openCountedStore, raceTest } from "../../helpers/postgres_stores.ts";
 import { randomHash, storeCode, webClient } from "../../helpers/store_rows.ts";
 import type { Client } from "../../../src/store/clients.ts";
 import type { NewToken, RotateResult } from "../../../src/store/tokens.ts";
@@ -42,98 +42,73 @@ async function liveTokens(w: Instances, familyId: string): Promise<number> {
   return Number(row?.n);
 }
 
-postgresTest("of 50 concurrent refreshes of one token exactly one is rotated, and the reuse revokes the family", async (db) => {
-  const w = await openInstances(db.url);
-  try {
-    const client = await webClient(w.stores[0]!);
-    const userId = await w.rows.user();
-    for (let round = 0; round < ROUNDS; round++) {
-      const { refresh, familyId } = await granted(w.stores[0]!, client, userId);
-      const results = await race(w, 50, { refresh, client, graceSeconds: 0 });
-      const statuses = results.map((r) => r.result.status);
-      assert.equal(statuses.filter((s) => s === "ok").length, 1, `round ${round}`);
-      assert.ok(statuses.includes("reused"));
-      // After the first reuse revoked the family, a later presentation is merely invalid, as on SQLite.
-      assert.ok(statuses.every((s) => s === "ok" || s === "reused" || s === "invalid"), statuses.join());
-      assert.equal(await liveTokens(w, familyId), 0);
-      const [family] = await w.sql.query("SELECT revoked_reason FROM grant_families WHERE id = $1", [familyId]);
-      assert.equal(family?.revoked_reason, "refresh_reused");
-    }
-  } finally {
-    await w.close();
-  }
-});
-
-postgresTest("of 50 concurrent refreshes within a grace period one rotates, at most one retries, and the rest revoke", async (db) => {
-  const w = await openInstances(db.url);
-  try {
-    const client = await webClient(w.stores[0]!);
-    const userId = await w.rows.user();
-    for (let round = 0; round < ROUNDS; round++) {
-      const { refresh, familyId } = await granted(w.stores[0]!, client, userId);
-      const results = await race(w, 50, { refresh, client, graceSeconds: 10 });
-      const oks = results.flatMap((r) => r.result.status === "ok" ? [r.result.retried] : []);
-      assert.deepEqual(oks.filter((retried) => !retried).length, 1, `round ${round}`);
-      assert.ok(oks.filter((retried) => retried).length <= 1, `round ${round}: ${oks.length} rotations`);
-      assert.ok(results.some((r) => r.result.status === "reused"));
-      assert.equal(await liveTokens(w, familyId), 0);
-    }
-  } finally {
-    await w.close();
-  }
-});
-
-postgresTest("a refresh racing a rotated secret or a revocation of its family never leaves a live pair", async (db) => {
-  const w = await openInstances(db.url);
-  try {
-    const [a, b] = w.stores as [Store, Store];
-    const web = await webClient(a);
-    const userId = await w.rows.user();
-    for (let i = 0; i < 40; i++) {
-      const client = (await a.clients.findByClientId(web.clientId))!;
-      const first = await granted(a, client, userId);
-      const second = await granted(a, client, userId);
-      const rotate = (store: Store, refresh: string) => {
-        const tokens = pair();
-        return store.tokens.rotateRefresh({ refreshHash: refresh, client, now: NOW + 1, graceSeconds: 0, next: () => ({ tokens }) })
-          .then((result) => ({ result, tokens }));
-      };
-      const [rotatedFirst, rotatedSecond] = await Promise.all([
-        rotate(a, first.refresh),
-        rotate(b, second.refresh),
-        b.tokens.revoke(first.refresh, client.id, NOW + 1),
-        a.clients.rotateSecret(web.clientId, { secretHash: `web-${i}`, now: NOW + 1, revokeTokens: i % 2 === 0 }),
-      ]);
-      assert.equal(await liveTokens(w, first.familyId), 0, `round ${i}: ${rotatedFirst.result.status}`);
-      if (i % 2 === 0) assert.equal(await liveTokens(w, second.familyId), 0, `round ${i}: ${rotatedSecond.result.status}`);
-      else if (rotatedSecond.result.status !== "ok") assert.equal(rotatedSecond.result.status, "client_changed");
-    }
-  } finally {
-    await w.close();
-  }
-});
-
-postgresTest("a family revoked while its rotation waits for the token also revokes the pair the rotation then issues", async (db) => {
-  const w = await openInstances(db.url);
-  try {
-    const [a, b] = w.stores as [Store, Store];
-    const client = await webClient(a);
-    const { refresh, familyId } = await granted(a, client, await w.rows.user());
-    // The token is held, so the rotation's claim waits for it (holding what it locked before); the revocation then
-    // starts and waits too. On release the rotation commits first: the revocation must still find its new pair.
-    const holder = await holdRows(db.url, "SELECT 1 FROM tokens WHERE token_hash = $1 FOR UPDATE", [refresh]);
-    const tokens = pair();
-    const rotation = a.tokens.rotateRefresh({ refreshHash: refresh, client, now: NOW + 1, graceSeconds: 0, next: () => ({ tokens }) });
-    await lockWaits(w.sql, 1);
-    const revocation = b.tokens.revoke(refresh, client.id, NOW + 1);
-    await lockWaits(w.sql, 2);
-    await holder.release();
-    assert.equal((await rotation).status, "ok");
-    assert.deepEqual(await revocation, { status: "revoked", kind: "refresh" });
+raceTest("of 50 concurrent refreshes of one token exactly one is rotated, and the reuse revokes the family", async (w) => {
+  const { a, web: client, userId } = w;
+  for (let round = 0; round < ROUNDS; round++) {
+    const { refresh, familyId } = await granted(a, client, userId);
+    const results = await race(w, 50, { refresh, client, graceSeconds: 0 });
+    const statuses = results.map((r) => r.result.status);
+    assert.equal(statuses.filter((s) => s === "ok").length, 1, `round ${round}`);
+    assert.ok(statuses.includes("reused"));
+    // After the first reuse revoked the family, a later presentation is merely invalid, as on SQLite.
+    assert.ok(statuses.every((s) => s === "ok" || s === "reused" || s === "invalid"), statuses.join());
     assert.equal(await liveTokens(w, familyId), 0);
-  } finally {
-    await w.close();
+    const [family] = await w.sql.query("SELECT revoked_reason FROM grant_families WHERE id = $1", [familyId]);
+    assert.equal(family?.revoked_reason, "refresh_reused");
   }
+});
+
+raceTest("of 50 concurrent refreshes within a grace period one rotates, at most one retries, and the rest revoke", async (w) => {
+  const { a, web: client, userId } = w;
+  for (let round = 0; round < ROUNDS; round++) {
+    const { refresh, familyId } = await granted(a, client, userId);
+    const results = await race(w, 50, { refresh, client, graceSeconds: 10 });
+    const oks = results.flatMap((r) => r.result.status === "ok" ? [r.result.retried] : []);
+    assert.deepEqual(oks.filter((retried) => !retried).length, 1, `round ${round}`);
+    assert.ok(oks.filter((retried) => retried).length <= 1, `round ${round}: ${oks.length} rotations`);
+    assert.ok(results.some((r) => r.result.status === "reused"));
+    assert.equal(await liveTokens(w, familyId), 0);
+  }
+});
+
+raceTest("a refresh racing a rotated secret or a revocation of its family never leaves a live pair", async (w) => {
+  const { a, b, web, userId } = w;
+  for (let i = 0; i < 40; i++) {
+    const client = (await a.clients.findByClientId(web.clientId))!;
+    const first = await granted(a, client, userId);
+    const second = await granted(a, client, userId);
+    const rotate = (store: Store, refresh: string) => {
+      const tokens = pair();
+      return store.tokens.rotateRefresh({ refreshHash: refresh, client, now: NOW + 1, graceSeconds: 0, next: () => ({ tokens }) })
+        .then((result) => ({ result, tokens }));
+    };
+    const [rotatedFirst, rotatedSecond] = await Promise.all([
+      rotate(a, first.refresh),
+      rotate(b, second.refresh),
+      b.tokens.revoke(first.refresh, client.id, NOW + 1),
+      a.clients.rotateSecret(web.clientId, { secretHash: `web-${i}`, now: NOW + 1, revokeTokens: i % 2 === 0 }),
+    ]);
+    assert.equal(await liveTokens(w, first.familyId), 0, `round ${i}: ${rotatedFirst.result.status}`);
+    if (i % 2 === 0) assert.equal(await liveTokens(w, second.familyId), 0, `round ${i}: ${rotatedSecond.result.status}`);
+    else if (rotatedSecond.result.status !== "ok") assert.equal(rotatedSecond.result.status, "client_changed");
+  }
+});
+
+raceTest("a family revoked while its rotation waits for the token also revokes the pair the rotation then issues", async (w, db) => {
+  const { a, b, web: client } = w;
+  const { refresh, familyId } = await granted(a, client, w.userId);
+  // The token is held, so the rotation's claim waits for it (holding what it locked before); the revocation then
+  // starts and waits too. On release the rotation commits first: the revocation must still find its new pair.
+  const holder = await holdRows(db.url, "SELECT 1 FROM tokens WHERE token_hash = $1 FOR UPDATE", [refresh]);
+  const tokens = pair();
+  const rotation = a.tokens.rotateRefresh({ refreshHash: refresh, client, now: NOW + 1, graceSeconds: 0, next: () => ({ tokens }) });
+  await lockWaits(w.sql, 1);
+  const revocation = b.tokens.revoke(refresh, client.id, NOW + 1);
+  await lockWaits(w.sql, 2);
+  await holder.release();
+  assert.equal((await rotation).status, "ok");
+  assert.deepEqual(await revocation, { status: "revoked", kind: "refresh" });
+  assert.equal(await liveTokens(w, familyId), 0);
 });
 
 postgresTest("round trips: a refresh costs 3 with the client lookup; a lost race then decides under lock", async (db) => {

@@ -2,7 +2,7 @@
 // round trips its hot paths cost.
 import assert from "node:assert/strict";
 import { postgresTest } from "../../helpers/postgres.ts";
-import { openCountedStore, openInstances } from "../../helpers/postgres_stores.ts";
+import { openCountedStore, raceTest } from "../../helpers/postgres_stores.ts";
 import { randomHash, robotClient, storeCode, webClient } from "../../helpers/store_rows.ts";
 import type { NewToken } from "../../../src/store/tokens.ts";
 import type { Store } from "../../../src/store/store.ts";
@@ -19,114 +19,89 @@ const ccToken = (): NewToken =>
 /** Alternates between the instances, so concurrent calls really run on different connections and pools. */
 const on = (stores: Store[], i: number) => stores[i % stores.length]!;
 
-postgresTest("of 50 concurrent exchanges of one code exactly one is issued tokens, and the replays revoke them", async (db) => {
-  const w = await openInstances(db.url);
-  try {
-    const [a] = w.stores;
-    const client = await webClient(a!);
-    const { codeHash, familyId } = await storeCode(a!, { client, userId: await w.rows.user(), now: NOW });
-    const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+raceTest("of 50 concurrent exchanges of one code exactly one is issued tokens, and the replays revoke them", async (w) => {
+  const { a, web: client } = w;
+  const { codeHash, familyId } = await storeCode(a, { client, userId: w.userId, now: NOW });
+  const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+    const tokens = pair();
+    return { tokens, result: await on(w.stores, i).tokens.exchangeCode(codeHash, client, NOW, () => ({ issue: { tokens } })) };
+  }));
+  const issued = results.filter((r) => r.result.status === "issued");
+  assert.equal(issued.length, 1);
+  assert.ok(results.every((r) => r.result.status === "issued" || r.result.status === "reused"));
+  assert.equal(await a.tokens.count(), 2);
+  // Every replay waited for the winner's commit, so the revocation found the winner's tokens.
+  for (const token of issued[0]!.tokens) assert.equal((await a.tokens.findByHash(token.tokenHash))?.revokedAt, NOW);
+  const [family] = await w.sql.query("SELECT revoked_reason FROM grant_families WHERE id = $1", [familyId]);
+  assert.equal(family?.revoked_reason, "code_reused");
+});
+
+raceTest("an exchange racing the user's revocation of the client never leaves its tokens live", async (w) => {
+  const { a, b, web: client, userId } = w;
+  for (let i = 0; i < 40; i++) {
+    const { codeHash } = await storeCode(a, { client, userId, now: NOW });
+    const tokens = pair();
+    const [result] = await Promise.all([
+      a.tokens.exchangeCode(codeHash, client, NOW, () => ({ issue: { tokens } })),
+      b.tokens.revokeUserClient(userId, client.id, NOW),
+    ]);
+    // Issued before the revocation committed (and then revoked by it), or refused: never live.
+    assert.ok(result.status === "issued" || result.status === "family_revoked", result.status);
+    for (const token of result.status === "issued" ? tokens : []) {
+      assert.equal((await a.tokens.findByHash(token.tokenHash))?.revokedAt, NOW, `round ${i}`);
+    }
+  }
+});
+
+raceTest("an issuance racing rotateSecret with revokeTokens never leaves a live token once the rotation returned", async (w) => {
+  const { a, b, web, userId } = w;
+  const robot = await robotClient(a, w.rows);
+  for (let i = 0; i < 30; i++) {
+    const [cc, ac] = [await a.clients.findByClientId(robot.clientId), await a.clients.findByClientId(web.clientId)];
+    const { codeHash } = await storeCode(a, { client: ac!, userId, now: NOW });
+    const issued: NewToken[][] = [];
+    const issue = async (store: Store) => {
+      const token = ccToken();
+      const outcome = await store.tokens.issue({ clientId: robot.id, userId: robot.integrationUserId!, familyId: null, tokens: [token], authenticated: cc! });
+      if (outcome === "issued") issued.push([token]);
+      else assert.equal(outcome, "client_changed");
+    };
+    const exchange = async (store: Store) => {
       const tokens = pair();
-      return { tokens, result: await on(w.stores, i).tokens.exchangeCode(codeHash, client, NOW, () => ({ issue: { tokens } })) };
-    }));
-    const issued = results.filter((r) => r.result.status === "issued");
-    assert.equal(issued.length, 1);
-    assert.ok(results.every((r) => r.result.status === "issued" || r.result.status === "reused"));
-    assert.equal(await a!.tokens.count(), 2);
-    // Every replay waited for the winner's commit, so the revocation found the winner's tokens.
-    for (const token of issued[0]!.tokens) assert.equal((await a!.tokens.findByHash(token.tokenHash))?.revokedAt, NOW);
-    const [family] = await w.sql.query("SELECT revoked_reason FROM grant_families WHERE id = $1", [familyId]);
-    assert.equal(family?.revoked_reason, "code_reused");
-  } finally {
-    await w.close();
+      const result = await store.tokens.exchangeCode(codeHash, ac!, NOW, (_c, facts) => facts.clientChanged ? { refuse: "changed" } : { issue: { tokens } });
+      if (result.status === "issued") issued.push(tokens);
+    };
+    await Promise.all([
+      issue(a), issue(b), exchange(a), issue(a), issue(b),
+      b.clients.rotateSecret(robot.clientId, { secretHash: `robot-${i}`, now: NOW, revokeTokens: true }),
+      a.clients.rotateSecret(web.clientId, { secretHash: `web-${i}`, now: NOW, revokeTokens: true }),
+    ]);
+    for (const token of issued.flat()) {
+      assert.equal((await b.tokens.findByHash(token.tokenHash))?.revokedAt, NOW, `round ${i}: a token issued under the old secret is live`);
+    }
   }
+  const [{ n } = {}] = await w.sql.query("SELECT COUNT(*) AS n FROM tokens WHERE revoked_at IS NULL");
+  assert.equal(n, 0);
 });
 
-postgresTest("an exchange racing the user's revocation of the client never leaves its tokens live", async (db) => {
-  const w = await openInstances(db.url);
-  try {
-    const [a, b] = w.stores as [Store, Store];
-    const client = await webClient(a);
-    const userId = await w.rows.user();
-    for (let i = 0; i < 40; i++) {
-      const { codeHash } = await storeCode(a, { client, userId, now: NOW });
-      const tokens = pair();
-      const [result] = await Promise.all([
-        a.tokens.exchangeCode(codeHash, client, NOW, () => ({ issue: { tokens } })),
-        b.tokens.revokeUserClient(userId, client.id, NOW),
-      ]);
-      // Issued before the revocation committed (and then revoked by it), or refused: never live.
-      assert.ok(result.status === "issued" || result.status === "family_revoked", result.status);
-      for (const token of result.status === "issued" ? tokens : []) {
-        assert.equal((await a.tokens.findByHash(token.tokenHash))?.revokedAt, NOW, `round ${i}`);
-      }
+raceTest("an issuance racing clients.setDisabled either committed first or wrote nothing, and is not live", async (w) => {
+  const { a, b } = w;
+  const robot = await robotClient(a, w.rows);
+  for (let i = 0; i < 30; i++) {
+    await b.clients.setDisabled(robot.clientId, false);
+    const tokens = [ccToken(), ccToken(), ccToken(), ccToken()];
+    const [outcomes] = await Promise.all([
+      Promise.all(tokens.map((token, k) =>
+        on([a, b], k).tokens.issue({ clientId: robot.id, userId: robot.integrationUserId!, familyId: null, tokens: [token], authenticated: robot })
+      )),
+      b.clients.setDisabled(robot.clientId, true),
+    ]);
+    for (const [k, token] of tokens.entries()) {
+      const found = await a.tokens.findByHash(token.tokenHash);
+      assert.equal(found !== undefined, outcomes[k] === "issued", `round ${i}: outcome ${outcomes[k]}`);
+      if (outcomes[k] !== "issued") assert.equal(outcomes[k], "client_changed");
+      assert.equal(await a.tokens.findActiveAccess(token.tokenHash, NOW), undefined);
     }
-  } finally {
-    await w.close();
-  }
-});
-
-postgresTest("an issuance racing rotateSecret with revokeTokens never leaves a live token once the rotation returned", async (db) => {
-  const w = await openInstances(db.url);
-  try {
-    const [a, b] = w.stores as [Store, Store];
-    const robot = await robotClient(a, w.rows);
-    const web = await webClient(a);
-    const userId = await w.rows.user();
-    for (let i = 0; i < 30; i++) {
-      const [cc, ac] = [await a.clients.findByClientId(robot.clientId), await a.clients.findByClientId(web.clientId)];
-      const { codeHash } = await storeCode(a, { client: ac!, userId, now: NOW });
-      const issued: NewToken[][] = [];
-      const issue = async (store: Store) => {
-        const token = ccToken();
-        const outcome = await store.tokens.issue({ clientId: robot.id, userId: robot.integrationUserId!, familyId: null, tokens: [token], authenticated: cc! });
-        if (outcome === "issued") issued.push([token]);
-        else assert.equal(outcome, "client_changed");
-      };
-      const exchange = async (store: Store) => {
-        const tokens = pair();
-        const result = await store.tokens.exchangeCode(codeHash, ac!, NOW, (_c, facts) => facts.clientChanged ? { refuse: "changed" } : { issue: { tokens } });
-        if (result.status === "issued") issued.push(tokens);
-      };
-      await Promise.all([
-        issue(a), issue(b), exchange(a), issue(a), issue(b),
-        b.clients.rotateSecret(robot.clientId, { secretHash: `robot-${i}`, now: NOW, revokeTokens: true }),
-        a.clients.rotateSecret(web.clientId, { secretHash: `web-${i}`, now: NOW, revokeTokens: true }),
-      ]);
-      for (const token of issued.flat()) {
-        assert.equal((await b.tokens.findByHash(token.tokenHash))?.revokedAt, NOW, `round ${i}: a token issued under the old secret is live`);
-      }
-    }
-    const [{ n } = {}] = await w.sql.query("SELECT COUNT(*) AS n FROM tokens WHERE revoked_at IS NULL");
-    assert.equal(n, 0);
-  } finally {
-    await w.close();
-  }
-});
-
-postgresTest("an issuance racing clients.setDisabled either committed first or wrote nothing, and is not live", async (db) => {
-  const w = await openInstances(db.url);
-  try {
-    const [a, b] = w.stores as [Store, Store];
-    const robot = await robotClient(a, w.rows);
-    for (let i = 0; i < 30; i++) {
-      await b.clients.setDisabled(robot.clientId, false);
-      const tokens = [ccToken(), ccToken(), ccToken(), ccToken()];
-      const [outcomes] = await Promise.all([
-        Promise.all(tokens.map((token, k) =>
-          on([a, b], k).tokens.issue({ clientId: robot.id, userId: robot.integrationUserId!, familyId: null, tokens: [token], authenticated: robot })
-        )),
-        b.clients.setDisabled(robot.clientId, true),
-      ]);
-      for (const [k, token] of tokens.entries()) {
-        const found = await a.tokens.findByHash(token.tokenHash);
-        assert.equal(found !== undefined, outcomes[k] === "issued", `round ${i}: outcome ${outcomes[k]}`);
-        if (outcomes[k] !== "issued") assert.equal(outcomes[k], "client_changed");
-        assert.equal(await a.tokens.findActiveAccess(token.tokenHash, NOW), undefined);
-      }
-    }
-  } finally {
-    await w.close();
   }
 });
 

@@ -1,5 +1,6 @@
 // Users on PostgreSQL: account changes reach the token tables, and hold the user row against requests in flight.
 import assert from "node:assert/strict";
+import { REVOKE_USER_TOKENS } from "../../../src/store/postgres/users.ts";
 import { postgresTest } from "../../helpers/postgres.ts";
 import {
   holdTransaction,
@@ -97,5 +98,22 @@ postgresTest("erase that meets a client being registered for the user waits for 
     await registration.done;
     assert.deepEqual(await erased, { status: "client_integration_user", clientId: "machine" });
     assert.equal((await store.users.findById(robot.id))?.username, "robot");
+  });
+});
+
+postgresTest("revoking a user's tokens (disabled, password changed) reads tokens_by_user, not the whole table", async ({ url }) => {
+  await withPgStore(url, async (_store, pg) => {
+    // 100 users with 20 live tokens each, analyzed: every row passes the other conditions, so only an index on
+    // user_id narrows the search, and without one the planner scans.
+    await pg.query("INSERT INTO users (username, kind, created_at) SELECT 'u' || n, 'person', 1 FROM generate_series(1, 100) n");
+    const clientId = await insertClientRow(pg);
+    await pg.query(`INSERT INTO tokens (token_hash, kind, grant_type, client_id, user_id, scope, issued_at, expires_at)
+      SELECT 't' || u.id || '-' || n, 'access', 'authorization_code', $1, u.id, 'fields:read', 1, $2
+      FROM generate_series(1, 20) n, users u`, [clientId, NOW + 3600]);
+    await pg.query("ANALYZE tokens");
+    const [user] = await pg.query<{ id: number }>("SELECT id FROM users ORDER BY id LIMIT 1");
+    const plan = (await pg.query(`EXPLAIN ${REVOKE_USER_TOKENS}`, [NOW, user!.id])).map((row) => row["QUERY PLAN"]).join("\n");
+    assert.match(plan, /Index Scan using tokens_by_user on tokens|Bitmap Index Scan on tokens_by_user/, plan);
+    assert.doesNotMatch(plan, /Seq Scan on tokens/, plan);
   });
 });
