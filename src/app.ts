@@ -1,11 +1,12 @@
 // createApp(options) -> { fetch }: the route table and the one error boundary; every runtime serves this.
 import { SIGN_IN_LIMIT_WINDOW_SECONDS, type Config } from "./config.ts";
 import {
-  cryptoRandom, jsonLog, systemClock, type BlockCipherFactory, type Clock, type Deps, type Digest, type Hmac, type Log,
-  type Random, type DemoCredentials,
+  cryptoRandom, jsonLog, systemClock, type BcryptService, type BlockCipherFactory, type Clock, type Deps, type Digest,
+  type Hmac, type Log, type Random, type DemoCredentials,
 } from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
+import { verifyBcrypt } from "./crypto/bcrypt.ts";
 import { hmacSha256Base64Url } from "./crypto/hmac.ts";
 import { webCryptoBlockCipher } from "./crypto/block_cipher.ts";
 import { createThrottle, UNKNOWN_ADDRESS } from "./http/throttle.ts";
@@ -41,6 +42,11 @@ export interface AppOptions {
    */
   cores?: number;
   blockCipher?: BlockCipherFactory;
+  /**
+   * bcrypt checks of imported password digests off the event loop (`serve` passes worker threads); the app closes it
+   * in close(). Default: bcryptjs on the calling thread, which holds the loop for up to 100 ms at a time.
+   */
+  bcrypt?: BcryptService;
   demo?: DemoCredentials;
   /**
    * True when other instances serve from the same database (`serve --workers`, several instances on one PostgreSQL):
@@ -68,7 +74,8 @@ export interface App {
   fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
   /**
    * Shuts the app down for an embedder: requests from now on get 503 temporarily_unavailable, the ones in flight
-   * finish, then the store closes (its queued writes committed). `serve` closes its listener first instead.
+   * finish, then the bcrypt threads end and the store closes (its queued writes committed). `serve` closes its
+   * listener first instead.
    */
   close(): Promise<void>;
   readonly deps: Deps;
@@ -116,6 +123,7 @@ export function createApp(options: AppOptions): App {
     hmac: options.hmac ?? hmacSha256Base64Url,
     blockCipher: options.blockCipher ?? webCryptoBlockCipher,
     pbkdf2: pbkdf2Sha256,
+    bcrypt: options.bcrypt?.verify ?? verifyBcrypt,
     ...throttles(options),
     passwordWork: createWorkLimit({
       concurrency: options.config.passwordConcurrency ?? defaultPasswordConcurrency(options.cores ?? 2),
@@ -130,7 +138,7 @@ export function createApp(options: AppOptions): App {
   const drain = createDrain();
   const finish = createFinisher(deps);
   let warnedUnknownAddress = false;
-  let storeClosed: Promise<void> | undefined;
+  let released: Promise<void> | undefined;
 
   /** Routes the request and runs its handler; any failure becomes the answer its surface (JSON, HTML) expects. */
   async function dispatch(request: Request, ctx: RequestContext): Promise<{ response: Response; routeLabel: string }> {
@@ -188,7 +196,10 @@ export function createApp(options: AppOptions): App {
 
   async function close(): Promise<void> {
     await drain.close();
-    await (storeClosed ??= deps.store.close());
+    await (released ??= (async () => {
+      await options.bcrypt?.close();
+      await deps.store.close();
+    })());
   }
 
   return { fetch, close, deps };

@@ -36,6 +36,18 @@ export type BlockCipherFactory = (key: Uint8Array) => Promise<BlockCipher>;
 /** PBKDF2-HMAC-SHA256 of a password, 256 bits; injected so tests can count the iterations a sign-in spends. */
 export type Pbkdf2 = (password: string, salt: Uint8Array, iterations: number) => Promise<Uint8Array>;
 
+/**
+ * Checks a password against an imported bcrypt digest; false for a digest fieldgate will not verify. The default is
+ * bcryptjs on the calling thread; an adapter may inject one that runs where it cannot hold up the event loop.
+ */
+export type Bcrypt = (password: string, digest: string) => Promise<boolean>;
+
+/** A Bcrypt with threads of its own, which close() ends; an App closes the one it was given. */
+export interface BcryptService {
+  verify: Bcrypt;
+  close(): Promise<void>;
+}
+
 /** The built-in demo client's credentials, kept server-side; present only in demo mode. */
 export interface DemoCredentials {
   clientId: string;
@@ -143,6 +155,8 @@ export interface Deps {
   blockCipher: BlockCipherFactory;
   /** The password hashing function sign-in verifies with (crypto.subtle; tests wrap it to count iterations). */
   pbkdf2: Pbkdf2;
+  /** The bcrypt check of an imported password digest, run inside `passwordWork` like a derivation. */
+  bcrypt: Bcrypt;
   /** Failed client authentications and sign-ins, keyed e.g. "client:<id>|ip:<addr>" or "ip:<addr>". */
   throttle: Throttle;
   /**

@@ -28,6 +28,18 @@ test("app.close() lets requests in flight finish, answers later ones 503, then c
   assert.equal(t.log.filter((l) => l.event === "request_failed").length, 0);
 });
 
+test("an embedder's BcryptService checks imported digests and app.close() ends it once, before the store", async () => {
+  const t = await openTestApp();
+  const events: string[] = [];
+  const verify = async () => false;
+  const store = { ...t.store, close: async () => void events.push("store closed") };
+  const app = createApp({ config: t.config, store, bcrypt: { verify, close: async () => void events.push("bcrypt closed") } });
+  assert.equal(app.deps.bcrypt, verify);
+  await app.close();
+  await app.close();
+  assert.deepEqual(events, ["bcrypt closed", "store closed"]);
+});
+
 test("a store closed under the app answers 503, not a 500 logged as a bug", async () => {
   const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });

@@ -7,6 +7,7 @@ import { createHiddenLine } from "../cli/hidden_line.ts";
 import { createBufferedLog } from "./buffered_log.ts";
 import { pooledRandom } from "./pooled_random.ts";
 import { syncBlockCipher } from "./sync_block_cipher.ts";
+import { createBcryptThreads, webThread } from "./bcrypt_threads.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
 import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 
@@ -185,6 +186,7 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     hmac: syncHmacSha256Base64Url,
     cores: navigator.hardwareConcurrency,
     blockCipher: syncBlockCipher,
+    bcrypt: () => createBcryptThreads(webThread),
     openStore: createStoreOpener(createDatabaseFile),
     async readTextFile(path) {
       try {

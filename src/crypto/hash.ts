@@ -1,5 +1,5 @@
 // Hashing with Web Crypto: SHA-256 for high-entropy credentials, PBKDF2 for human passwords.
-import type { Digest, Pbkdf2, Random } from "../deps.ts";
+import type { Bcrypt, Digest, Pbkdf2, Random } from "../deps.ts";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import { constantTimeEqual } from "./compare.ts";
 import { verifyBcrypt } from "./bcrypt.ts";
@@ -54,8 +54,12 @@ export async function hashPassword(
  * system (Doorkeeper's host application); false for any malformed hash. A bcrypt digest reports 0 iterations
  * (passwordIterations), so sign-in replaces it with PBKDF2 at the first success.
  */
-export async function verifyPassword(password: string, stored: string, options: { pbkdf2?: Pbkdf2 } = {}): Promise<boolean> {
-  if (stored.startsWith("$2")) return await verifyBcrypt(password, stored);
+export async function verifyPassword(
+  password: string,
+  stored: string,
+  options: { pbkdf2?: Pbkdf2; bcrypt?: Bcrypt } = {},
+): Promise<boolean> {
+  if (stored.startsWith("$2")) return await (options.bcrypt ?? verifyBcrypt)(password, stored);
   const [scheme, iterationsText, saltText, hashText] = stored.split("$");
   const iterations = Number(iterationsText);
   const salt = decodeBase64Url(saltText ?? "");

@@ -7,7 +7,6 @@ import { isCrossSiteRequest } from "../http/request_site.ts";
 import { readParams } from "../http/body.ts";
 import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
-import { isVerifiableBcrypt } from "../crypto/bcrypt.ts";
 import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
 import { audit } from "../oauth/audit.ts";
 import { MAX_USERNAME_LENGTH, signInHash, type User } from "../store/users.ts";
@@ -77,12 +76,11 @@ const PADDING_SALT = new Uint8Array(16);
  * After a failed check against `checked`, spends the iterations it has fewer of than configured. Hashes are upgraded
  * only at a successful sign-in, so after FIELDGATE_PBKDF2_ITERATIONS was raised a wrong password for a user with an
  * older hash answered faster than one for an unknown username (checked at the configured count), showing that the
- * account exists. A hash with more iterations than configured (the setting was lowered) still costs more: docs/security.md#passwords.
+ * account exists. An imported bcrypt digest counts 0 iterations, so it is padded by a whole derivation: a cost-4
+ * digest answered in milliseconds. A hash with more iterations than configured (the setting was lowered) and a bcrypt
+ * cost that takes longer than one derivation still cost more: docs/security.md#passwords.
  */
 async function spendShortfall(deps: Deps, password: string, checked: string): Promise<void> {
-  // An imported bcrypt digest has already cost about one PBKDF2 run; padding it as well would make a wrong password
-  // for such an account twice as slow as one for an unknown username.
-  if (isVerifiableBcrypt(checked)) return;
   const shortfall = deps.config.pbkdf2Iterations - passwordIterations(checked);
   if (shortfall > 0) await deps.pbkdf2(password, PADDING_SALT, shortfall);
 }
@@ -98,7 +96,7 @@ async function checkCredentials(deps: Deps, username: string, password: string):
   // Integration users and disabled users cannot sign in; they take the same path as unknown ones.
   const usable = signInHash(user);
   const checked = usable ?? dummyHash(deps.config.pbkdf2Iterations);
-  if (!(await verifyPassword(password, checked, { pbkdf2: deps.pbkdf2 })) || !usable || !user) {
+  if (!(await verifyPassword(password, checked, deps)) || !usable || !user) {
     await spendShortfall(deps, password, checked);
     return undefined;
   }
@@ -113,7 +111,7 @@ async function checkCredentials(deps: Deps, username: string, password: string):
   // The hash changed meanwhile. Another sign-in with the same password (a double-clicked button) may have upgraded
   // it first: that hash verifies this password too. An admin's new password does not.
   const stored = (await deps.store.users.findById(user.id))?.passwordHash;
-  if (!stored || !(await verifyPassword(password, stored, { pbkdf2: deps.pbkdf2 }))) return undefined;
+  if (!stored || !(await verifyPassword(password, stored, deps))) return undefined;
   return { user, passwordHash: stored };
 }
 

@@ -149,6 +149,17 @@ test("serve hands the app the adapter's synchronous digest and HMAC, off the poo
   assert.equal(served.app.deps.hmac, syncHmacSha256Base64Url);
 });
 
+test("serve checks bcrypt digests on the adapter's threads, made once and ended at shutdown", async () => {
+  let made = 0;
+  let closed = 0;
+  const verify = async () => false;
+  const bcrypt = () => (made++, { verify, close: async () => void closed++ });
+  const whileServing = async () => assert.equal(closed, 0, "running while the server is");
+  const served = await serveOnce(cliHarness(), {}, undefined, whileServing, { bcrypt });
+  assert.equal(served.app.deps.bcrypt, verify);
+  assert.deepEqual({ made, closed }, { made: 1, closed: 1 });
+});
+
 test("serve turns demo mode on when the demo credentials file exists", async () => {
   const h = cliHarness();
   await serveOnce(h);

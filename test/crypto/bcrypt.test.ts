@@ -18,6 +18,14 @@ test("verifyPassword checks an imported bcrypt digest, and passwordIterations re
   assert.equal(passwordIterations("pbkdf2-sha256$1000$AAAA$BBBB"), 1000);
 });
 
+test("verifyPassword sends a bcrypt digest to the injected bcrypt and a PBKDF2 hash to pbkdf2", async () => {
+  const checked: string[] = [];
+  const bcrypt = async (_password: string, digest: string) => (checked.push(digest), true);
+  assert.equal(await verifyPassword("anything", DIGEST, { bcrypt }), true);
+  assert.equal(await verifyPassword("anything", "pbkdf2-sha256$1000$AAAA$BBBB", { bcrypt }), false);
+  assert.deepEqual(checked, [DIGEST]);
+});
+
 for (const [name, digest] of [
   ["a cost above 14", COST_15],
   ["a cost below 4", "$2b$03$r39fg.qTAlyxdOv39spsh.0fRNULhXDcOtHormXWNwnyuwK8eWcn2"],

@@ -232,17 +232,37 @@ function countIterations(t: TestApp): () => number {
   return () => spent;
 }
 
+/** A bcrypt digest (cost 4) of "four rounds only", as an import from Doorkeeper's host application stores it. */
+const IMPORTED_BCRYPT = "$2b$04$r39fg.qTAlyxdOv39spsh.0fRNULhXDcOtHormXWNwnyuwK8eWcn2";
+
 // Every failure costs at least the configured count (1000 here), like an unknown username's check against the dummy
 // hash: hashes are upgraded only at a successful sign-in, so one made before the setting was raised answered a wrong
-// password faster, showing that the account exists.
-const failureCosts: Array<{ name: string; stored?: number; kind?: "disabled" | "integration" }> = [
+// password faster, showing that the account exists. An imported bcrypt digest is checked by deps.bcrypt and then
+// padded by a whole derivation: at cost 4 its check alone answered in milliseconds.
+const failureCosts: Array<{ name: string; stored?: number | string; kind?: "disabled" | "integration" }> = [
   { name: "an unknown username" },
   { name: "a user whose hash has the configured count", stored: 1000 },
   { name: "a user whose hash predates a raised setting (10 iterations)", stored: 10 },
   { name: "a user whose hash has one iteration fewer than configured", stored: 999 },
   { name: "a disabled user with an old hash", stored: 10, kind: "disabled" },
   { name: "an integration user", kind: "integration" },
+  { name: "a user with an imported bcrypt digest (cost 4)", stored: IMPORTED_BCRYPT },
+  { name: "a user with a bcrypt digest fieldgate will not verify (cost 15)", stored: IMPORTED_BCRYPT.replace("$04$", "$15$") },
 ];
+
+/** The stored hash a failureCosts row names: a PBKDF2 hash of that many iterations, or the digest itself. */
+async function storedHash(t: TestApp, password: string, stored: number | string): Promise<string> {
+  if (typeof stored === "string") return stored;
+  return await hashPassword(password, { iterations: stored, random: t.app.deps.random });
+}
+
+/** Counts the checks the app sends to deps.bcrypt from now on. */
+function countBcryptChecks(t: TestApp): () => number {
+  let checks = 0;
+  const bcrypt = t.app.deps.bcrypt;
+  t.app.deps.bcrypt = (password, digest) => (checks++, bcrypt(password, digest));
+  return () => checks;
+}
 
 for (const row of failureCosts) {
   test(`a wrong password for ${row.name} spends the configured PBKDF2 iterations`, async () => {
@@ -251,15 +271,17 @@ for (const row of failureCosts) {
     if (row.kind === "integration") await t.seed.integrationUser({ username });
     if (row.stored !== undefined) {
       const user = await t.seed.user({ username });
-      await t.store.users.replacePassword(user.id, await hashPassword(user.password, { iterations: row.stored, random: t.app.deps.random }));
+      await t.store.users.replacePassword(user.id, await storedHash(t, user.password, row.stored));
       if (row.kind === "disabled") await t.store.users.setDisabled(user.id, true);
     }
     const browser = testBrowser(t.app);
     const fields = await signInForm(browser);
     const spent = countIterations(t);
+    const bcryptChecks = countBcryptChecks(t);
     const res = await browser.post("/signin", { ...fields, username, password: "not the password" });
     assert.equal(res.status, 400);
     assert.equal(spent(), t.config.pbkdf2Iterations);
+    assert.equal(bcryptChecks(), typeof row.stored === "string" ? 1 : 0);
   });
 }
 

@@ -2,7 +2,7 @@
 // shuts down cleanly.
 import { createApp, type App } from "../../app.ts";
 import { loadConfig, type Config } from "../../config.ts";
-import type { DemoCredentials } from "../../deps.ts";
+import type { BcryptService, DemoCredentials } from "../../deps.ts";
 import { formatDemoBanner, formatDemoReminder } from "../../demo/banner.ts";
 import { DEMO_FIELDS_URL, type DemoSeed, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../demo/seed.ts";
 import { demoRedirectUri, syncDemoRedirectUri } from "../../demo/redirect_uri.ts";
@@ -167,7 +167,11 @@ function remindOfDemo(config: Readonly<Config>, io: CliIo): void {
  * Seeds (unless a forked worker), settles the demo client and builds the app, once the bound port is known. A single
  * process that finds demo data says where the walkthrough is (`remind`); with --workers the primary does.
  */
-async function buildApp(ctx: CommandContext, port: number, options: { seed: boolean; remind: boolean }): Promise<App> {
+async function buildApp(
+  ctx: CommandContext,
+  port: number,
+  options: { seed: boolean; remind: boolean; bcrypt: BcryptService | undefined },
+): Promise<App> {
   const { io, deps, store } = ctx;
   const env = envForPort(ctx.env, port);
   const bound = loadConfig(env);
@@ -184,7 +188,8 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   // then kept there, or each would grant its own.
   const sharedThrottles = workers > 1 || config.databaseUrl !== undefined;
   const { clock, random, log, digest, hmac, blockCipher } = deps;
-  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, cores, demo, sharedThrottles });
+  const { bcrypt } = options;
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, bcrypt, cores, demo, sharedThrottles });
 }
 
 export const serve: Command = {
@@ -231,11 +236,16 @@ export const serve: Command = {
     // answered by a normal shutdown as soon as the server is up, with its log lines, not by an unlogged exit.
     const stopRequested = deps.shutdownSignal();
     let app!: App;
+    // Made here, not in buildApp, so that this function, which outlives the app, ends its threads.
+    const bcrypt = deps.bcrypt?.();
     const listen = { port: initial.port, host: initial.host, graceMs: initial.shutdownGraceSeconds * 1000 };
     const listener = await deps.listen(listen, async (port) => {
       // A forked worker finds the database seeded by the primary.
-      app = await buildApp(ctx, port, { seed: worker === undefined, remind: worker === undefined });
+      app = await buildApp(ctx, port, { seed: worker === undefined, remind: worker === undefined, bcrypt });
       return app;
+    }).catch(async (error: unknown) => {
+      await bcrypt?.close();
+      throw error;
     });
     const { config } = app.deps;
     // The database as describeDatabase shows it: a PostgreSQL URL without its password, since logs are shipped and kept.
@@ -267,11 +277,13 @@ export const serve: Command = {
       deps.log("server_failed", { error: ended.error.message });
       maintenance.stop();
       await listener.close().catch(() => {});
+      await bcrypt?.close();
       return 1;
     }
     deps.log("shutting_down", { signal: ended.signal });
     maintenance.stop();
     await listener.close();
+    await bcrypt?.close();
     deps.log("stopped", {});
     return 0;
   },
