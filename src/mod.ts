@@ -5,4 +5,4 @@ export { loadConfig, type Config } from "./config.ts";
 export { openStore, type Store } from "./store/store.ts";
 export { openPostgresStore, type PostgresStoreOptions } from "./store/postgres/store.ts";
 export { startMaintenance } from "./server/maintenance.ts";
-export type { BlockCipher, BlockCipherFactory, Clock, Digest, Hmac, Log, Random } from "./deps.ts";
+export type { Bcrypt, BcryptService, BlockCipher, BlockCipherFactory, Clock, Digest, Hmac, Log, Random } from "./deps.ts";

@@ -7,9 +7,9 @@ import { isVerifiableBcrypt } from "../crypto/bcrypt.ts";
 
 /**
  * What this saves: bcryptjs is JavaScript on the calling thread and yields only every 100 ms, and a check costs about
- * 0.7 s at cost 12 and 3-4 s at cost 14. Eight connections of wrong passwords against one imported cost-12 account
- * raised an unrelated token request's median from 5 to 571 ms; on threads it stays near the idle figure
- * (docs/performance.md#bcrypt-checks, scripts/bcrypt_timing.ts).
+ * 0.7 s at cost 12 and 3-4 s at cost 14. With eight connections of wrong passwords for one imported cost-12 account,
+ * an unrelated token request's median was 291-301 ms in-thread and 30-35 ms on threads, about what the same attack
+ * on a native account costs it (scripts/bcrypt_timing.ts, docs/performance.md#bcrypt-checks).
  */
 const THREAD_MODULE = new URL("./bcrypt_thread.ts", import.meta.url);
 
