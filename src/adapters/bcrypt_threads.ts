@@ -95,25 +95,29 @@ function startThread(start: StartBcryptThread): Thread {
 }
 
 /**
- * A BcryptService on threads started by `start`. A check takes an idle thread or starts one, so there are as many
- * threads as checks ever ran at once, which the password-work limit bounds (FIELDGATE_PASSWORD_CONCURRENCY). A digest
- * verifyBcrypt would refuse unread is refused without a thread. close() ends every thread and fails checks in hand.
+ * A BcryptService on threads started by `start`. A check takes the spare thread or starts one, so as many run as checks
+ * do at once, which the password-work limit bounds (FIELDGATE_PASSWORD_CONCURRENCY). A thread costs about 25 MiB of
+ * RSS on Node and checks are rare (an imported digest is replaced at its first successful sign-in), so one at most
+ * stays idle. A digest verifyBcrypt would refuse unread is refused without a thread. close() ends every thread and
+ * fails checks in hand.
  */
 export function createBcryptThreads(start: StartBcryptThread): BcryptService {
-  const idle: Thread[] = [];
   const threads = new Set<Thread>();
+  let spare: Thread | undefined;
   let closed = false;
 
   async function verify(password: string, digest: string): Promise<boolean> {
     if (!isVerifiableBcrypt(digest)) return false;
     if (closed) throw new Error("bcrypt check after close");
-    const thread = idle.pop() ?? startThread(start);
+    const thread = spare ?? startThread(start);
+    spare = undefined;
     threads.add(thread);
     try {
       return await thread.check({ password, digest });
     } finally {
-      if (thread.usable()) idle.push(thread);
-      else if (threads.delete(thread)) await thread.terminate(); // a crashed Web Worker may linger otherwise
+      // A crashed Web Worker may linger, so a thread that failed is ended too.
+      if (thread.usable() && !spare) spare = thread;
+      else if (threads.delete(thread)) await thread.terminate();
     }
   }
 
@@ -123,7 +127,7 @@ export function createBcryptThreads(start: StartBcryptThread): BcryptService {
       closed = true;
       const ending = [...threads].map((thread) => thread.terminate());
       threads.clear();
-      idle.length = 0;
+      spare = undefined;
       await Promise.all(ending);
     },
   };

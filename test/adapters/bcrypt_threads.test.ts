@@ -126,7 +126,7 @@ test("a digest fieldgate will not verify is refused without starting a thread", 
   assert.equal(fake.started.length, 0);
 });
 
-test("checks at once get a thread each, and later checks reuse the idle ones", async () => {
+test("checks at once get a thread each; one thread stays for later checks, the others end", async () => {
   const fake = fakeThreads();
   const threads = createBcryptThreads(fake.start);
   const first = threads.verify("one", FOUR_ROUNDS);
@@ -136,9 +136,11 @@ test("checks at once get a thread each, and later checks reuse the idle ones", a
   fake.started[0]!.events.answer(true);
   fake.started[1]!.events.answer(false);
   assert.deepEqual(await Promise.all([first, second]), [true, false]);
+  assert.deepEqual(fake.started.map((t) => t.terminated), [false, true], "the first to finish stays, the second ends");
   const third = threads.verify("three", FOUR_ROUNDS);
   assert.equal(fake.started.length, 2, "no new thread");
-  fake.started.find((t) => t.posted.length === 2)!.events.answer(true);
+  assert.deepEqual(fake.started[0]!.posted.map((c) => c.password), ["one", "three"]);
+  fake.started[0]!.events.answer(true);
   assert.equal(await third, true);
 });
 
@@ -163,7 +165,7 @@ test("close() ends idle and busy threads, fails the check in hand and refuses la
   fake.started[0]!.events.answer(false);
   await done;
   await threads.close();
-  assert.deepEqual(fake.started.map((t) => t.terminated), [true, true], "the idle thread and the busy one");
+  assert.deepEqual(fake.started.map((t) => t.terminated), [true, true], "the spare thread and the busy one");
   await assert.rejects(inHand, /closed/);
   await assert.rejects(threads.verify("three", FOUR_ROUNDS), /after close/);
   assert.equal(fake.started.length, 2, "no thread started after close");
