@@ -49,7 +49,7 @@ async function seed(path: string): Promise<void> {
 async function serve(db: string, runtime: string) {
   const port = await freePort();
   const [command, args] = runtime === "deno"
-    ? [join(ROOT, "node_modules/.bin/deno"), ["run", "--allow-all", "src/adapters/deno.ts"]]
+    ? [join(ROOT, "node_modules/.bin/deno"), ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "src/adapters/deno.ts"]]
     : [process.execPath, ["src/adapters/node.ts"]];
   // Lockouts off: this measures the cost of checks, not the throttle that would end the attack.
   const env = { ...process.env, HOST: "127.0.0.1", FIELDGATE_DEMO: "false", FIELDGATE_THROTTLE_MAX_FAILURES: "10000" };
