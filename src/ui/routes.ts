@@ -32,7 +32,7 @@ function stylesheet(): Response {
 /**
  * Every POST here is a form, and one the browser says another site sent is refused before its body is read: the
  * second layer behind each form's CSRF token (docs/security.md#browser-pages). `Sec-Fetch-Site: same-origin` (our
- * own page) and `none` (typed by the user) pass, and so does a request with neither header, which only the token judges.
+ * own page) and `none` (typed by the user) pass, and so does a request with neither header: the token judges it.
  */
 function sameSiteForms(deps: Deps, route: Route): Route {
   if (route.method !== "POST") return route;
@@ -49,11 +49,14 @@ function sameSiteForms(deps: Deps, route: Route): Route {
 }
 
 /** Routes of the server-rendered pages. */
-export const uiRoutes: RouteFactory = (deps): Route[] => [
-  { method: "GET", path: "/", surface: "html", handler: (req, ctx) => landingEndpoint(deps, req, ctx) },
-  { method: "GET", path: "/assets/style.css", surface: "html", handler: async () => stylesheet() },
-  ...authorizeRoutes(deps),
-  ...authRoutes(deps),
-  ...accountRoutes(deps),
-  ...demoRoutes(deps),
-].map((route) => sameSiteForms(deps, route));
+export const uiRoutes: RouteFactory = (deps): Route[] => {
+  const routes: Route[] = [
+    { method: "GET", path: "/", surface: "html", handler: (req, ctx) => landingEndpoint(deps, req, ctx) },
+    { method: "GET", path: "/assets/style.css", surface: "html", handler: async () => stylesheet() },
+    ...authorizeRoutes(deps),
+    ...authRoutes(deps),
+    ...accountRoutes(deps),
+    ...demoRoutes(deps),
+  ];
+  return routes.map((route) => sameSiteForms(deps, route));
+};
