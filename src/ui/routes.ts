@@ -1,4 +1,4 @@
-// Browser pages: landing page, authorization, sign-in, account, demo walkthrough, and the stylesheet.
+// Browser pages: landing page, authorization, sign-in, account, demo walkthrough, stylesheet; no posts from other sites.
 import type { Deps } from "../deps.ts";
 import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
 import { isCrossSiteRequest } from "../http/request_site.ts";
@@ -34,7 +34,7 @@ function stylesheet(): Response {
  * second layer behind each form's CSRF token (docs/security.md#browser-pages). `Sec-Fetch-Site: same-origin` (our
  * own page) and `none` (typed by the user) pass, and so does a request with neither header: the token judges it.
  */
-function sameSiteForms(deps: Deps, route: Route): Route {
+function refuseCrossSitePosts(deps: Deps, route: Route): Route {
   if (route.method !== "POST") return route;
   const { handler } = route;
   return {
@@ -58,5 +58,5 @@ export const uiRoutes: RouteFactory = (deps): Route[] => {
     ...accountRoutes(deps),
     ...demoRoutes(deps),
   ];
-  return routes.map((route) => sameSiteForms(deps, route));
+  return routes.map((route) => refuseCrossSitePosts(deps, route));
 };

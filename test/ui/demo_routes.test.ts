@@ -144,8 +144,9 @@ test("demo refresh and revoke refuse a forged CSRF token", async () => {
 test("demo refresh and revoke refuse another site's POST with a 403 page even with the form's token", async () => {
   const d = await demoApp();
   const page = await approvedDemoPage(d);
+  const crossSite: Array<Record<string, string>> = [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }];
   for (const path of ["/demo/refresh", "/demo/revoke"]) {
-    for (const headers of [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }]) {
+    for (const headers of crossSite) {
       const res = await d.browser.post(path, formFields(page, path), headers);
       assert.equal(res.status, 403, path);
       assert.match(await res.text(), /Another site sent this form, so nothing was changed/);
