@@ -34,9 +34,9 @@ const MAX_PASSWORD_LENGTH = 1024;
 
 /**
  * Checks a redirect URI for registration: absolute, no fragment (RFC 6749 §3.1.2), https except on loopback hosts
- * (RFC 8252 §7.3; any port is then accepted at request time), no wildcard and no userinfo, since it is compared by
- * exact string match later, and no query
- * parameter the authorization response adds (a client would read ours or its own first, depending on its parser).
+ * (RFC 8252 §7.3), no wildcard and no userinfo, since it is compared by exact string match later (a loopback URI's
+ * port included: another port does not match), and no query parameter the authorization response adds (a client
+ * would read ours or its own first, depending on its parser).
  */
 export function validateRedirectUri(raw: string, label = "--redirect-uri"): string {
   let url: URL;

@@ -3,7 +3,6 @@ import type { Deps, ThrottleKey } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { RequestContext, Route } from "../http/router.ts";
 import { addressBucket } from "../http/throttle.ts";
-import { isCrossSiteRequest } from "../http/request_site.ts";
 import { readParams } from "../http/body.ts";
 import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
@@ -287,9 +286,6 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
  * was open still keys its token, so Sign out keeps working there.
  */
 async function signOutEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
-  if (isCrossSiteRequest(request, deps.config.baseUrl)) {
-    throw invalidRequest("Another site asked to sign you out, so nothing was changed", { status: 403 });
-  }
   const form = await readParams(request, deps.config.maxBodyBytes);
   // The consent page's form names its authorization request, so the user signs in as someone else and carries on;
   // otherwise the landing page confirms the sign-out. Local paths only, as after sign-in.

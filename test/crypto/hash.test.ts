@@ -11,6 +11,28 @@ test("sha256Base64Url is the PKCE S256 transform of RFC 7636 appendix B", async 
   assert.equal(await sha256Base64Url("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
 });
 
+// Known answers computed outside this code (Python's hashlib.pbkdf2_hmac, checked with `openssl kdf PBKDF2`):
+// password "correct horse battery staple ü" (UTF-8), salt bytes 0x00..0x0f, 1000 iterations, 32 bytes. A hash test
+// that only verifies what the same code just produced cannot notice the derivation changing (SHA-1 for SHA-256, say).
+const KNOWN_PASSWORD = "correct horse battery staple \u00fc";
+const KNOWN_SALT = Uint8Array.from({ length: 16 }, (_, i) => i);
+const KNOWN_SHA256 = "pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw$4375YNS9YZWjOkSSca8vGMcgaeQJp2FL1QhyXildVT4";
+/** The same password, salt and count derived with HMAC-SHA1, written as if it were SHA-256. */
+const KNOWN_SHA1 = "pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw$xqbbKFuDM7YD8DlIKqrG0nMrbJYiC2zTT1sU4bQYOAY";
+
+test("verifyPassword accepts an independently computed PBKDF2-HMAC-SHA256 hash", async () => {
+  assert.equal(await verifyPassword(KNOWN_PASSWORD, KNOWN_SHA256), true);
+  assert.equal(await verifyPassword("correct horse battery staple u", KNOWN_SHA256), false);
+});
+
+test("verifyPassword refuses the PBKDF2-HMAC-SHA1 hash of the same password, salt and count", async () => {
+  assert.equal(await verifyPassword(KNOWN_PASSWORD, KNOWN_SHA1), false);
+});
+
+test("hashPassword writes the known PBKDF2-HMAC-SHA256 hash for a fixed salt", async () => {
+  assert.equal(await hashPassword(KNOWN_PASSWORD, { iterations: 1000, random: () => KNOWN_SALT }), KNOWN_SHA256);
+});
+
 test("hashPassword stores scheme, iterations, salt and hash, and verifies only the right password", async () => {
   const stored = await hashPassword("correct horse battery", { iterations: 1000, random: cryptoRandom });
   assert.match(stored, /^pbkdf2-sha256\$1000\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);

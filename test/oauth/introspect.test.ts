@@ -161,6 +161,20 @@ test("introspect: exactly one second before expiry the token is still active", a
   assert.deepEqual((await introspect(t, client, tokens.access_token)).body, { active: false });
 });
 
+// A disabled client learns nothing, not even {active:false}: its authentication fails before any token is looked up.
+test("introspect refuses a disabled client's correct credentials with 401 invalid_client and discloses nothing", async () => {
+  const t = await openTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  await t.store.clients.setDisabled(client.clientId, true);
+  for (const token of [tokens.access_token, tokens.refresh_token, "fgat_nope"]) {
+    const { res, body } = await introspect(t, client, token);
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
+    assert.deepEqual(Object.keys(body).sort(), ["error", "error_description"]);
+    assert.equal(body.error, "invalid_client");
+  }
+});
+
 const ERRORS = [
   {
     name: "a wrong secret",

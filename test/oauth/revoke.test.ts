@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { openTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { BASE, basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import { authCodeTokens, ccRequest, clientCredentialsToken, refreshBody, tokenInfo } from "../helpers/codes.ts";
+import { tokenKey } from "../../src/oauth/token_keys.ts";
 
 function revoke(t: TestApp, client: SeededClient, token: string, hint?: string) {
   const body: Record<string, string> = {
@@ -139,6 +140,24 @@ test("revoke refuses another client's token with 403 unauthorized_client and lea
   assert.equal(res.status, 403);
   assert.equal((await res.json()).error, "unauthorized_client");
   assert.equal((await tokenInfo(t, tokens.access_token)).status, 200);
+});
+
+// Checked in client authentication itself: the store's revoke does not look at the client's state.
+test("revoke refuses a disabled client's correct credentials with 401 invalid_client and revokes nothing", async () => {
+  const t = await openTestApp();
+  const { client, tokens } = await authCodeTokens(t);
+  await t.store.clients.setDisabled(client.clientId, true);
+  const res = await revoke(t, client, tokens.refresh_token, "refresh_token");
+  assert.equal(res.status, 401);
+  assert.equal(res.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
+  assert.equal((await res.json()).error, "invalid_client");
+  for (const token of [tokens.access_token, tokens.refresh_token]) {
+    const row = await t.store.tokens.findByHash(await tokenKey(t.app.deps, token));
+    assert.equal(row?.revokedAt, null, "neither the refresh token nor its family was revoked");
+  }
+  assert.ok(!(await t.store.audit.list({})).some((e) => e.event === "token_revoked"));
+  await t.store.clients.setDisabled(client.clientId, false);
+  assert.equal((await tokenInfo(t, tokens.access_token)).status, 200, "re-enabled, the client's tokens work again");
 });
 
 interface ErrorRow {

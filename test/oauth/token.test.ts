@@ -353,13 +353,18 @@ test("invalid_client always carries the Basic challenge: HTTP requires one on ev
   assert.equal(none.headers.get("www-authenticate"), 'Basic realm="fieldgate"');
 });
 
-test("a disabled client is invalid_client and its tokens stop working", async () => {
+test("a disabled client is invalid_client, its tokens stop working, and a code it presents is not spent", async () => {
   const f = await tokenFixture();
   await f.t.store.clients.setDisabled(f.ac.clientId, true);
   const res = await f.t.app.fetch(postJson("/oauth/token", codeBody(f.ac, f.code)));
   assert.equal(res.status, 401);
   assert.equal((await res.json()).error, "invalid_client");
   assert.equal((await tokenInfo(f.t, f.pair.access_token)).status, 401);
+  // Refused in client authentication, before the exchange: the code was never claimed, so it still works once the
+  // client is enabled again (a refusal inside the exchange would have used it up).
+  await f.t.store.clients.setDisabled(f.ac.clientId, false);
+  const again = await f.t.app.fetch(postJson("/oauth/token", codeBody(f.ac, f.code)));
+  assert.equal(again.status, 200);
 });
 
 test("a rotated-out secret is invalid_client, the new one works", async () => {

@@ -141,6 +141,23 @@ test("demo refresh and revoke refuse a forged CSRF token", async () => {
   }
 });
 
+test("demo refresh and revoke refuse another site's POST with a 403 page even with the form's token", async () => {
+  const d = await demoApp();
+  const page = await approvedDemoPage(d);
+  const crossSite: Array<Record<string, string>> = [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }];
+  for (const path of ["/demo/refresh", "/demo/revoke"]) {
+    for (const headers of crossSite) {
+      const res = await d.browser.post(path, formFields(page, path), headers);
+      assert.equal(res.status, 403, path);
+      assert.match(await res.text(), /Another site sent this form, so nothing was changed/);
+    }
+  }
+  assert.equal(await (await d.browser.get("/demo")).text(), page, "no step was added");
+  const res = await d.browser.post("/demo/revoke", formFields(page, "/demo/revoke"), { origin: "null", "sec-fetch-site": "same-origin" });
+  assert.equal(res.status, 303);
+  assert.match(await (await d.browser.get("/demo")).text(), /POST \/oauth\/revoke \(refresh_token\) <span class="status">HTTP 200/);
+});
+
 test("a demo from one browser cannot be driven by another", async () => {
   const d = await demoApp();
   const page = await approvedDemoPage(d);

@@ -2,7 +2,8 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { openTestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser } from "../helpers/browser_session.ts";
-import { get } from "../helpers/requests.ts";
+import { BASE, get } from "../helpers/requests.ts";
+import { FORM_ROUTES, type OpenForm } from "../helpers/form_posts.ts";
 import { createApp } from "../../src/app.ts";
 import { silentLog } from "../../src/deps.ts";
 
@@ -71,3 +72,69 @@ test("browser pages send no CORS headers even when asked cross-origin", async ()
     assert.equal(res.headers.get("access-control-allow-origin"), null, path);
   }
 });
+
+const OWN_PAGE = { origin: BASE, "sec-fetch-site": "same-origin" };
+
+/** Submits the form as our own page would, after `refused` was answered, and checks that it took effect. */
+async function submitsAfter(form: OpenForm, path: string, refused: string): Promise<number> {
+  const res = await form.browser.post(path, form.refill?.(refused) ?? form.fields, OWN_PAGE);
+  assert.equal(await form.changed(), true, "the form took effect");
+  return res.status;
+}
+
+// What another site's form would send if the browser attached our cookie to it: the cookie and same-site metadata,
+// and no csrf field at all (a forged token is a different request). The cookie's session or form must survive it.
+for (const route of FORM_ROUTES) {
+  test(`POST ${route.path} with the cookie but no csrf field changes nothing (${route.withoutToken}), and the form still works`, async () => {
+    const form = await route.open();
+    const { csrf: _, ...withoutToken } = form.fields;
+    assert.ok(_, "the page's form carried a token");
+    const res = await form.browser.post(route.path, withoutToken, OWN_PAGE);
+    assert.equal(res.status, route.withoutToken);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+    assert.equal(await form.changed(), false);
+    assert.equal(await submitsAfter(form, route.path, await res.text()), route.done);
+  });
+}
+
+const CROSS_SITE: Array<{ name: string; headers: Record<string, string> }> = [
+  { name: "another site's Origin", headers: { origin: "https://evil.example" } },
+  { name: "Sec-Fetch-Site: cross-site", headers: { "sec-fetch-site": "cross-site" } },
+  { name: "both, as a browser sends them", headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" } },
+];
+
+for (const route of FORM_ROUTES) {
+  for (const row of CROSS_SITE) {
+    test(`POST ${route.path} with ${row.name} is refused with a 403 page even with the form's token`, async () => {
+      const form = await route.open();
+      const res = await form.browser.post(route.path, form.fields, row.headers);
+      assert.equal(res.status, 403);
+      assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+      assert.equal(res.headers.get("x-frame-options"), "DENY");
+      assert.deepEqual(res.headers.getSetCookie(), []);
+      const page = await res.text();
+      assert.match(page, /Another site sent this form, so nothing was changed/);
+      assert.equal(await form.changed(), false);
+      assert.equal(await submitsAfter(form, route.path, page), route.done);
+    });
+  }
+}
+
+// Chromium sends Origin: null on our own forms (Referrer-Policy: no-referrer); older clients send neither header.
+const SAME_SITE: Array<{ name: string; headers: Record<string, string> }> = [
+  { name: "our Origin and Sec-Fetch-Site: same-origin", headers: OWN_PAGE },
+  { name: "Origin: null and Sec-Fetch-Site: same-origin", headers: { origin: "null", "sec-fetch-site": "same-origin" } },
+  { name: "Sec-Fetch-Site: none", headers: { "sec-fetch-site": "none" } },
+  { name: "neither header", headers: {} },
+];
+
+for (const route of FORM_ROUTES) {
+  for (const row of SAME_SITE) {
+    test(`POST ${route.path} with ${row.name} takes effect`, async () => {
+      const form = await route.open();
+      const res = await form.browser.post(route.path, form.fields, row.headers);
+      assert.equal(res.status, route.done);
+      assert.equal(await form.changed(), true);
+    });
+  }
+}

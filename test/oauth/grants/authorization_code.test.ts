@@ -93,6 +93,37 @@ for (const row of PKCE_ROWS) {
   });
 }
 
+// RFC 9700 §2.1.1: a verifier for a code issued without a challenge is refused, or an attacker who stripped the
+// challenge from the authorization request could still pass the exchange off as a PKCE one.
+test("authorization_code refuses a code_verifier for a code issued without a code_challenge, and burns the code", async () => {
+  const t = await openTestApp();
+  const client = await t.seed.client();
+  const issued = await issueCode(t, client);
+  const { res, body } = await exchange(t, codeBody(client, issued, { code_verifier: makeVerifier() }));
+  assert.equal(res.status, 400);
+  assert.equal(body.error, "invalid_grant");
+  assert.equal((await exchange(t, codeBody(client, issued))).body.error, "invalid_grant", "the code is used up");
+});
+
+// RFC 6749 §4.1.3: redirect_uri must be identical to the one the code was issued for, not merely share a prefix.
+const REDIRECT_PREFIXES = [
+  { name: "extends", redirectUri: "https://client.example/cb/other" },
+  { name: "is a prefix of", redirectUri: "https://client.example/c" },
+  { name: "adds a query to", redirectUri: "https://client.example/cb?x=1" },
+];
+
+for (const row of REDIRECT_PREFIXES) {
+  test(`authorization_code refuses a redirect_uri that ${row.name} the code's, and burns the code`, async () => {
+    const t = await openTestApp();
+    const client = await t.seed.client();
+    const issued = await issueCode(t, client);
+    const { res, body } = await exchange(t, codeBody(client, issued, { redirect_uri: row.redirectUri }));
+    assert.equal(res.status, 400);
+    assert.equal(body.error, "invalid_grant");
+    assert.equal((await exchange(t, codeBody(client, issued))).body.error, "invalid_grant", "the code is used up");
+  });
+}
+
 test("authorization_code: a code is valid one second before its expiry and invalid at it", async () => {
   const t = await openTestApp();
   const client = await t.seed.client();
