@@ -150,3 +150,18 @@ test("an integration user name that belongs to a person refuses that application
   assert.equal(h.query("SELECT COUNT(*) AS n FROM clients WHERE client_id = ?", WEB_UID)[0]!.n, 1);
   assert.match(reasonFor(report, "token", "105") ?? "", /application was not imported/);
 });
+
+test("tokens of an application refused as a repeated uid are refused with it, not attached to the first one", async () => {
+  const h = cliHarness();
+  const apps = applicationsCsv().trimEnd().split("\n");
+  // Row 7 repeats the web application's uid under its own id 7; its token (row 200) names application 7.
+  const duplicate = `7,Copy,${WEB_UID},another-secret,https://copy.example/cb,fields:read,1,2024-03-07 10:00:00,2024-03-07 10:00:00`;
+  const tokens = tokensCsv().trimEnd() + "\n200,10,7,dk-at-copy-0123456789abcdefghijklm,dk-rt-copy-0123456789abcdefghijklm,7200,,2025-12-31 23:30:00,fields:read,\n";
+  const report = await h.json(["import", "doorkeeper", ...files(h).slice(2, 6),
+    "--applications", h.file("apps_dup.csv", [...apps, duplicate].join("\n") + "\n"),
+    "--tokens", h.file("tokens_dup.csv", tokens)]) as unknown as Report;
+  assert.match(reasonFor(report, "application", WEB_UID) ?? "", /listed twice/);
+  assert.match(reasonFor(report, "token", "200") ?? "", /application was refused/);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM tokens WHERE token_hash = ?", sha256("dk-rt-copy-0123456789abcdefghijklm"))[0]!.n, 0);
+  assert.equal(report.tokens.imported, 6, "the first application's own tokens are imported as before");
+});

@@ -76,6 +76,7 @@ export const importDoorkeeper: Command = {
     const plannedOwners = planOwners(owners ?? [], refusals);
     const tokenPlan = await planTokens(tokens ?? [], {
       uidById: apps.uidById,
+      refusedApplicationIds: apps.refusedIds,
       scopeByUid: new Map(apps.clients.map((c) => [c.clientId, c.scope])),
       ownerKeys: new Set(plannedOwners.map((o) => o.ownerKey)),
       now,

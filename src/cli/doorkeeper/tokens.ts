@@ -9,8 +9,10 @@ import { parseDatetime, present, sha256Of } from "./values.ts";
 export const TOKEN_COLUMNS = ["id", "resource_owner_id", "application_id", "token", "refresh_token", "expires_in", "revoked_at", "created_at", "scopes"] as const;
 
 export interface TokenPlanContext {
-  /** oauth_applications.id -> uid. */
+  /** oauth_applications.id -> uid, for the applications planned as clients. */
   uidById: ReadonlyMap<string, string>;
+  /** oauth_applications.id of the applications the file refused. */
+  refusedApplicationIds: ReadonlySet<string>;
   /** uid -> registered scope, for the applications being imported. */
   scopeByUid: ReadonlyMap<string, string>;
   /** resource_owner_id values the owners file maps. */
@@ -56,6 +58,7 @@ function scopeOf(scopes: string, registered: string | undefined): string | { unk
 
 async function planRow(ctx: TokenPlanContext, line: number, fields: Readonly<Record<string, string>>): Promise<RowOutcome> {
   const clientId = ctx.uidById.get(fields.application_id ?? "");
+  if (ctx.refusedApplicationIds.has(fields.application_id ?? "")) return { reason: "its application was refused" };
   if (clientId === undefined) return { reason: "no application with this application_id in the applications file" };
   if (present(fields.revoked_at)) return { skipped: "revoked" };
   const createdAt = parseDatetime(fields.created_at);
