@@ -25,14 +25,16 @@ async function readTable(ctx: CommandContext, flag: string, columns: readonly st
   }
 }
 
-const countsJson = (c: KindCounts) => ({ imported: c.imported, skipped: c.skipped, refused: c.refused });
+const countsJson = (c: KindCounts) => ({ imported: c.imported, skipped: c.skipped, removed_since: c.removed, refused: c.refused });
 
 function summary(result: ImportResult, refusals: readonly ImportRefusal[], repeated: readonly RepeatedRefresh[], dryRun: boolean): string {
   const line = (label: string, c: KindCounts) =>
-    `  ${label.padEnd(19)}${c.imported} ${dryRun ? "to import" : "imported"}, ${c.skipped} skipped, ${c.refused} refused\n`;
+    `  ${label.padEnd(19)}${c.imported} ${dryRun ? "to import" : "imported"}, ${c.skipped} skipped, ` +
+    `${c.removed} removed since (not restored), ${c.refused} refused\n`;
   let text = dryRun ? "Dry run: nothing was written.\n" : "Imported from Doorkeeper.\n";
   text += line("applications", result.applications) + line("integration users", result.integrationUsers) +
-    line("owners", result.owners) + line("tokens", result.tokens) + `  consents           ${result.consents}\n`;
+    line("owners", result.owners) + line("tokens", result.tokens) +
+    `  consents           ${result.consents} ${dryRun ? "to record" : "recorded"}, ${result.consentsRevoked} revoked since (not restored)\n`;
   for (const r of refusals.slice(0, LISTED_REFUSALS)) text += `refused ${r.kind} ${JSON.stringify(r.id)} (line ${r.line}): ${r.reason}\n`;
   if (refusals.length > LISTED_REFUSALS) text += `… and ${refusals.length - LISTED_REFUSALS} more refusals (--json lists all)\n`;
   for (const r of repeated) {
@@ -103,6 +105,7 @@ export const importDoorkeeper: Command = {
         owners: countsJson(final.owners),
         tokens: { ...countsJson(final.tokens), not_usable: tokenPlan.skipped },
         consents: final.consents,
+        consents_revoked_since: final.consentsRevoked,
         refusals: all.map((r) => ({ kind: r.kind, line: r.line, id: r.id, reason: r.reason })),
         repeated_refreshes: tokenPlan.repeatedRefreshes.map((r) => ({ client_id: r.clientId, tokens: r.tokens })),
       },
@@ -141,5 +144,6 @@ function auditDetail(r: ImportResult): Record<string, unknown> {
     owners: countsJson(r.owners),
     tokens: countsJson(r.tokens),
     consents: r.consents,
+    consents_revoked_since: r.consentsRevoked,
   };
 }
