@@ -3,7 +3,7 @@
 import { announceAudit, auditRow } from "../../oauth/audit.ts";
 import type { ImportRefusal, ImportResult, KindCounts } from "../../store/imports.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
-import { CsvError, readCsvTable, type CsvRecord } from "../csv.ts";
+import { CsvError, streamCsvTable, type CsvRecord } from "../csv.ts";
 import { APPLICATION_COLUMNS, INTEGRATION_COLUMNS, planApplications, readIntegrationUsers } from "../doorkeeper/applications.ts";
 import { OWNER_COLUMNS, planOwners } from "../doorkeeper/owners.ts";
 import { planTokens, type RepeatedRefresh, TOKEN_COLUMNS } from "../doorkeeper/tokens.ts";
@@ -12,17 +12,39 @@ import { UsageError, type CommandContext, type Command } from "../types.ts";
 /** Every refusal is listed in --json; the text lists this many and counts the rest. */
 const LISTED_REFUSALS = 50;
 
-async function readTable(ctx: CommandContext, flag: string, columns: readonly string[]): Promise<CsvRecord[] | undefined> {
+/** The file's text as it is read, decoded as UTF-8 (a malformed sequence becomes U+FFFD, as a whole-file read does). */
+async function* decoded(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  for await (const chunk of chunks) yield decoder.decode(chunk, { stream: true });
+  yield decoder.decode();
+}
+
+/**
+ * The records of the file `--flag` names, streamed: a tokens export can be larger than memory. Undefined without the
+ * flag; a missing file or one that is not CSV is a UsageError, raised before the import writes anything.
+ */
+async function openTable(ctx: CommandContext, flag: string, columns: readonly string[]): Promise<AsyncIterable<CsvRecord> | undefined> {
   const path = optionalFlag(ctx.args, flag);
   if (path === undefined) return undefined;
-  const text = await ctx.deps.readTextFile(path);
-  if (text === undefined) throw new UsageError(`cannot read ${path}: no such file`);
-  try {
-    return readCsvTable(text, columns);
-  } catch (error) {
-    if (error instanceof CsvError) throw new UsageError(`--${flag} ${path}: ${error.message}; nothing imported`);
-    throw error;
-  }
+  const chunks = await ctx.deps.readFileChunks(path);
+  if (chunks === undefined) throw new UsageError(`cannot read ${path}: no such file`);
+  return (async function* () {
+    try {
+      yield* streamCsvTable(decoded(chunks), columns);
+    } catch (error) {
+      if (error instanceof CsvError) throw new UsageError(`--${flag} ${path}: ${error.message}; nothing imported`);
+      throw error;
+    }
+  })();
+}
+
+/** Every record of a table small enough to hold (applications, owners, integration users). */
+async function readTable(ctx: CommandContext, flag: string, columns: readonly string[]): Promise<CsvRecord[] | undefined> {
+  const table = await openTable(ctx, flag, columns);
+  if (table === undefined) return undefined;
+  const records: CsvRecord[] = [];
+  for await (const record of table) records.push(record);
+  return records;
 }
 
 const countsJson = (c: KindCounts) => ({ imported: c.imported, skipped: c.skipped, removed_since: c.removed, refused: c.refused });
@@ -70,7 +92,7 @@ export const importDoorkeeper: Command = {
     const applications = (await readTable(ctx, "applications", APPLICATION_COLUMNS))!;
     const integration = await readTable(ctx, "integration-users", INTEGRATION_COLUMNS);
     const owners = await readTable(ctx, "owners", OWNER_COLUMNS);
-    const tokens = await readTable(ctx, "tokens", TOKEN_COLUMNS);
+    const tokens = await openTable(ctx, "tokens", TOKEN_COLUMNS);
     const refusals: ImportRefusal[] = [];
     const integrationUsers = readIntegrationUsers(integration ?? [], refusals);
     const apps = await planApplications(applications, integrationUsers);

@@ -95,18 +95,19 @@ async function planRow(ctx: TokenPlanContext, line: number, fields: Readonly<Rec
 }
 
 /**
- * Refresh tokens that more than one row names as its previous_refresh_token, revoked rows included: the client
- * refreshed twice before using the new access token, which fieldgate's rotation answers as reuse.
+ * Counts, per refresh token, the rows that name it as their previous_refresh_token (revoked rows included): more
+ * than one means the client refreshed twice before using the new access token, which fieldgate's rotation answers as
+ * reuse. Doorkeeper clears the column once the new token is used, so few rows hold one.
  */
-async function repeatedRefreshes(records: readonly CsvRecord[], ctx: TokenPlanContext): Promise<RepeatedRefresh[]> {
-  const children = new Map<string, { clientId: string; n: number }>();
-  for (const { fields } of records) {
-    const previous = present(fields.previous_refresh_token);
-    if (previous === undefined) continue;
-    const key = await sha256Of(previous);
-    const clientId = ctx.uidById.get(fields.application_id ?? "") ?? `application_id ${fields.application_id}`;
-    children.set(key, { clientId, n: (children.get(key)?.n ?? 0) + 1 });
-  }
+async function countChildren(children: Map<string, { clientId: string; n: number }>, fields: Readonly<Record<string, string>>, ctx: TokenPlanContext): Promise<void> {
+  const previous = present(fields.previous_refresh_token);
+  if (previous === undefined) return;
+  const key = await sha256Of(previous);
+  const clientId = ctx.uidById.get(fields.application_id ?? "") ?? `application_id ${fields.application_id}`;
+  children.set(key, { clientId, n: (children.get(key)?.n ?? 0) + 1 });
+}
+
+function repeatedRefreshes(children: Map<string, { clientId: string; n: number }>): RepeatedRefresh[] {
   const byClient = new Map<string, number>();
   for (const { clientId, n } of children.values()) if (n > 1) byClient.set(clientId, (byClient.get(clientId) ?? 0) + 1);
   return [...byClient].map(([clientId, tokens]) => ({ clientId, tokens }));
@@ -137,17 +138,23 @@ function groupFamilies(rows: readonly LiveRow[], random: Random): ImportedGrant[
   return [...grants.values()];
 }
 
-/** Plans every token row: grants to import, refusals, what is no longer usable, and repeated refreshes to warn about. */
-export async function planTokens(records: readonly CsvRecord[], ctx: TokenPlanContext): Promise<TokenPlan> {
+/**
+ * Plans every token row in one pass over `records`, which may be streamed: grants to import, refusals, what is no
+ * longer usable, and repeated refreshes to warn about. It keeps the live rows only, so memory follows the tokens
+ * still usable, not the size of the export.
+ */
+export async function planTokens(records: AsyncIterable<CsvRecord> | Iterable<CsvRecord>, ctx: TokenPlanContext): Promise<TokenPlan> {
   const plan: TokenPlan = { grants: [], refusals: [], skipped: { revoked: 0, expired: 0 }, repeatedRefreshes: [] };
   const live: LiveRow[] = [];
-  for (const { line, fields } of records) {
+  const children = new Map<string, { clientId: string; n: number }>();
+  for await (const { line, fields } of records) {
     const outcome = await planRow(ctx, line, fields);
     if ("live" in outcome) live.push(outcome.live);
     else if ("skipped" in outcome) plan.skipped[outcome.skipped]++;
     else plan.refusals.push({ kind: "token", line, id: fields.id ?? "", reason: outcome.reason });
+    await countChildren(children, fields, ctx);
   }
   plan.grants = groupFamilies(live, ctx.random);
-  plan.repeatedRefreshes = await repeatedRefreshes(records, ctx);
+  plan.repeatedRefreshes = repeatedRefreshes(children);
   return plan;
 }
