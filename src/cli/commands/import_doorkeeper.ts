@@ -1,6 +1,7 @@
 // `import doorkeeper --applications FILE [--tokens FILE] [--owners FILE] [--integration-users FILE] [--dry-run]`:
 // Doorkeeper's CSV exports become fieldgate clients, people, tokens and consents in one transaction.
 import { announceAudit, auditRow } from "../../oauth/audit.ts";
+import { sha256Hex } from "../../crypto/hash.ts";
 import type { ImportRefusal, ImportResult, KindCounts } from "../../store/imports.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
 import { CsvError, streamCsvTable, type CsvRecord } from "../csv.ts";
@@ -106,6 +107,7 @@ export const importDoorkeeper: Command = {
       now,
       refreshTtlSeconds: config.refreshTokenTtlSeconds,
       random: deps.random,
+      digest: deps.digest ?? sha256Hex,
     });
     refusals.push(...tokenPlan.refusals);
     const result = await store.imports.apply({

@@ -1,6 +1,6 @@
 // Planning the import of Doorkeeper's oauth_access_tokens: live rows as tokens, rotated pairs as one family.
 import { ACCESS_TOKEN_TTL_SECONDS, KNOWN_SCOPES } from "../../config.ts";
-import type { Random } from "../../deps.ts";
+import type { Digest, Random } from "../../deps.ts";
 import { randomId } from "../../crypto/random.ts";
 import { IMPORTED_FAMILY_PREFIX, type ImportedGrant, type ImportedToken, type ImportRefusal } from "../../store/imports.ts";
 import type { CsvRecord } from "../csv.ts";
@@ -20,6 +20,8 @@ export interface TokenPlanContext {
   now: number;
   refreshTtlSeconds: number;
   random: Random;
+  /** The SHA-256 a token column is stored under: the adapter's synchronous one saves a thread-pool trip per token. */
+  digest: Digest;
 }
 
 /** Clients whose tokens show a refresh token exchanged more than once before its successor was used. */
@@ -79,9 +81,9 @@ async function planRow(ctx: TokenPlanContext, line: number, fields: Readonly<Rec
   const tokens: ImportedToken[] = [];
   const rowId = fields.id ?? "";
   if (expiresAt > ctx.now) {
-    tokens.push({ line, rowId, tokenHash: await sha256Of(token), kind: "access", grantType, scope, issuedAt: createdAt, expiresAt });
+    tokens.push({ line, rowId, tokenHash: await sha256Of(token, ctx.digest), kind: "access", grantType, scope, issuedAt: createdAt, expiresAt });
   }
-  const refreshHash = refresh === undefined ? undefined : await sha256Of(refresh);
+  const refreshHash = refresh === undefined ? undefined : await sha256Of(refresh, ctx.digest);
   if (refreshHash !== undefined) {
     // Doorkeeper's refresh tokens never expire; fieldgate's lifetime runs from the import.
     tokens.push({
@@ -91,7 +93,7 @@ async function planRow(ctx: TokenPlanContext, line: number, fields: Readonly<Rec
   }
   if (tokens.length === 0) return { skipped: "expired" };
   const previous = present(fields.previous_refresh_token);
-  return { live: { clientId, ownerKey, scope, refreshHash, previousHash: previous && await sha256Of(previous), tokens } };
+  return { live: { clientId, ownerKey, scope, refreshHash, previousHash: previous && await sha256Of(previous, ctx.digest), tokens } };
 }
 
 /**
@@ -102,7 +104,7 @@ async function planRow(ctx: TokenPlanContext, line: number, fields: Readonly<Rec
 async function countChildren(children: Map<string, { clientId: string; n: number }>, fields: Readonly<Record<string, string>>, ctx: TokenPlanContext): Promise<void> {
   const previous = present(fields.previous_refresh_token);
   if (previous === undefined) return;
-  const key = await sha256Of(previous);
+  const key = await sha256Of(previous, ctx.digest);
   const clientId = ctx.uidById.get(fields.application_id ?? "") ?? `application_id ${fields.application_id}`;
   children.set(key, { clientId, n: (children.get(key)?.n ?? 0) + 1 });
 }
