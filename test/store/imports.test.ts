@@ -184,7 +184,7 @@ storeTest("a re-run does not bring back a token purged since", async (store) => 
   assert.equal(await store.tokens.findByHash("b".repeat(64)), undefined);
 });
 
-storeTest("a client or person already here before the first import is recorded by it, so a later delete holds", async (store) => {
+storeTest("a person already here before the first import is recorded by it, so a later delete holds", async (store) => {
   await store.users.insertMember({ username: "alice@example.com", kind: "person", passwordHash: "kept", now: 1 }, "home");
   await store.imports.apply(input());
   const alice = await store.users.findByUsername("alice@example.com");
