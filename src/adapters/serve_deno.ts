@@ -33,6 +33,7 @@ interface DenoApi {
     path: string,
     options: { write: true; createNew: true; mode: number } | { append: true; create: true; mode: number },
   ): Promise<{ close(): void }>;
+  open(path: string, options: { read: true }): Promise<{ readable: ReadableStream<Uint8Array> & AsyncIterable<Uint8Array> }>;
   rename(from: string, to: string): Promise<void>;
   remove(path: string): Promise<void>;
   realPath(path: string): Promise<string>;
@@ -191,6 +192,15 @@ export function createDenoDeps(env: Record<string, string | undefined>, override
     async readTextFile(path) {
       try {
         return await Deno.readTextFile(path);
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return undefined;
+        throw error;
+      }
+    },
+    async readFileChunks(path) {
+      try {
+        // The readable closes the file when it ends or is cancelled.
+        return (await Deno.open(path, { read: true })).readable;
       } catch (error) {
         if (error instanceof Deno.errors.NotFound) return undefined;
         throw error;

@@ -170,6 +170,15 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     bcrypt: () => createBcryptThreads(nodeThread),
     openStore: createStoreOpener(createDatabaseFile),
     readTextFile: readText,
+    async readFileChunks(path) {
+      try {
+        // Opened first, so a missing file is known before anything is read; the stream closes the handle.
+        return (await open(path, "r")).createReadStream();
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw error;
+      }
+    },
     async fileExists(path) {
       try {
         await stat(path); // follows a symlink: one to a missing file names no database

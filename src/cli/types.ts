@@ -88,6 +88,11 @@ export interface CliDeps {
   openStore(location: string, options?: StoreOpenOptions): Promise<Store>;
   /** Text of a file, or undefined when it does not exist. */
   readTextFile(path: string | URL): Promise<string | undefined>;
+  /**
+   * The bytes of a file in chunks, read as they are consumed (the file is closed at the end, or when the consumer
+   * stops early), or undefined when it does not exist: for files too large to hold, like a Doorkeeper token export.
+   */
+  readFileChunks(path: string): Promise<AsyncIterable<Uint8Array> | undefined>;
   /** False when nothing exists at `path`. */
   fileExists(path: string): Promise<boolean>;
   /**

@@ -1,9 +1,8 @@
-// Importing another server's clients, people and grants (the Doorkeeper import) in one transaction: all or nothing.
-import type { Db, Row } from "./sqlite.ts";
-import { insertAuditRow, type NewAuditEvent } from "./audit.ts";
+// The Doorkeeper import's contract, shared by both backends: what it is given, what it answers, and the small set of
+// queries each backend runs inside the import's one transaction (the decisions over them are in import_decisions.ts).
+import type { NewAuditEvent } from "./audit.ts";
 import type { ClientGrantType } from "./clients.ts";
-import { grantConsentRow } from "./consents.ts";
-import { addMembershipRow, ensureOrganizationRow } from "./organizations.ts";
+import { applyImportRows } from "./import_decisions.ts";
 import type { NewToken } from "./token_rows.ts";
 
 /**
@@ -82,7 +81,10 @@ export interface ImportInput {
 
 export interface KindCounts {
   imported: number;
+  /** Already here: matched, or imported by an earlier run and still present. */
   skipped: number;
+  /** Imported by an earlier run and deleted or revoked in fieldgate since: never brought back. */
+  removed: number;
   refused: number;
 }
 
@@ -92,16 +94,78 @@ export interface ImportResult {
   owners: KindCounts;
   tokens: KindCounts;
   consents: number;
+  /** Grants whose consent an earlier run recorded and someone revoked since: their new tokens count as removed. */
+  consentsRevoked: number;
   /** Refusals the database state caused (an existing user of the wrong kind, a client not imported). */
   refusals: ImportRefusal[];
 }
 
 export interface ImportStore {
-  /** Applies the import in one transaction; what already exists is skipped, so running it again adds nothing. */
+  /**
+   * Applies the import in one transaction. What is already here is skipped, and what an earlier run brought in and
+   * an operator removed since (the import record) stays removed, so running it again adds only what is new.
+   */
   apply(input: ImportInput): Promise<ImportResult>;
 }
 
-const counts = (): KindCounts => ({ imported: 0, skipped: 0, refused: 0 });
+/** What the import record names: one Doorkeeper row (or, for a consent, one owner and application) per kind. */
+export type ImportRecordKind = "application" | "owner" | "consent" | "token";
+
+/** A live user: found by name (ASCII case folded, as the unique index matches), or by row id. */
+export interface ImportUser {
+  id: number;
+  kind: string;
+}
+
+/** A client here, with the integration user a client_credentials client acts as. */
+export interface ImportClientRow {
+  id: number;
+  clientId: string;
+  integrationUserId: number | null;
+}
+
+/** The new tokens of one grant, written together under `familyId` (created unless it exists). */
+export interface GrantWrite {
+  familyId: string | null;
+  clientId: number;
+  userId: number;
+  scope: string;
+  tokens: readonly ImportedToken[];
+  /** Record the user's consent to the client for `scope` when they have none. */
+  consent: boolean;
+  now: number;
+}
+
+/**
+ * The reads and writes the import's decisions need, each backend's own, all inside the import's one transaction. No
+ * decision lives here: each operation does exactly what its name says.
+ */
+export interface ImportQueries {
+  findLiveUserByName(username: string): Promise<ImportUser | undefined>;
+  findLiveUser(id: number): Promise<ImportUser | undefined>;
+  /** True when some client acts as this integration user. */
+  actsForAClient(userId: number): Promise<boolean>;
+  findClient(clientId: string): Promise<ImportClientRow | undefined>;
+  findClientById(id: number): Promise<ImportClientRow | undefined>;
+  /** A new user, member of the organization `slug` (created when missing); returns the user's id. */
+  insertMember(user: { username: string; name: string | null; kind: string; passwordHash: string | null }, slug: string, now: number): Promise<number>;
+  /** Adds a membership in `slug` (created when missing), unless there is one. */
+  joinOrganization(userId: number, slug: string, now: number): Promise<void>;
+  insertClient(client: ImportedClient, integrationUserId: number | null, now: number): Promise<number>;
+  /** The tokens of `hashes` that exist (revoked, rotated or expired included): digest -> family id. */
+  findTokens(hashes: readonly string[]): Promise<Map<string, string | null>>;
+  hasConsent(userId: number, clientId: number): Promise<boolean>;
+  /** Writes the grant; true when it recorded a consent. */
+  writeGrant(grant: GrantWrite): Promise<boolean>;
+  /** The keys of `kind` the import record holds: key -> the fieldgate row id recorded with it (null for none). */
+  findRecords(kind: ImportRecordKind, keys: readonly string[]): Promise<Map<string, number | null>>;
+  /** Adds rows to the import record; a key already there keeps its first row. */
+  record(kind: ImportRecordKind, rows: readonly { key: string; targetId: number | null }[], now: number): Promise<void>;
+  insertAudit(event: NewAuditEvent): Promise<void>;
+}
+
+/** Runs `work` in one transaction: committed when it resolves, rolled back when it rejects. */
+export type ImportTransaction = <T>(work: (q: ImportQueries) => Promise<T>) => Promise<T>;
 
 /** Thrown inside the transaction of a dry run to roll it back, carrying what it found. */
 class DryRunDone {
@@ -111,14 +175,16 @@ class DryRunDone {
   }
 }
 
-export function createImportStore(db: Db): ImportStore {
+/** The import store over a backend's transaction: the decisions run once, the same on every backend. */
+export function importStoreOver(transact: ImportTransaction): ImportStore {
   return {
     async apply(input) {
       try {
-        return db.transaction(() => {
-          const result = applyRows(db, input);
+        // A backend that retries the transaction (a PostgreSQL deadlock) runs everything again from a fresh result.
+        return await transact(async (q) => {
+          const result = await applyImportRows(q, input);
           if (input.dryRun) throw new DryRunDone(result);
-          insertAuditRow(db, input.audit(result));
+          await q.insertAudit(input.audit(result));
           return result;
         });
       } catch (error) {
@@ -127,150 +193,4 @@ export function createImportStore(db: Db): ImportStore {
       }
     },
   };
-}
-
-interface Context {
-  db: Db;
-  now: number;
-  result: ImportResult;
-  /** client_id -> its row id and integration user, for every client now present (imported or already there). */
-  clients: Map<string, { id: number; integrationUserId: number | null }>;
-  /** ownerKey -> user row id. */
-  owners: Map<string, number>;
-}
-
-function applyRows(db: Db, input: ImportInput): ImportResult {
-  const result: ImportResult = {
-    applications: counts(),
-    integrationUsers: counts(),
-    owners: counts(),
-    tokens: counts(),
-    consents: 0,
-    refusals: [],
-  };
-  const ctx: Context = { db, now: input.now, result, clients: new Map(), owners: new Map() };
-  for (const client of input.clients) applyClient(ctx, client);
-  for (const owner of input.owners) applyOwner(ctx, owner);
-  for (const grant of input.grants) applyGrant(ctx, grant);
-  return result;
-}
-
-function userByName(db: Db, username: string): Row | undefined {
-  return db.prepare("SELECT id, kind FROM users WHERE username = ? AND deleted_at IS NULL").get(username) as Row | undefined;
-}
-
-function insertMember(db: Db, user: { username: string; name: string | null; kind: string; passwordHash: string | null }, slug: string, now: number): number {
-  const organizationId = ensureOrganizationRow(db, { slug, name: slug, now });
-  const row = db.prepare(`INSERT INTO users (username, name, kind, password_hash, created_at) VALUES (?, ?, ?, ?, ?)
-    RETURNING id`).get(user.username, user.name, user.kind, user.passwordHash, now) as Row;
-  addMembershipRow(db, { organizationId, userId: Number(row.id), role: "member", now });
-  return Number(row.id);
-}
-
-/** The integration user a client acts as: found or created; undefined (with a refusal) when the name is taken otherwise. */
-function integrationUserFor(ctx: Context, client: ImportedClient): number | undefined {
-  const { db, result } = ctx;
-  const wanted = client.integrationUser!;
-  const refuse = (reason: string) => {
-    result.integrationUsers.refused++;
-    result.refusals.push({ kind: "integration_user", line: client.line, id: client.clientId, reason });
-    return undefined;
-  };
-  const existing = userByName(db, wanted.username);
-  if (!existing) {
-    result.integrationUsers.imported++;
-    return insertMember(db, { username: wanted.username, name: null, kind: "integration", passwordHash: null }, wanted.organization, ctx.now);
-  }
-  if (existing.kind !== "integration") return refuse(`"${wanted.username}" is a person, not an integration user`);
-  if (db.prepare("SELECT 1 FROM clients WHERE integration_user_id = ?").get(Number(existing.id))) {
-    return refuse(`"${wanted.username}" already acts for another client`);
-  }
-  result.integrationUsers.skipped++;
-  return Number(existing.id);
-}
-
-function applyClient(ctx: Context, client: ImportedClient): void {
-  const { db, result } = ctx;
-  const existing = db.prepare("SELECT id, integration_user_id FROM clients WHERE client_id = ?").get(client.clientId) as Row | undefined;
-  if (existing) {
-    result.applications.skipped++;
-    const integrationUserId = existing.integration_user_id === null ? null : Number(existing.integration_user_id);
-    ctx.clients.set(client.clientId, { id: Number(existing.id), integrationUserId });
-    return;
-  }
-  let integrationUserId: number | null = null;
-  if (client.integrationUser) {
-    const found = integrationUserFor(ctx, client);
-    if (found === undefined) {
-      result.applications.refused++;
-      result.refusals.push({ kind: "application", line: client.line, id: client.clientId, reason: "its integration user was refused" });
-      return;
-    }
-    integrationUserId = found;
-  }
-  const row = db.prepare(`INSERT INTO clients (client_id, secret_hash, name, grant_type, redirect_uri, scope,
-    integration_user_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
-    .get(client.clientId, client.secretHash, client.name, client.grantType,
-      client.redirectUris.length ? client.redirectUris.join("\n") : null, client.scope, integrationUserId, ctx.now) as Row;
-  result.applications.imported++;
-  ctx.clients.set(client.clientId, { id: Number(row.id), integrationUserId });
-}
-
-function applyOwner(ctx: Context, owner: ImportedOwner): void {
-  const { db, result } = ctx;
-  const existing = userByName(db, owner.username);
-  if (existing) {
-    // A person already here keeps their password and memberships, and joins the owners file's organization, so
-    // the tokens mapped to them read the data they read under Doorkeeper.
-    if (existing.kind !== "person") {
-      result.owners.refused++;
-      result.refusals.push({ kind: "owner", line: owner.line, id: owner.ownerKey, reason: `"${owner.username}" is an integration user` });
-      return;
-    }
-    const organizationId = ensureOrganizationRow(db, { slug: owner.organization, name: owner.organization, now: ctx.now });
-    addMembershipRow(db, { organizationId, userId: Number(existing.id), role: "member", now: ctx.now });
-    result.owners.skipped++;
-    ctx.owners.set(owner.ownerKey, Number(existing.id));
-    return;
-  }
-  const id = insertMember(db, { username: owner.username, name: owner.name, kind: "person", passwordHash: owner.passwordHash }, owner.organization, ctx.now);
-  result.owners.imported++;
-  ctx.owners.set(owner.ownerKey, id);
-}
-
-function refuseGrant(ctx: Context, grant: ImportedGrant, reason: string): void {
-  for (const token of grant.tokens) {
-    ctx.result.tokens.refused++;
-    ctx.result.refusals.push({ kind: "token", line: token.line, id: token.rowId, reason });
-  }
-}
-
-function applyGrant(ctx: Context, grant: ImportedGrant): void {
-  const { db, result, now } = ctx;
-  const client = ctx.clients.get(grant.clientId);
-  if (!client) return refuseGrant(ctx, grant, "its application was not imported");
-  const userId = grant.ownerKey === null ? client.integrationUserId : ctx.owners.get(grant.ownerKey);
-  if (userId === null) return refuseGrant(ctx, grant, "a token without an owner, of an application not listed in --integration-users");
-  if (userId === undefined) return refuseGrant(ctx, grant, "its owner was not imported");
-  const find = db.prepare("SELECT family_id FROM tokens WHERE token_hash = ?");
-  const existing = grant.tokens.map((token) => find.get(token.tokenHash) as Row | undefined);
-  const fresh = grant.tokens.filter((_, index) => !existing[index]);
-  result.tokens.skipped += grant.tokens.length - fresh.length;
-  if (fresh.length === 0) return;
-  // A re-run that finds part of the family already imported adds the rest to that family, not to a new one.
-  const earlier = existing.find((row) => row && row.family_id !== null)?.family_id;
-  const familyId = grant.familyId === null ? null : earlier === undefined ? grant.familyId : String(earlier);
-  if (familyId !== null) {
-    db.prepare(`INSERT INTO grant_families (id, client_id, user_id, scope, created_at) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT(id) DO NOTHING`).run(familyId, client.id, userId, grant.scope, now);
-  }
-  const insert = db.prepare(`INSERT INTO tokens (token_hash, kind, grant_type, family_id, client_id, user_id, scope,
-    issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  for (const t of fresh) insert.run(t.tokenHash, t.kind, t.grantType, familyId, client.id, userId, t.scope, t.issuedAt, t.expiresAt);
-  result.tokens.imported += fresh.length;
-  // The person approved this application in Doorkeeper: fieldgate does not ask again for the same scope.
-  if (grant.ownerKey !== null && !db.prepare("SELECT 1 FROM consents WHERE user_id = ? AND client_id = ?").get(userId, client.id)) {
-    grantConsentRow(db, userId, client.id, grant.scope, now);
-    result.consents++;
-  }
 }

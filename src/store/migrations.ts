@@ -338,4 +338,19 @@ CREATE TABLE throttle_counters (
     name: "tokens by user",
     sql: "CREATE INDEX tokens_by_user ON tokens(user_id);",
   },
+  {
+    // What each Doorkeeper import brought in, by the Doorkeeper row it came from (kind: application by uid, owner by
+    // resource_owner_id, consent by both, token by digest), so that a re-run never brings back what an operator
+    // deleted or revoked since. No foreign keys: the record outlives the rows it names.
+    name: "doorkeeper import record",
+    sql: `
+CREATE TABLE doorkeeper_imports (
+  kind TEXT NOT NULL,
+  source_key TEXT NOT NULL,
+  target_id INTEGER,
+  recorded_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, source_key)
+) WITHOUT ROWID;
+`,
+  },
 ];

@@ -12,7 +12,8 @@ import { createAuditStore, type AuditStore } from "./audit.ts";
 import { createDemoStateStore, type DemoStateStore } from "./demo_states.ts";
 import { createSecretStore, type SecretStore } from "./secrets.ts";
 import { createReadViews } from "./read_cache.ts";
-import { createImportStore, type ImportStore } from "./imports.ts";
+import { createImportStore } from "./import_queries.ts";
+import type { ImportStore } from "./imports.ts";
 import { createThrottleStore, type ThrottleStore } from "./throttles.ts";
 
 export type { ClientAttempt, ClientCheck } from "./throttles.ts";

@@ -2,7 +2,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, statSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { denoTaskArgs } from "../../scripts/lib/deno_tasks.ts";
 import { assertRefusedUploadsAnswered } from "../helpers/oversized_upload.ts";
 import { postgresTest } from "../helpers/postgres.ts";
+import { applicationsCsv, integrationUsersCsv, ownersCsv, tokensCsv } from "../helpers/doorkeeper_fixtures.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -302,4 +303,19 @@ test("serve --workers 2 on Deno is refused as a bad argument before any database
   assert.equal(result.code, 2, result.stderr);
   assert.match(result.stderr, /--workers is not supported on this runtime/);
   assert.equal(existsSync(db), false);
+});
+
+test("import doorkeeper on Deno streams its files through the Deno adapter, and names a missing one", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-deno-import-"));
+  const file = (name: string, text: string) => (writeFileSync(join(dir, name), text), join(dir, name));
+  const args = ["import", "doorkeeper", "--db", join(dir, "fg.db"), "--applications", file("apps.csv", applicationsCsv()),
+    "--integration-users", file("integration.csv", integrationUsersCsv()), "--owners", file("owners.csv", ownersCsv())];
+  const imported = await denoCli([...args, "--tokens", file("tokens.csv", tokensCsv()), "--json"]);
+  assert.equal(imported.code, 0, imported.stderr);
+  const report = JSON.parse(imported.stdout) as { applications: { imported: number }; owners: { imported: number }; tokens: { imported: number } };
+  assert.deepEqual([report.applications.imported, report.owners.imported], [2, 3]);
+  assert.ok(report.tokens.imported > 0);
+  const missing = await denoCli([...args, "--tokens", join(dir, "absent.csv")]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /cannot read .*absent\.csv: no such file/);
 });

@@ -51,6 +51,17 @@ async function buildInstallation(path: string): Promise<void> {
     await t.store.audit.insert({ at: now, event: "test_event", clientId: web.clientId, userId: person.id, ip: "203.0.113.9", detail: { note: "ä\nb" } });
     await t.store.demoStates.save({ keyHash: await sha256Hex("demo"), sealed: "sealed-state", expiresAt: now + 600 }, { keep: 10 });
     await t.store.secrets.ensure("copy-test-secret", "s3cret-value", now);
+    await t.store.imports.apply({
+      clients: [{
+        line: 2, clientId: "dk-copied", secretHash: "a".repeat(64), name: "Imported", grantType: "authorization_code",
+        redirectUris: ["https://dk.example/cb"], scope: "fields:read", integrationUser: null,
+      }],
+      owners: [],
+      grants: [],
+      now,
+      dryRun: false,
+      audit: () => ({ at: now, event: "doorkeeper_imported", clientId: null, userId: null, ip: null, detail: null }),
+    });
     const leaving = await t.seed.user({ username: "leaving@example.com", org: "beta" });
     await t.store.users.erase(leaving.id, now);
   } finally {

@@ -23,7 +23,7 @@ interface Report {
   applications: { imported: number; skipped: number; refused: number };
   integration_users: { imported: number; skipped: number; refused: number };
   owners: { imported: number; skipped: number; refused: number };
-  tokens: { imported: number; skipped: number; refused: number; not_usable: { revoked: number; expired: number } };
+  tokens: { imported: number; skipped: number; removed_since: number; refused: number; not_usable: { revoked: number; expired: number } };
   consents: number;
   refusals: { kind: string; line: number; id: string; reason: string }[];
   repeated_refreshes: { client_id: string; tokens: number }[];
@@ -38,15 +38,15 @@ test("a dry run reports every import and refusal with its reason and writes noth
   const report = await h.json(["import", "doorkeeper", ...files(h), "--dry-run"]) as unknown as Report;
   assert.equal(h.snapshot(), before);
   assert.equal(report.dry_run, true);
-  assert.deepEqual(report.applications, { imported: 2, skipped: 0, refused: 4 });
+  assert.deepEqual(report.applications, { imported: 2, skipped: 0, removed_since: 0, refused: 4 });
   assert.match(reasonFor(report, "application", "dk-public-uid-0003") ?? "", /public application/);
   assert.match(reasonFor(report, "application", "dk-bcrypt-uid-0004") ?? "", /bcrypt.*rotate/);
   assert.match(reasonFor(report, "application", "dk-admin-uid-0005") ?? "", /unknown scope admin/);
   assert.match(reasonFor(report, "application", "dk-oob-uid-0006") ?? "", /urn:ietf:wg:oauth:2\.0:oob.*--integration-users/);
-  assert.deepEqual(report.owners, { imported: 3, skipped: 0, refused: 0 });
+  assert.deepEqual(report.owners, { imported: 3, skipped: 0, removed_since: 0, refused: 0 });
   assert.match(reasonFor(report, "token", "104") ?? "", /no mapping/);
   // alice: access and refresh; bob's pair: the newer access token and both refresh tokens; the sync token.
-  assert.deepEqual(report.tokens, { imported: 6, skipped: 4, refused: 1, not_usable: { revoked: 3, expired: 1 } });
+  assert.deepEqual(report.tokens, { imported: 6, skipped: 4, removed_since: 0, refused: 1, not_usable: { revoked: 3, expired: 1 } });
   assert.equal(report.consents, 2);
   assert.deepEqual(report.repeated_refreshes, [{ client_id: WEB_UID, tokens: 1 }]);
   const text = await h.run(["import", "doorkeeper", ...files(h), "--dry-run"]);
@@ -86,7 +86,7 @@ test("the import stores clients, people, tokens and consents in fieldgate's hash
   assert.equal(families.length, 1, "a rotated pair shares one family");
   const audit = h.query("SELECT * FROM audit_events WHERE event = 'doorkeeper_imported'");
   assert.equal(audit.length, 1);
-  assert.deepEqual(JSON.parse(String(audit[0]!.detail)).tokens, { imported: 6, skipped: 4, refused: 1 });
+  assert.deepEqual(JSON.parse(String(audit[0]!.detail)).tokens, { imported: 6, skipped: 4, removed_since: 0, refused: 1 });
   assert.ok(h.log.some((l) => l.event === "audit.doorkeeper_imported"));
 });
 
@@ -102,9 +102,9 @@ test("running the import again imports nothing new", async () => {
   await h.json(["import", "doorkeeper", ...files(h)]);
   const tokens = h.query("SELECT COUNT(*) AS n FROM tokens")[0]!.n;
   const again = await h.json(["import", "doorkeeper", ...files(h)]) as unknown as Report;
-  assert.deepEqual(again.applications, { imported: 0, skipped: 2, refused: 4 });
-  assert.deepEqual(again.integration_users, { imported: 0, skipped: 0, refused: 0 });
-  assert.deepEqual(again.owners, { imported: 0, skipped: 3, refused: 0 });
+  assert.deepEqual(again.applications, { imported: 0, skipped: 2, removed_since: 0, refused: 4 });
+  assert.deepEqual(again.integration_users, { imported: 0, skipped: 0, removed_since: 0, refused: 0 });
+  assert.deepEqual(again.owners, { imported: 0, skipped: 3, removed_since: 0, refused: 0 });
   assert.equal(again.tokens.imported, 0);
   assert.equal(again.consents, 0);
   assert.equal(h.query("SELECT COUNT(*) AS n FROM tokens")[0]!.n, tokens);
@@ -149,4 +149,40 @@ test("an integration user name that belongs to a person refuses that application
   assert.equal(h.query("SELECT COUNT(*) AS n FROM clients WHERE client_id = ?", SYNC_UID)[0]!.n, 0);
   assert.equal(h.query("SELECT COUNT(*) AS n FROM clients WHERE client_id = ?", WEB_UID)[0]!.n, 1);
   assert.match(reasonFor(report, "token", "105") ?? "", /application was not imported/);
+});
+
+test("tokens of an application refused as a repeated uid are refused with it, not attached to the first one", async () => {
+  const h = cliHarness();
+  const apps = applicationsCsv().trimEnd().split("\n");
+  // Row 7 repeats the web application's uid under its own id 7; its token (row 200) names application 7.
+  const duplicate = `7,Copy,${WEB_UID},another-secret,https://copy.example/cb,fields:read,1,2024-03-07 10:00:00,2024-03-07 10:00:00`;
+  const tokens = tokensCsv().trimEnd() + "\n200,10,7,dk-at-copy-0123456789abcdefghijklm,dk-rt-copy-0123456789abcdefghijklm,7200,,2025-12-31 23:30:00,fields:read,\n";
+  const report = await h.json(["import", "doorkeeper", ...files(h).slice(2, 6),
+    "--applications", h.file("apps_dup.csv", [...apps, duplicate].join("\n") + "\n"),
+    "--tokens", h.file("tokens_dup.csv", tokens)]) as unknown as Report;
+  assert.match(reasonFor(report, "application", WEB_UID) ?? "", /listed twice/);
+  assert.match(reasonFor(report, "token", "200") ?? "", /application was refused/);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM tokens WHERE token_hash = ?", sha256("dk-rt-copy-0123456789abcdefghijklm"))[0]!.n, 0);
+  assert.equal(report.tokens.imported, 6, "the first application's own tokens are imported as before");
+});
+
+test("running the import again after users delete, clients delete and users leave brings none of it back", async () => {
+  const h = cliHarness();
+  await h.json(["import", "doorkeeper", ...files(h)]);
+  for (const args of [["users", "delete", "bob@example.com"], ["clients", "delete", SYNC_UID], ["users", "leave", "carol@example.com", "--org", "beta"]]) {
+    const done = await h.run(args);
+    assert.equal(done.code, 0, done.stderr);
+  }
+  const again = await h.json(["import", "doorkeeper", ...files(h)]) as unknown as Report;
+  assert.deepEqual(again.applications, { imported: 0, skipped: 1, removed_since: 1, refused: 4 });
+  assert.deepEqual(again.owners, { imported: 0, skipped: 2, removed_since: 1, refused: 0 });
+  assert.equal(again.tokens.imported, 0);
+  assert.equal(again.tokens.removed_since, 4, "bob's three and the sync client's one");
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM clients WHERE client_id = ?", SYNC_UID)[0]!.n, 0);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM users WHERE username = 'bob@example.com'")[0]!.n, 0);
+  assert.equal(h.query("SELECT COUNT(*) AS n FROM tokens WHERE token_hash = ?", sha256(PLAIN.bobRefreshB))[0]!.n, 0);
+  const carol = "SELECT COUNT(*) AS n FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.username = 'carol@example.com'";
+  assert.equal(h.query(carol)[0]!.n, 0);
+  const text = await h.run(["import", "doorkeeper", ...files(h), "--dry-run"]);
+  assert.match(text.stdout, /applications +0 to import, 1 skipped, 1 removed since \(not restored\), 4 refused/);
 });

@@ -70,9 +70,9 @@ storeTest("a second run finds everything in place and imports nothing", async (s
   const first = await store.imports.apply(input());
   const again = await store.imports.apply(input());
   assert.deepEqual([again.applications, again.owners, again.tokens, again.consents, again.refusals], [
-    { imported: 0, skipped: 1, refused: 0 },
-    { imported: 0, skipped: 1, refused: 0 },
-    { imported: 0, skipped: 1, refused: 0 },
+    { imported: 0, skipped: 1, removed: 0, refused: 0 },
+    { imported: 0, skipped: 1, removed: 0, refused: 0 },
+    { imported: 0, skipped: 1, removed: 0, refused: 0 },
     0,
     [],
   ]);
@@ -110,12 +110,86 @@ storeTest("a client_credentials client gets its integration user, which no secon
   const base = input();
   const result = await store.imports.apply(input({ clients: [...base.clients, sync, taken], grants: [...base.grants, cc] }));
   assert.deepEqual([result.applications, result.integrationUsers], [
-    { imported: 2, skipped: 0, refused: 1 },
-    { imported: 1, skipped: 0, refused: 1 },
+    { imported: 2, skipped: 0, removed: 0, refused: 1 },
+    { imported: 1, skipped: 0, removed: 0, refused: 1 },
   ]);
   assert.deepEqual(result.refusals.map((r) => [r.kind, r.id]), [["integration_user", "dk-taken"], ["application", "dk-taken"]]);
   assert.equal(result.tokens.imported, 2);
   assert.equal(result.consents, 1, "a client-credentials token records no consent");
   const again = await store.imports.apply(input({ clients: [...base.clients, sync], grants: [...base.grants, cc] }));
   assert.deepEqual([again.applications.skipped, again.tokens.skipped, again.integrationUsers.imported], [2, 2, 0]);
+});
+
+/** The first run's grant with one more token, as a later export lists it. */
+function withNewToken(hash: string) {
+  const grant = input().grants[0]!;
+  const token = { ...grant.tokens[0]!, line: 3, rowId: "2", tokenHash: hash, kind: "access" as const };
+  return { grants: [{ ...grant, tokens: [...grant.tokens, token] }] };
+}
+
+storeTest("a re-run keeps out a client deleted since, with its tokens, and says so", async (store) => {
+  await store.imports.apply(input());
+  await store.clients.remove("dk-web", 20);
+  const again = await store.imports.apply(input(withNewToken("c".repeat(64))));
+  assert.deepEqual([again.applications, again.tokens], [
+    { imported: 0, skipped: 0, removed: 1, refused: 0 },
+    { imported: 0, skipped: 0, removed: 2, refused: 0 },
+  ]);
+  assert.equal(await store.clients.findByClientId("dk-web"), undefined);
+  assert.equal(await store.tokens.count(), 0);
+});
+
+storeTest("a re-run keeps out a person erased since, with their tokens and consent", async (store) => {
+  await store.imports.apply(input());
+  const alice = await store.users.findByUsername("alice@example.com");
+  assert.equal((await store.users.erase(alice!.id, 20)).status, "erased");
+  const again = await store.imports.apply(input(withNewToken("c".repeat(64))));
+  assert.deepEqual([again.owners, again.tokens, again.consents], [
+    { imported: 0, skipped: 0, removed: 1, refused: 0 },
+    { imported: 0, skipped: 0, removed: 2, refused: 0 },
+    0,
+  ]);
+  assert.equal(await store.users.findByUsername("alice@example.com"), undefined);
+  assert.equal(await store.tokens.findByHash("b".repeat(64)), undefined);
+});
+
+storeTest("a re-run leaves a membership the person left since, and matches them without joining again", async (store) => {
+  await store.imports.apply(input());
+  const alice = await store.users.findByUsername("alice@example.com");
+  const acme = await store.organizations.findBySlug("acme");
+  await store.organizations.removeMember(acme!.id, alice!.id);
+  const again = await store.imports.apply(input());
+  assert.deepEqual(again.owners, { imported: 0, skipped: 1, removed: 0, refused: 0 });
+  assert.deepEqual(await store.organizations.listForUser(alice!.id), []);
+});
+
+storeTest("a re-run keeps out new tokens of an approval revoked since; revoked tokens stay revoked", async (store) => {
+  await store.imports.apply(input());
+  const alice = await store.users.findByUsername("alice@example.com");
+  const client = await store.clients.findByClientId("dk-web");
+  await store.tokens.revokeUserClient(alice!.id, client!.id, 20);
+  const again = await store.imports.apply(input(withNewToken("c".repeat(64))));
+  assert.deepEqual([again.tokens, again.consents, again.consentsRevoked], [{ imported: 0, skipped: 1, removed: 1, refused: 0 }, 0, 1]);
+  assert.equal(await store.consents.find(alice!.id, client!.id), undefined);
+  assert.equal(await store.tokens.findByHash("c".repeat(64)), undefined);
+  assert.notEqual((await store.tokens.findByHash("b".repeat(64)))?.revokedAt, null);
+});
+
+storeTest("a re-run does not bring back a token purged since", async (store) => {
+  await store.imports.apply(input());
+  await store.purge(10_000, { retentionSeconds: 0, auditRetentionSeconds: 1e9 });
+  assert.equal(await store.tokens.findByHash("b".repeat(64)), undefined, "the expired token was purged");
+  const again = await store.imports.apply(input(withNewToken("c".repeat(64))));
+  assert.deepEqual(again.tokens, { imported: 1, skipped: 0, removed: 1, refused: 0 });
+  assert.equal(await store.tokens.findByHash("b".repeat(64)), undefined);
+});
+
+storeTest("a person already here before the first import is recorded by it, so a later delete holds", async (store) => {
+  await store.users.insertMember({ username: "alice@example.com", kind: "person", passwordHash: "kept", now: 1 }, "home");
+  await store.imports.apply(input());
+  const alice = await store.users.findByUsername("alice@example.com");
+  await store.users.erase(alice!.id, 20);
+  const again = await store.imports.apply(input());
+  assert.equal(again.owners.removed, 1);
+  assert.equal(await store.users.findByUsername("alice@example.com"), undefined);
 });

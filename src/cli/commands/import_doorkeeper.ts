@@ -1,9 +1,10 @@
 // `import doorkeeper --applications FILE [--tokens FILE] [--owners FILE] [--integration-users FILE] [--dry-run]`:
 // Doorkeeper's CSV exports become fieldgate clients, people, tokens and consents in one transaction.
 import { announceAudit, auditRow } from "../../oauth/audit.ts";
+import { sha256Hex } from "../../crypto/hash.ts";
 import type { ImportRefusal, ImportResult, KindCounts } from "../../store/imports.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
-import { CsvError, readCsvTable, type CsvRecord } from "../csv.ts";
+import { CsvError, streamCsvTable, type CsvRecord } from "../csv.ts";
 import { APPLICATION_COLUMNS, INTEGRATION_COLUMNS, planApplications, readIntegrationUsers } from "../doorkeeper/applications.ts";
 import { OWNER_COLUMNS, planOwners } from "../doorkeeper/owners.ts";
 import { planTokens, type RepeatedRefresh, TOKEN_COLUMNS } from "../doorkeeper/tokens.ts";
@@ -12,27 +13,51 @@ import { UsageError, type CommandContext, type Command } from "../types.ts";
 /** Every refusal is listed in --json; the text lists this many and counts the rest. */
 const LISTED_REFUSALS = 50;
 
-async function readTable(ctx: CommandContext, flag: string, columns: readonly string[]): Promise<CsvRecord[] | undefined> {
-  const path = optionalFlag(ctx.args, flag);
-  if (path === undefined) return undefined;
-  const text = await ctx.deps.readTextFile(path);
-  if (text === undefined) throw new UsageError(`cannot read ${path}: no such file`);
-  try {
-    return readCsvTable(text, columns);
-  } catch (error) {
-    if (error instanceof CsvError) throw new UsageError(`--${flag} ${path}: ${error.message}; nothing imported`);
-    throw error;
-  }
+/** The file's text as it is read, decoded as UTF-8 (a malformed sequence becomes U+FFFD, as a whole-file read does). */
+async function* decoded(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  for await (const chunk of chunks) yield decoder.decode(chunk, { stream: true });
+  yield decoder.decode();
 }
 
-const countsJson = (c: KindCounts) => ({ imported: c.imported, skipped: c.skipped, refused: c.refused });
+/**
+ * The records of the file `--flag` names, streamed: a tokens export can be larger than memory. Undefined without the
+ * flag; a missing file or one that is not CSV is a UsageError, raised before the import writes anything.
+ */
+async function openTable(ctx: CommandContext, flag: string, columns: readonly string[]): Promise<AsyncIterable<CsvRecord> | undefined> {
+  const path = optionalFlag(ctx.args, flag);
+  if (path === undefined) return undefined;
+  const chunks = await ctx.deps.readFileChunks(path);
+  if (chunks === undefined) throw new UsageError(`cannot read ${path}: no such file`);
+  return (async function* () {
+    try {
+      yield* streamCsvTable(decoded(chunks), columns);
+    } catch (error) {
+      if (error instanceof CsvError) throw new UsageError(`--${flag} ${path}: ${error.message}; nothing imported`);
+      throw error;
+    }
+  })();
+}
+
+/** Every record of a table small enough to hold (applications, owners, integration users). */
+async function readTable(ctx: CommandContext, flag: string, columns: readonly string[]): Promise<CsvRecord[] | undefined> {
+  const table = await openTable(ctx, flag, columns);
+  if (table === undefined) return undefined;
+  const records: CsvRecord[] = [];
+  for await (const record of table) records.push(record);
+  return records;
+}
+
+const countsJson = (c: KindCounts) => ({ imported: c.imported, skipped: c.skipped, removed_since: c.removed, refused: c.refused });
 
 function summary(result: ImportResult, refusals: readonly ImportRefusal[], repeated: readonly RepeatedRefresh[], dryRun: boolean): string {
   const line = (label: string, c: KindCounts) =>
-    `  ${label.padEnd(19)}${c.imported} ${dryRun ? "to import" : "imported"}, ${c.skipped} skipped, ${c.refused} refused\n`;
+    `  ${label.padEnd(19)}${c.imported} ${dryRun ? "to import" : "imported"}, ${c.skipped} skipped, ` +
+    `${c.removed} removed since (not restored), ${c.refused} refused\n`;
   let text = dryRun ? "Dry run: nothing was written.\n" : "Imported from Doorkeeper.\n";
   text += line("applications", result.applications) + line("integration users", result.integrationUsers) +
-    line("owners", result.owners) + line("tokens", result.tokens) + `  consents           ${result.consents}\n`;
+    line("owners", result.owners) + line("tokens", result.tokens) +
+    `  consents           ${result.consents} ${dryRun ? "to record" : "recorded"}, ${result.consentsRevoked} revoked since (not restored)\n`;
   for (const r of refusals.slice(0, LISTED_REFUSALS)) text += `refused ${r.kind} ${JSON.stringify(r.id)} (line ${r.line}): ${r.reason}\n`;
   if (refusals.length > LISTED_REFUSALS) text += `… and ${refusals.length - LISTED_REFUSALS} more refusals (--json lists all)\n`;
   for (const r of repeated) {
@@ -68,7 +93,7 @@ export const importDoorkeeper: Command = {
     const applications = (await readTable(ctx, "applications", APPLICATION_COLUMNS))!;
     const integration = await readTable(ctx, "integration-users", INTEGRATION_COLUMNS);
     const owners = await readTable(ctx, "owners", OWNER_COLUMNS);
-    const tokens = await readTable(ctx, "tokens", TOKEN_COLUMNS);
+    const tokens = await openTable(ctx, "tokens", TOKEN_COLUMNS);
     const refusals: ImportRefusal[] = [];
     const integrationUsers = readIntegrationUsers(integration ?? [], refusals);
     const apps = await planApplications(applications, integrationUsers);
@@ -76,11 +101,13 @@ export const importDoorkeeper: Command = {
     const plannedOwners = planOwners(owners ?? [], refusals);
     const tokenPlan = await planTokens(tokens ?? [], {
       uidById: apps.uidById,
+      refusedApplicationIds: apps.refusedIds,
       scopeByUid: new Map(apps.clients.map((c) => [c.clientId, c.scope])),
       ownerKeys: new Set(plannedOwners.map((o) => o.ownerKey)),
       now,
       refreshTtlSeconds: config.refreshTokenTtlSeconds,
       random: deps.random,
+      digest: deps.digest ?? sha256Hex,
     });
     refusals.push(...tokenPlan.refusals);
     const result = await store.imports.apply({
@@ -102,6 +129,7 @@ export const importDoorkeeper: Command = {
         owners: countsJson(final.owners),
         tokens: { ...countsJson(final.tokens), not_usable: tokenPlan.skipped },
         consents: final.consents,
+        consents_revoked_since: final.consentsRevoked,
         refusals: all.map((r) => ({ kind: r.kind, line: r.line, id: r.id, reason: r.reason })),
         repeated_refreshes: tokenPlan.repeatedRefreshes.map((r) => ({ client_id: r.clientId, tokens: r.tokens })),
       },
@@ -140,5 +168,6 @@ function auditDetail(r: ImportResult): Record<string, unknown> {
     owners: countsJson(r.owners),
     tokens: countsJson(r.tokens),
     consents: r.consents,
+    consents_revoked_since: r.consentsRevoked,
   };
 }

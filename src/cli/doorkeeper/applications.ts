@@ -19,8 +19,10 @@ export interface IntegrationUser {
 export interface ApplicationPlan {
   clients: ImportedClient[];
   refusals: ImportRefusal[];
-  /** oauth_applications.id -> uid, for every application the file lists (imported or not). */
+  /** oauth_applications.id -> uid, for the applications planned as clients only. */
   uidById: Map<string, string>;
+  /** oauth_applications.id of the applications refused: their tokens are refused with them. */
+  refusedIds: Set<string>;
 }
 
 /** The message of a registration check that failed, or undefined when it passed. */
@@ -114,19 +116,28 @@ export async function planApplications(
   records: readonly CsvRecord[],
   integrationUsers: Map<string, IntegrationUser>,
 ): Promise<ApplicationPlan> {
-  const plan: ApplicationPlan = { clients: [], refusals: [], uidById: new Map() };
+  const plan: ApplicationPlan = { clients: [], refusals: [], uidById: new Map(), refusedIds: new Set() };
   const seen = new Set<string>();
   for (const { line, fields } of records) {
     const uid = fields.uid ?? "";
-    if (present(fields.id)) plan.uidById.set(fields.id!, uid);
+    const id = present(fields.id);
+    // A refused row's id maps to no client, so its tokens cannot land on another application's client; an exact
+    // repeat of a planned row (same id) keeps that row's mapping.
+    const refuse = (reason: string) => {
+      plan.refusals.push({ kind: "application", line, id: uid, reason });
+      if (id !== undefined && !plan.uidById.has(id)) plan.refusedIds.add(id);
+    };
     if (seen.has(uid)) {
-      plan.refusals.push({ kind: "application", line, id: uid, reason: "the uid is listed twice" });
+      refuse("the uid is listed twice");
       continue;
     }
     seen.add(uid);
     const planned = await planApplication(fields, integrationUsers.get(uid));
-    if ("reason" in planned) plan.refusals.push({ kind: "application", line, id: uid, reason: planned.reason });
-    else plan.clients.push({ line, ...planned.client });
+    if ("reason" in planned) refuse(planned.reason);
+    else {
+      plan.clients.push({ line, ...planned.client });
+      if (id !== undefined) plan.uidById.set(id, uid);
+    }
   }
   for (const [uid, { line }] of integrationUsers) {
     if (!seen.has(uid)) plan.refusals.push({ kind: "integration_user", line, id: uid, reason: "no application with this uid" });

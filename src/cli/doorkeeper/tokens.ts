@@ -1,6 +1,6 @@
 // Planning the import of Doorkeeper's oauth_access_tokens: live rows as tokens, rotated pairs as one family.
 import { ACCESS_TOKEN_TTL_SECONDS, KNOWN_SCOPES } from "../../config.ts";
-import type { Random } from "../../deps.ts";
+import type { Digest, Random } from "../../deps.ts";
 import { randomId } from "../../crypto/random.ts";
 import { IMPORTED_FAMILY_PREFIX, type ImportedGrant, type ImportedToken, type ImportRefusal } from "../../store/imports.ts";
 import type { CsvRecord } from "../csv.ts";
@@ -9,8 +9,10 @@ import { parseDatetime, present, sha256Of } from "./values.ts";
 export const TOKEN_COLUMNS = ["id", "resource_owner_id", "application_id", "token", "refresh_token", "expires_in", "revoked_at", "created_at", "scopes"] as const;
 
 export interface TokenPlanContext {
-  /** oauth_applications.id -> uid. */
+  /** oauth_applications.id -> uid, for the applications planned as clients. */
   uidById: ReadonlyMap<string, string>;
+  /** oauth_applications.id of the applications the file refused. */
+  refusedApplicationIds: ReadonlySet<string>;
   /** uid -> registered scope, for the applications being imported. */
   scopeByUid: ReadonlyMap<string, string>;
   /** resource_owner_id values the owners file maps. */
@@ -18,6 +20,8 @@ export interface TokenPlanContext {
   now: number;
   refreshTtlSeconds: number;
   random: Random;
+  /** The SHA-256 a token column is stored under: the adapter's synchronous one saves a thread-pool trip per token. */
+  digest: Digest;
 }
 
 /** Clients whose tokens show a refresh token exchanged more than once before its successor was used. */
@@ -56,6 +60,7 @@ function scopeOf(scopes: string, registered: string | undefined): string | { unk
 
 async function planRow(ctx: TokenPlanContext, line: number, fields: Readonly<Record<string, string>>): Promise<RowOutcome> {
   const clientId = ctx.uidById.get(fields.application_id ?? "");
+  if (ctx.refusedApplicationIds.has(fields.application_id ?? "")) return { reason: "its application was refused" };
   if (clientId === undefined) return { reason: "no application with this application_id in the applications file" };
   if (present(fields.revoked_at)) return { skipped: "revoked" };
   const createdAt = parseDatetime(fields.created_at);
@@ -76,9 +81,9 @@ async function planRow(ctx: TokenPlanContext, line: number, fields: Readonly<Rec
   const tokens: ImportedToken[] = [];
   const rowId = fields.id ?? "";
   if (expiresAt > ctx.now) {
-    tokens.push({ line, rowId, tokenHash: await sha256Of(token), kind: "access", grantType, scope, issuedAt: createdAt, expiresAt });
+    tokens.push({ line, rowId, tokenHash: await sha256Of(token, ctx.digest), kind: "access", grantType, scope, issuedAt: createdAt, expiresAt });
   }
-  const refreshHash = refresh === undefined ? undefined : await sha256Of(refresh);
+  const refreshHash = refresh === undefined ? undefined : await sha256Of(refresh, ctx.digest);
   if (refreshHash !== undefined) {
     // Doorkeeper's refresh tokens never expire; fieldgate's lifetime runs from the import.
     tokens.push({
@@ -88,22 +93,23 @@ async function planRow(ctx: TokenPlanContext, line: number, fields: Readonly<Rec
   }
   if (tokens.length === 0) return { skipped: "expired" };
   const previous = present(fields.previous_refresh_token);
-  return { live: { clientId, ownerKey, scope, refreshHash, previousHash: previous && await sha256Of(previous), tokens } };
+  return { live: { clientId, ownerKey, scope, refreshHash, previousHash: previous && await sha256Of(previous, ctx.digest), tokens } };
 }
 
 /**
- * Refresh tokens that more than one row names as its previous_refresh_token, revoked rows included: the client
- * refreshed twice before using the new access token, which fieldgate's rotation answers as reuse.
+ * Counts, per refresh token, the rows that name it as their previous_refresh_token (revoked rows included): more
+ * than one means the client refreshed twice before using the new access token, which fieldgate's rotation answers as
+ * reuse. Doorkeeper clears the column once the new token is used, so few rows hold one.
  */
-async function repeatedRefreshes(records: readonly CsvRecord[], ctx: TokenPlanContext): Promise<RepeatedRefresh[]> {
-  const children = new Map<string, { clientId: string; n: number }>();
-  for (const { fields } of records) {
-    const previous = present(fields.previous_refresh_token);
-    if (previous === undefined) continue;
-    const key = await sha256Of(previous);
-    const clientId = ctx.uidById.get(fields.application_id ?? "") ?? `application_id ${fields.application_id}`;
-    children.set(key, { clientId, n: (children.get(key)?.n ?? 0) + 1 });
-  }
+async function countChildren(children: Map<string, { clientId: string; n: number }>, fields: Readonly<Record<string, string>>, ctx: TokenPlanContext): Promise<void> {
+  const previous = present(fields.previous_refresh_token);
+  if (previous === undefined) return;
+  const key = await sha256Of(previous, ctx.digest);
+  const clientId = ctx.uidById.get(fields.application_id ?? "") ?? `application_id ${fields.application_id}`;
+  children.set(key, { clientId, n: (children.get(key)?.n ?? 0) + 1 });
+}
+
+function repeatedRefreshes(children: Map<string, { clientId: string; n: number }>): RepeatedRefresh[] {
   const byClient = new Map<string, number>();
   for (const { clientId, n } of children.values()) if (n > 1) byClient.set(clientId, (byClient.get(clientId) ?? 0) + 1);
   return [...byClient].map(([clientId, tokens]) => ({ clientId, tokens }));
@@ -134,17 +140,23 @@ function groupFamilies(rows: readonly LiveRow[], random: Random): ImportedGrant[
   return [...grants.values()];
 }
 
-/** Plans every token row: grants to import, refusals, what is no longer usable, and repeated refreshes to warn about. */
-export async function planTokens(records: readonly CsvRecord[], ctx: TokenPlanContext): Promise<TokenPlan> {
+/**
+ * Plans every token row in one pass over `records`, which may be streamed: grants to import, refusals, what is no
+ * longer usable, and repeated refreshes to warn about. It keeps the live rows only, so memory follows the tokens
+ * still usable, not the size of the export.
+ */
+export async function planTokens(records: AsyncIterable<CsvRecord> | Iterable<CsvRecord>, ctx: TokenPlanContext): Promise<TokenPlan> {
   const plan: TokenPlan = { grants: [], refusals: [], skipped: { revoked: 0, expired: 0 }, repeatedRefreshes: [] };
   const live: LiveRow[] = [];
-  for (const { line, fields } of records) {
+  const children = new Map<string, { clientId: string; n: number }>();
+  for await (const { line, fields } of records) {
     const outcome = await planRow(ctx, line, fields);
     if ("live" in outcome) live.push(outcome.live);
     else if ("skipped" in outcome) plan.skipped[outcome.skipped]++;
     else plan.refusals.push({ kind: "token", line, id: fields.id ?? "", reason: outcome.reason });
+    await countChildren(children, fields, ctx);
   }
   plan.grants = groupFamilies(live, ctx.random);
-  plan.repeatedRefreshes = await repeatedRefreshes(records, ctx);
+  plan.repeatedRefreshes = repeatedRefreshes(children);
   return plan;
 }

@@ -1,4 +1,5 @@
 // Reading Doorkeeper export values: booleans, datetimes, secrets and token columns in their plain or hashed forms.
+import type { Digest } from "../../deps.ts";
 import { sha256Hex } from "../../crypto/hash.ts";
 
 /** The one redirect URI Doorkeeper lets a client without a browser register: it names no place to send a code. */
@@ -55,6 +56,6 @@ export function isSha256Hex(value: string): boolean {
  * digest of the plaintext. fieldgate stores client secrets and Doorkeeper-shaped tokens as exactly that digest, so
  * either form authenticates the value the client holds and the plaintext is never kept.
  */
-export async function sha256Of(column: string): Promise<string> {
-  return isSha256Hex(column) ? column : await sha256Hex(column);
+export async function sha256Of(column: string, digest: Digest = sha256Hex): Promise<string> {
+  return isSha256Hex(column) ? column : await digest(column);
 }

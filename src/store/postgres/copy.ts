@@ -20,6 +20,7 @@ export const COPIED_TABLES = [
   "audit_events",
   "demo_states",
   "server_secrets",
+  "doorkeeper_imports",
 ] as const;
 
 /**

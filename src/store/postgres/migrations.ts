@@ -251,6 +251,17 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   // Whole, not partial on live tokens: erasing a user deletes the revoked ones too, and a predicate naming revoked_at
   // would rule out heap-only (HOT) updates for revocations, so each would write to every index of the table.
   { name: "tokens by user", sql: "CREATE INDEX tokens_by_user ON tokens(user_id);" },
+  // What each Doorkeeper import brought in; see the SQLite step of the same name.
+  {
+    name: "doorkeeper import record",
+    sql: `CREATE TABLE doorkeeper_imports (
+  kind text NOT NULL,
+  source_key text NOT NULL,
+  target_id bigint,
+  recorded_at bigint NOT NULL,
+  PRIMARY KEY (kind, source_key)
+);`,
+  },
 ];
 
 /** What one migration run did: the steps it applied (often none) and the version the database is now at. */
