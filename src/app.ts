@@ -48,6 +48,8 @@ export interface AppOptions {
    * default) keeps them in this process's memory, which costs no database work.
    */
   sharedThrottles?: boolean;
+  /** The fieldgate release serving, for the `fieldgate_build_info` gauge; the adapters pass package.json's. */
+  version?: string;
 }
 
 /** What the adapter knows about the connection. */
@@ -124,6 +126,7 @@ export function createApp(options: AppOptions): App {
     metrics: createMetrics(),
     demo: options.config.demo ? options.demo : undefined,
     selfFetch: (request) => fetch(request),
+    version: options.version ?? "unknown",
   };
   const faults: StorageFaults = {};
   const router = createRouteTable(deps, faults);

@@ -184,7 +184,8 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   // then kept there, or each would grant its own.
   const sharedThrottles = workers > 1 || config.databaseUrl !== undefined;
   const { clock, random, log, digest, hmac, blockCipher } = deps;
-  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, cores, demo, sharedThrottles });
+  const { version } = deps;
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, cores, demo, sharedThrottles, version });
 }
 
 export const serve: Command = {
@@ -241,6 +242,7 @@ export const serve: Command = {
     // The database as describeDatabase shows it: a PostgreSQL URL without its password, since logs are shipped and kept.
     deps.log("listening", {
       url: listener.url,
+      version: deps.version,
       base_url: config.baseUrl,
       demo: config.demo,
       database: await describeDatabase(config),
