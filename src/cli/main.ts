@@ -138,7 +138,7 @@ export async function runCli(args: readonly string[], io: CliIo, deps: CliDeps):
     (args.length === 0 ? io.stderr : io.stdout)(overview(COMMANDS));
     return args.length === 0 ? EXIT.usage : EXIT.ok;
   }
-  if (args.length === 1 && args[0] === "--version") {
+  if (args[0] === "--version") {
     io.stdout(`${deps.version}\n`);
     return EXIT.ok;
   }
