@@ -2,6 +2,7 @@
 // src/adapters/node_exe.ts and every dependency into one CommonJS file, Node turns it and the assets into a blob,
 // postject injects that into a copy of this Node binary. Cached by a digest of everything that goes in.
 import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
@@ -62,14 +63,16 @@ async function build(dir: string): Promise<void> {
   const exe = join(dir, "fieldgate");
   copyFileSync(process.execPath, exe);
   chmodSync(exe, 0o755);
-  const { inject } = (await import("postject")).default as { inject: (f: string, n: string, d: Buffer, o: object) => Promise<void> };
+  // postject ships CommonJS without declarations.
+  const { inject } = createRequire(import.meta.url)("postject") as { inject: (f: string, n: string, d: Buffer, o: object) => Promise<void> };
   await inject(exe, "NODE_SEA_BLOB", readFileSync(blob), { sentinelFuse: SEA_FUSE });
   for (const name of ["fieldgate.cjs", "sea.blob", "sea-config.json"]) rmSync(join(dir, name));
 }
 
 /** The executable for the current sources: from the cache when they have not changed, else built and cached. */
 export async function buildExecutable(): Promise<{ path: string; cached: boolean }> {
-  const cached = join(CACHE, inputDigest());
+  const key = inputDigest();
+  const cached = join(CACHE, key);
   const path = join(cached, "fieldgate");
   if (existsSync(path)) return { path, cached: true };
   mkdirSync(CACHE, { recursive: true });
@@ -78,8 +81,15 @@ export async function buildExecutable(): Promise<{ path: string; cached: boolean
   try {
     await build(scratch);
     // Only the newest build is kept: each one is the size of a Node binary.
-    for (const old of readdirSync(CACHE)) if (!old.startsWith("build-")) rmSync(join(CACHE, old), { recursive: true, force: true });
-    renameSync(scratch, cached);
+    for (const old of readdirSync(CACHE)) {
+      if (!old.startsWith("build-") && old !== key) rmSync(join(CACHE, old), { recursive: true, force: true });
+    }
+    try {
+      renameSync(scratch, cached);
+    } catch (error) {
+      // A concurrent build of the same sources got there first; its file is the same.
+      if (!existsSync(path)) throw error;
+    }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

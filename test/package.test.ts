@@ -1,5 +1,5 @@
-// The npm package as a user gets it: built and packed (`npm pack`, whose prepack runs `npm run build`), installed from
-// the tarball into a new project, then the README's embedding snippet there on Node 24, Node 22 and Deno 2 (through
+// The npm package as a user gets it: from a release folder (scripts/release.ts: `npm pack`, whose prepack runs
+// `npm run build`, and the executable, with SHA256SUMS), installed from the tarball into a new project, then the README's embedding snippet there on Node 24, Node 22 and Deno 2 (through
 // `npm:fieldgate`), and `npx fieldgate` from that install.
 import { test } from "./helpers/bounded.ts";
 import assert from "node:assert/strict";
@@ -70,19 +70,28 @@ console.log(JSON.stringify({ status: issued.status, token_type: token.token_type
 
 interface Installed {
   project: string;
+  /** The release folder's SHA256SUMS. */
+  sums: string;
   files: string[];
   client: { client_id: string; client_secret: string };
 }
 
-/** Packs the checkout, installs the tarball into a new project, and sets up a database there with the CLI. */
+/**
+ * Makes a release folder (`npm run release`: the tarball and the executable, checked against SHA256SUMS), installs its
+ * tarball into a new project, and sets up a database there with the installed CLI.
+ */
 function packAndInstall(): Installed {
   const scratch = mkdtempSync(join(tmpdir(), "fieldgate-package-"));
-  const packed = run("npm", ["pack", "--json", "--pack-destination", scratch], { cwd: ROOT }).stdout;
-  const [manifest] = JSON.parse(packed.slice(packed.indexOf("["))) as { filename: string; files: { path: string }[] }[];
+  const release = join(scratch, "release");
+  run(join(NODE24_DIR, "node"), ["scripts/release.ts", "--out", release], { cwd: ROOT });
+  run("sha256sum", ["--check", "--strict", "SHA256SUMS"], { cwd: release });
+  const tarball = join(release, `fieldgate-${VERSION}.tgz`);
+  const listed = run("tar", ["-tzf", tarball], { cwd: release }).stdout;
+  const files = listed.trim().split("\n").map((path) => path.replace(/^package\//, ""));
   const project = join(scratch, "project");
   mkdirSync(join(project, "data"), { recursive: true });
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "embedder", private: true, type: "module" }));
-  run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(scratch, manifest!.filename)], { cwd: project });
+  run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: project });
   const cli = (...args: string[]) => run("npx", ["fieldgate", ...args, "--db", "data/fieldgate.db", "--json"], { cwd: project });
   cli("users", "add", "--username", "robot@example.com", "--integration", "--org", "acme");
   cli("fields", "import", "--org", "acme", "node_modules/fieldgate/data/demo-fields.geojson");
@@ -90,7 +99,7 @@ function packAndInstall(): Installed {
     "clients", "add", "--name", "sync", "--grant", "client_credentials",
     "--integration-user", "robot@example.com", "--scope", "fields:read",
   ).stdout);
-  return { project, files: manifest!.files.map((f) => f.path), client };
+  return { project, sums: readFileSync(join(release, "SHA256SUMS"), "utf8"), files, client };
 }
 
 /** The cached Node 22, installed on first use. */
@@ -123,6 +132,11 @@ if ("Deno" in globalThis) {
 } else {
   let installed: Installed;
   before(() => void (installed = packAndInstall()), { timeout: 4 * STEP_TIMEOUT_MS });
+
+  test("the release folder's SHA256SUMS names the tarball and the executable (checked with sha256sum --check)", () => {
+    const names = installed.sums.trim().split("\n").map((line) => line.split("  ")[1]).sort();
+    assert.deepEqual(names, [`fieldgate-${VERSION}-${process.platform}-${process.arch}`, `fieldgate-${VERSION}.tgz`]);
+  });
 
   test("the tarball holds dist/, the demo data, docs and the README, and no sources, tests, benchmark or scripts", () => {
     for (const path of ["dist/mod.js", "dist/mod.d.ts", "dist/mod.js.map", "dist/adapters/node_bin.js", "data/demo-fields.geojson", "README.md", "CHANGELOG.md", "docs/operations.md"]) {
