@@ -56,6 +56,8 @@ async function build(dir: string): Promise<void> {
     output: blob,
     disableExperimentalSEAWarning: true,
     useCodeCache: true,
+    // npm start's heap limits (docs/operations.md, Memory), which a self-hoster could not pass to the executable.
+    execArgv: ["--max-semi-space-size=2", "--max-old-space-size=256"],
     assets: Object.fromEntries(ASSETS.map((key) => [key, join(ROOT, key)])),
   };
   writeFileSync(join(dir, "sea-config.json"), JSON.stringify(config));

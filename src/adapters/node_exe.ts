@@ -1,6 +1,7 @@
 // Entry of the single executable (`npm run build:exe`): the Node CLI, with the files the adapters read beside the
 // sources (package.json's version, the demo's GeoJSON) taken from the executable's SEA assets instead of the disk.
 // The bundle is CommonJS (what a SEA runs), so this entry has no top-level await.
+import cluster from "node:cluster";
 import { getAsset } from "node:sea";
 import process from "node:process";
 import { runCli } from "../cli/main.ts";
@@ -34,7 +35,13 @@ function executableDeps(env: Record<string, string | undefined>): CliDeps {
   };
 }
 
-runCli(process.argv.slice(2), nodeIo(), executableDeps(process.env))
+// `serve --workers`: node:cluster forks `execPath ...execArgv <script> ...args`, and the executable takes all of those as
+// its own arguments. So the primary passes no execArgv (the executable applies its built-in ones itself) and a
+// worker skips <script>.
+if (cluster.isPrimary) cluster.setupPrimary({ execArgv: [] });
+const args = process.argv.slice(cluster.isWorker ? 3 : 2);
+
+runCli(args, nodeIo(), executableDeps(process.env))
   .then((code) => {
     process.exitCode = code;
   }, (error: unknown) => {

@@ -90,6 +90,20 @@ if ("Deno" in globalThis) {
     assert.equal(server.log().find((line) => line.event === "listening")?.version, VERSION);
   });
 
+  test("the executable's serve --workers 2 runs two workers on one port, as node:cluster forks it", async () => {
+    const { dir, exe } = placeExecutable(built);
+    const env = { PATH: BARE_PATH, HOME: dir, PORT: "0", FIELDGATE_DEMO: "false" };
+    const server = startChildServer(exe, ["serve", "--workers", "2"], { cwd: dir, env });
+    try {
+      const origin = await server.url;
+      // Each worker logs its own listening line once it serves; the forked ones must parse `serve --workers 2` too.
+      while (server.log().filter((line) => line.event === "listening").length < 2) await new Promise((r) => setTimeout(r, 20));
+      assert.equal((await fetch(`${origin}/healthz`)).status, 200);
+    } finally {
+      assert.equal(await server.stop(), "0 null", server.stderr());
+    }
+  });
+
   const contractCheck = requireComponent(
     "cli-contract-check",
     () => [process.env.FIELDGATE_CONTRACT_CHECK, join(ROOT, "../shared/tools/cli-contract-check")]
