@@ -3,11 +3,11 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { before } from "node:test";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { startChildServer } from "../helpers/child_server.ts";
 import { postgresTest } from "../helpers/postgres.ts";
@@ -19,9 +19,16 @@ const { version: VERSION } = JSON.parse(readFileSync(join(ROOT, "package.json"),
 const BARE_PATH = "/usr/bin:/bin";
 const BUILD_TIMEOUT_MS = 300_000;
 
+/** Directories holding a copy of the executable (120 MiB each), removed when the file's tests end. */
+const placed: string[] = [];
+after(() => {
+  for (const dir of placed) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A copy of the executable alone in a new directory. */
 function placeExecutable(built: string): { dir: string; exe: string } {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-exe-"));
+  placed.push(dir);
   const exe = join(dir, "fieldgate");
   copyFileSync(built, exe);
   return { dir, exe };
