@@ -172,6 +172,36 @@ if ("Deno" in globalThis || process.env.NODE_V8_COVERAGE !== undefined) {
     assert.deepEqual(lastJsonLine(run(DENO, ["run", ...DENO_PERMISSIONS, "embed.ts"], { cwd: dir }).stdout), EXPECTED);
   });
 
+  test("fieldgate/node_listener serves the app over node:http from the installed package on Node 24", () => {
+    const dir = workDir(installed);
+    writeFileSync(join(dir, "listen.mjs"), `${readmeSnippet()}
+import { createServer } from "node:http";
+import { toNodeListener } from "fieldgate/node_listener";
+const server = createServer();
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const origin = "http://127.0.0.1:" + server.address().port;
+server.on("request", toNodeListener(app, origin));
+const res = await fetch(origin + "/healthz");
+console.log(JSON.stringify({ status: res.status, body: await res.json() }));
+server.close();
+maintenance.stop();
+await app.close();
+`);
+    assert.deepEqual(lastJsonLine(run("node", ["listen.mjs"], { cwd: dir }).stdout), { status: 200, body: { status: "ok" } });
+  });
+
+  test("the README's embedding snippet type-checks against the package's declarations (types: dist/mod.d.ts)", () => {
+    const dir = workDir(installed);
+    writeFileSync(join(dir, "embed.ts"), `${readmeSnippet()}\nconst answer: Response = await app.fetch(new Request("https://auth.example.com/healthz"));\nexport {};\n`);
+    // A strict NodeNext project with @types/node (the store's declarations name node:sqlite's types).
+    const compilerOptions = {
+      strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2023", lib: ["es2023", "dom"], noEmit: true,
+      skipLibCheck: true, typeRoots: [join(ROOT, "node_modules/@types")], types: ["node"],
+    };
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["embed.ts"] }));
+    run(join(NODE24_DIR, "node"), [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], { cwd: dir });
+  });
+
   test("npx fieldgate --version prints the package's version", () => {
     assert.equal(run("npx", ["fieldgate", "--version"], { cwd: installed.project }).stdout, `${VERSION}\n`);
   });
