@@ -54,6 +54,8 @@ export interface AppOptions {
    * default) keeps them in this process's memory, which costs no database work.
    */
   sharedThrottles?: boolean;
+  /** The fieldgate release serving, for the `fieldgate_build_info` gauge; the adapters pass package.json's. */
+  version?: string;
 }
 
 /** What the adapter knows about the connection. */
@@ -132,6 +134,7 @@ export function createApp(options: AppOptions): App {
     metrics: createMetrics(),
     demo: options.config.demo ? options.demo : undefined,
     selfFetch: (request) => fetch(request),
+    version: options.version ?? "unknown",
   };
   const faults: StorageFaults = {};
   const router = createRouteTable(deps, faults);

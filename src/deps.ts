@@ -175,6 +175,8 @@ export interface Deps {
    * requests go through the same endpoint, authentication and logging as anyone's.
    */
   selfFetch: (request: Request) => Promise<Response>;
+  /** The fieldgate release serving (package.json's version), or "unknown" when the embedder did not say. */
+  version: string;
 }
 
 /** Real clock: wall time. */

@@ -26,6 +26,7 @@ interface DenoApi {
   removeSignalListener(signal: "SIGTERM" | "SIGINT" | "SIGHUP" | "SIGQUIT", handler: () => void): void;
   mkdir(path: string, options: { recursive: boolean; mode?: number }): Promise<void>;
   readTextFile(path: string | URL): Promise<string>;
+  readTextFileSync(path: string | URL): string;
   stat(path: string): Promise<unknown>;
   writeTextFile(path: string, text: string, options: { mode: number }): Promise<void>;
   chmod(path: string, mode: number): Promise<void>;
@@ -176,10 +177,16 @@ async function canonicalPath(path: string): Promise<string> {
   return `${((await real(dir)) ?? dir).replace(/\/$/, "")}/${name}`;
 }
 
+/** package.json's version, read beside the sources (deno.json's `cli` and `start` tasks allow reading). */
+function packageVersion(): string {
+  return (JSON.parse(Deno.readTextFileSync(new URL("../../package.json", import.meta.url))) as { version: string }).version;
+}
+
 /** The CLI's runtime services on Deno. */
 export function createDenoDeps(env: Record<string, string | undefined>, overrides: Partial<CliDeps> = {}): CliDeps {
   return {
     env,
+    version: overrides.version ?? packageVersion(),
     clock: systemClock,
     random: pooledRandom(),
     log: overrides.log ?? denoStderrLog(),

@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { availableParallelism } from "node:os";
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import type { App } from "../app.ts";
@@ -156,10 +157,16 @@ async function canonicalPath(path: string): Promise<string> {
   return (await real(absolute)) ?? join((await real(dirname(absolute))) ?? dirname(absolute), basename(absolute));
 }
 
+/** package.json's version: two levels up from this module both in src/ (a checkout) and in dist/ (the package). */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
+
 /** The CLI's runtime services on Node; `overrides` lets tests swap e.g. the shutdown signal or the log. */
 export function createNodeDeps(env: Record<string, string | undefined>, overrides: Partial<CliDeps> = {}): CliDeps {
   return {
     env,
+    version: overrides.version ?? packageVersion(),
     clock: systemClock,
     random: pooledRandom(),
     log: overrides.log ?? nodeStderrLog(),

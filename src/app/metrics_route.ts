@@ -3,7 +3,7 @@ import type { RouteFactory } from "../http/router.ts";
 import { bearerChallenge } from "../http/bearer.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { invalidToken } from "../oauth/errors.ts";
-import { renderDatabaseCounts } from "../http/metrics.ts";
+import { renderBuildInfo, renderDatabaseCounts } from "../http/metrics.ts";
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -30,7 +30,8 @@ export const metricsRoutes: RouteFactory = (deps) => {
           headers: { "www-authenticate": bearerChallenge(presented ? "invalid_token" : undefined) },
         });
       }
-      return new Response(deps.metrics.render() + renderDatabaseCounts(deps.store.stats?.()), {
+      const text = renderBuildInfo(deps.version) + deps.metrics.render() + renderDatabaseCounts(deps.store.stats?.());
+      return new Response(text, {
         status: 200,
         headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" },
       });

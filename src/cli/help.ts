@@ -21,6 +21,7 @@ export function overview(commands: readonly Command[]): string {
     ...lines,
     "",
     "Every command takes --db PATH|URL, --json and --help. Exit codes: 0 ok, 1 failed, 2 bad arguments.",
+    "fieldgate --version prints the release.",
     "",
   ].join("\n");
 }

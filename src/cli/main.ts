@@ -138,6 +138,10 @@ export async function runCli(args: readonly string[], io: CliIo, deps: CliDeps):
     (args.length === 0 ? io.stderr : io.stdout)(overview(COMMANDS));
     return args.length === 0 ? EXIT.usage : EXIT.ok;
   }
+  if (args[0] === "--version") {
+    io.stdout(`${deps.version}\n`);
+    return EXIT.ok;
+  }
   const found = findCommand(args);
   if (!found) {
     // Only the words before the first option: "bogus --db x" is the command "bogus", not "bogus --db".

@@ -68,6 +68,8 @@ export interface WorkerPool {
 /** Runtime services the CLI needs; each adapter implements them once. */
 export interface CliDeps {
   env: Record<string, string | undefined>;
+  /** The fieldgate release (package.json's version): `--version`, the `listening` line, `fieldgate_build_info`. */
+  version: string;
   clock: Clock;
   random: Random;
   log: Log;

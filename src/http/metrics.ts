@@ -115,6 +115,12 @@ export function createMetrics(): Metrics {
   return metrics;
 }
 
+/** The release serving, as the constant 1 gauge Prometheus exporters name `*_build_info`, its version a label. */
+export function renderBuildInfo(version: string): string {
+  return section("fieldgate_build_info", "gauge", "The fieldgate release serving", [`fieldgate_build_info${labels({ version })} 1`])
+    .join("\n") + "\n";
+}
+
 /** Counts of the work a store asked of its database server, as StoreStats carries them. */
 export interface DatabaseCounts {
   roundTrips: number;

@@ -230,8 +230,8 @@ test("a client that stops reading its large response is cut once nothing has mov
   }
 });
 
-test("the fieldgate bin runs the CLI", () => {
-  const bin = fileURLToPath(new URL("../../bin/fieldgate.js", import.meta.url));
+test("the package's bin (node_bin.ts) runs the CLI on a supported Node", () => {
+  const bin = fileURLToPath(new URL("../../src/adapters/node_bin.ts", import.meta.url));
   // The pinned Node, so the test also works when the suite itself runs under Deno.
   const node = fileURLToPath(new URL("../../node_modules/.bin/node", import.meta.url));
   const result = spawnSync(node, [bin, "--help"], { encoding: "utf8" });

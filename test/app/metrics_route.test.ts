@@ -109,3 +109,15 @@ test("a store with a database server adds its round trips and statements as coun
   assert.ok(text.endsWith("\n"));
   await app.close();
 });
+
+test("metrics carry fieldgate_build_info with the version the app was given, and \"unknown\" when none was", async () => {
+  const config = loadConfig({ FIELDGATE_DB: ":memory:", FIELDGATE_METRICS_TOKEN: SECRET });
+  const rows = [{ version: "1.2.3-rc.1", shown: "1.2.3-rc.1" }, { version: undefined, shown: "unknown" }];
+  for (const row of rows) {
+    const app = createApp({ config, store: openStore(":memory:"), log: () => {}, version: row.version });
+    const text = await (await app.fetch(scrape())).text();
+    assert.match(text, /^# TYPE fieldgate_build_info gauge$/m);
+    assert.ok(text.split("\n").includes(`fieldgate_build_info{version="${row.shown}"} 1`), text.slice(0, 300));
+    await app.close();
+  }
+});

@@ -2,7 +2,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { existsSync, symlinkSync } from "node:fs";
+import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { COMMANDS } from "../../src/cli/main.ts";
 import { openStore } from "../../src/store/store.ts";
 import { cliHarness, setupOrg, squares } from "./harness.ts";
@@ -22,6 +22,15 @@ test("--help keeps every command's usage apart from its summary, however long th
     assert.ok(line, `no line for ${usage}`);
     assert.ok(line.includes(`${usage}  `) && line.trimEnd().endsWith(command.summary), line);
   }
+});
+
+test("--version prints package.json's version on stdout with exit 0 and opens no database", async () => {
+  const h = cliHarness();
+  const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+  const result = await h.run(["--version"]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, `${version}\n`);
+  assert.equal(h.snapshot(), "absent");
 });
 
 for (const command of COMMANDS) {

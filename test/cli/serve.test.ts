@@ -140,6 +140,8 @@ test("serve logs listening, shutting_down and stopped, and closes the database",
   const served = await serveOnce(h);
   assert.deepEqual(h.log.map((l) => l.event).filter((e) => e !== "request"), ["demo_seeded", "listening", "shutting_down", "stopped"]);
   assert.equal(h.log.find((l) => l.event === "listening")!.fields.url, `http://127.0.0.1:${FAKE_BOUND_PORT}`);
+  const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+  assert.equal(h.log.find((l) => l.event === "listening")!.fields.version, version, "the release serving");
   assert.equal((await served.app.fetch(new Request("http://localhost:8080/healthz"))).status, 503);
 });
 

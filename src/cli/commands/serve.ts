@@ -189,7 +189,8 @@ async function buildApp(
   const sharedThrottles = workers > 1 || config.databaseUrl !== undefined;
   const { clock, random, log, digest, hmac, blockCipher } = deps;
   const { bcrypt } = options;
-  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, bcrypt, cores, demo, sharedThrottles });
+  const { version } = deps;
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, bcrypt, cores, demo, sharedThrottles, version });
 }
 
 export const serve: Command = {
@@ -251,6 +252,7 @@ export const serve: Command = {
     // The database as describeDatabase shows it: a PostgreSQL URL without its password, since logs are shipped and kept.
     deps.log("listening", {
       url: listener.url,
+      version: deps.version,
       base_url: config.baseUrl,
       demo: config.demo,
       database: await describeDatabase(config),
