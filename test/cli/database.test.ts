@@ -1,7 +1,9 @@
 // Which database a command opens (--db of either kind, FIELDGATE_DB, FIELDGATE_DATABASE_URL) and how it is refused.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import process from "node:process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openPostgres } from "../../src/store/postgres/connect.ts";
@@ -50,6 +52,48 @@ test("a command given an unreachable PostgreSQL URL fails with exit 1, naming it
   assert.ok(!result.stderr.includes("hunter2"));
   assert.ok(!existsSync("postgres:") && !existsSync(join(h.dir, "postgres:")), "no file or directory named after the URL");
   assert.equal(h.snapshot(), "absent");
+});
+
+/** A mistyped scheme: a URL, never a SQLite file named after it (with its password) served empty. */
+const MISTYPED = "postgress://fg:hunter2@127.0.0.1:1/fieldgate";
+
+for (const args of [["users", "list"], ["serve", "--port", "0"], ["migrate"], ["clients", "add", "--name", "n", "--grant", "client_credentials", "--integration-user", "robot", "--scope", "fields:read"]]) {
+  test(`${args.slice(0, 2).join(" ")} refuses a --db URL of an unknown scheme with exit 2, naming the scheme only`, async () => {
+    const h = cliHarness();
+    const result = await h.run([...args, "--db", MISTYPED]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /--db has the unknown database URL scheme "postgress:"/);
+    assert.ok(!`${result.stdout}${result.stderr}`.includes("hunter2"));
+    assert.equal(h.snapshot(), "absent");
+  });
+}
+
+test("an unknown scheme in FIELDGATE_DB or FIELDGATE_DATABASE_URL is refused with exit 2, naming the variable", async () => {
+  for (const [name, env] of [["FIELDGATE_DB", { FIELDGATE_DB: MISTYPED }], ["FIELDGATE_DATABASE_URL", { FIELDGATE_DATABASE_URL: MISTYPED }]] as const) {
+    const h = cliHarness();
+    const result = await h.run(["users", "list"], { env });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, new RegExp(`${name} has the unknown database URL scheme "postgress:"`));
+    assert.ok(!result.stderr.includes("hunter2"));
+  }
+});
+
+test("serve given a mistyped --db URL in a process exits 2 at once, creating no file and printing no password", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fg-typo-"));
+  try {
+    const child = spawnSync(NODE, [fileURLToPath(new URL("../../src/adapters/node.ts", import.meta.url)), "serve", "--port", "0", "--db", MISTYPED], {
+      cwd: dir,
+      encoding: "utf8",
+      timeout: 20_000,
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined, FIELDGATE_DB: undefined, FIELDGATE_DATABASE_URL: undefined },
+    });
+    assert.equal(child.status, 2, child.stderr);
+    assert.match(child.stderr, /unknown database URL scheme "postgress:"/);
+    assert.ok(!`${child.stdout}${child.stderr}`.includes("hunter2"));
+    assert.deepEqual(readdirSync(dir), [], "nothing created in the working directory");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("--db names the database of either kind in place of what the environment names, never as both set", async () => {
