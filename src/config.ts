@@ -58,6 +58,11 @@ export interface Config {
    * a statement prepared on one server connection for the next transaction that lands on another.
    */
   databasePrepare: boolean;
+  /**
+   * Seconds to wait for the PostgreSQL server's first answer when a process opens its pool (FIELDGATE_DATABASE_CONNECT_TIMEOUT):
+   * a refusal ends the command or `serve` at once, a peer that never answers as PostgreSQL after this long.
+   */
+  databaseConnectTimeout: number;
   port: number;
   host: string;
   /** Public base URL; also the issuer identifier (RFC 8414) and the `iss` of authorization responses. */
@@ -234,6 +239,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     databaseUrl: databaseUrl(env),
     databasePool: integer(env, "FIELDGATE_DATABASE_POOL", 4, 1, 1_000),
     databasePrepare: flag(env, "FIELDGATE_DATABASE_PREPARE", true),
+    databaseConnectTimeout: integer(env, "FIELDGATE_DATABASE_CONNECT_TIMEOUT", 10, 1, 120),
     port,
     host: env.HOST || "127.0.0.1",
     baseUrl: baseUrl(env, port),

@@ -21,9 +21,13 @@ export function createStoreOpener(createDatabaseFile: (path: string) => Promise<
   };
 }
 
-/** The pool settings FIELDGATE_DATABASE_POOL and FIELDGATE_DATABASE_PREPARE give every PostgreSQL connection. */
-export function poolOptions(config: Readonly<Config>): Pick<PgOptions, "max" | "prepare"> {
-  return { max: config.databasePool, prepare: config.databasePrepare };
+/** The pool settings FIELDGATE_DATABASE_POOL, _PREPARE and _CONNECT_TIMEOUT give every PostgreSQL pool. */
+export function poolOptions(config: Readonly<Config>): Pick<PgOptions, "max" | "prepare" | "connectTimeoutSeconds"> {
+  return {
+    max: config.databasePool,
+    prepare: config.databasePrepare,
+    connectTimeoutSeconds: config.databaseConnectTimeout,
+  };
 }
 
 /**

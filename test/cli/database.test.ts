@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import process from "node:process";
 import { join } from "node:path";
@@ -53,6 +54,32 @@ test("a command given an unreachable PostgreSQL URL fails with exit 1, naming it
   assert.ok(!existsSync("postgres:") && !existsSync(join(h.dir, "postgres:")), "no file or directory named after the URL");
   assert.equal(h.snapshot(), "absent");
 });
+
+for (const args of [["users", "list"], ["serve", "--port", "0"], ["migrate"]]) {
+  test(`${args[0]} against a peer that is not PostgreSQL exits 1 with one line within the connect timeout, after few dials`, async () => {
+    let dials = 0;
+    const peer = createServer((socket) => {
+      dials++;
+      socket.on("error", () => {});
+      socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    });
+    await new Promise<void>((resolve) => peer.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `postgres://fg:hunter2@127.0.0.1:${(peer.address() as AddressInfo).port}/fieldgate`;
+      const h = cliHarness();
+      const started = performance.now();
+      const result = await h.run([...args, "--db", url], { env: { FIELDGATE_DATABASE_CONNECT_TIMEOUT: "2" } });
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /^fieldgate \S+(?: \S+)?: cannot (?:open|migrate) postgres:\/\/fg@127\.0\.0\.1:\d+\/fieldgate: no PostgreSQL answer within 2 s after \d+ connection attempts/);
+      assert.equal(result.stderr.trim().split("\n").length, 1, result.stderr);
+      assert.ok(!`${result.stdout}${result.stderr}`.includes("hunter2"));
+      assert.ok(performance.now() - started < 6_000);
+      assert.ok(dials <= 20, `${dials} connections`);
+    } finally {
+      peer.close();
+    }
+  });
+}
 
 /** A mistyped scheme: a URL, never a SQLite file named after it (with its password) served empty. */
 const MISTYPED = "postgress://fg:hunter2@127.0.0.1:1/fieldgate";

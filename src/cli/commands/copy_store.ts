@@ -96,7 +96,9 @@ async function copyInto(
     import("../../store/postgres/migrations.ts"),
     import("../../store/postgres/copy.ts"),
   ]);
-  const pg = await openPostgres(url, { ...options, max: 1, statementTimeoutMs: COPY_STATEMENT_TIMEOUT_MS });
+  const pg = await openPostgres(url, { ...options, max: 1, statementTimeoutMs: COPY_STATEMENT_TIMEOUT_MS }).catch((error) => {
+    throw isUnreachable(error) ? new CommandError(`cannot copy to ${where}: ${messageOf(error)}`, { cause: error }) : error;
+  });
   try {
     await migratePostgres(pg, { now: options.now });
     const outcome = await copySqliteToPostgres(source, pg);
