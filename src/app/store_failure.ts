@@ -10,6 +10,11 @@ export interface StoreFailure {
   fault?: string;
   /** The fault lets some requests through (connections exhausted): /healthz says degraded, still 200. */
   degraded?: boolean;
+  /**
+   * /healthz's own ping tells whether the fault has passed (a server that cannot be reached), so it is not reported
+   * from memory: an instance is healthy again as soon as its database is.
+   */
+  pinged?: boolean;
 }
 
 /** The store failure `error` is, or undefined for any other error. */
@@ -27,5 +32,6 @@ export function classifyStoreFailure(error: unknown): StoreFailure | undefined {
   // Disk full, a read-only file, an I/O error, a corrupt page: the operator's to fix, and every write meets it
   // until then. 503 (retry later), no stack: the message is the cause.
   const fault = storageFaultOf(error);
+  if (fault === "unreachable") return { event: "database_unavailable", retryAfter: 10, fault, pinged: true };
   return fault ? { event: "database_unavailable", retryAfter: 10, fault } : undefined;
 }
