@@ -8,6 +8,8 @@ import process from "node:process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openPostgres } from "../../src/store/postgres/connect.ts";
+import { classifyStoreFailure } from "../../src/app/store_failure.ts";
+import { connectionRoom, connectionWarning } from "../../src/cli/database.ts";
 import { test } from "../helpers/bounded.ts";
 import { postgresTest } from "../helpers/postgres.ts";
 import { cliHarness } from "./harness.ts";
@@ -172,4 +174,42 @@ postgresTest("FIELDGATE_DATABASE_URL alone is where migrate, and then backup's r
   assert.equal(backup.code, 2, backup.stderr);
   assert.match(backup.stderr, /backup copies a SQLite file; back up a PostgreSQL database with pg_dump/);
   assert.equal(existsSync(copy), false);
+});
+
+test("connectionWarning: a role whose connections leave no room for a second pool and the operator's tools", () => {
+  const rows = [
+    { room: { usable: 97, pool: 4 }, warns: false },
+    { room: { usable: 11, pool: 4 }, warns: false }, // two pools and three operator connections fit exactly
+    { room: { usable: 10, pool: 4 }, warns: true },
+    { room: { usable: 2, pool: 4 }, warns: true },
+  ];
+  for (const row of rows) assert.equal(connectionWarning(row.room) !== undefined, row.warns, JSON.stringify(row.room));
+  assert.deepEqual(connectionWarning({ usable: 10, pool: 4 }), { usable_connections: 10, pool: 4, instances_that_fit: 1 });
+});
+
+postgresTest("a role at its connection limit: connectionRoom says so, and a refused connection is exhaustion, not busy", async ({ url }) => {
+  const role = `fg_limited_${process.pid}`;
+  const admin = await openPostgres(url, { max: 1 });
+  const limited = new URL(url);
+  limited.username = role;
+  limited.password = "limited-pass";
+  try {
+    await admin.exec(`CREATE ROLE ${role} LOGIN PASSWORD 'limited-pass' CONNECTION LIMIT 2`);
+    const config = { databasePool: 4, databasePrepare: true, databaseConnectTimeout: 10 } as Parameters<typeof connectionRoom>[1];
+    const room = await connectionRoom(limited.href, config);
+    assert.deepEqual(room, { usable: 2, pool: 4 });
+    // Four statements at once on a pool of four, where the role may hold two connections: the others are refused.
+    const pg = await openPostgres(limited.href, { max: 4 });
+    try {
+      const outcomes = await Promise.allSettled([1, 2, 3, 4].map(() => pg.query("SELECT pg_sleep(0.3)")));
+      const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+      assert.ok(refused.length >= 1, "some statement found no slot");
+      for (const { reason } of refused) assert.equal(classifyStoreFailure(reason)?.event, "database_connections_exhausted", String(reason));
+    } finally {
+      await pg.close();
+    }
+  } finally {
+    await admin.exec(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
+    await admin.close();
+  }
 });
