@@ -57,6 +57,8 @@ postgresTest("SIGTERM to one of two instances under keep-alive load resets no re
     assert.deepEqual(outcomes.failed, [], "no request reset or refused after it reached an instance");
     assert.ok(outcomes.ok > 40, `${outcomes.ok} tokens`);
     assert.ok(outcomes.movedToB > 0, "the clients went on at B");
-    assert.ok(outcomes.closeAnswers >= 1, "A's last answers closed their connections");
+    // Node's listener says so in its last answers; Deno.serve's shutdown ends connections without the header (and,
+    // held to the rule above, without a reset).
+    if (!("Deno" in globalThis)) assert.ok(outcomes.closeAnswers >= 1, "A's last answers closed their connections");
   });
 });
