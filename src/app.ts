@@ -99,7 +99,8 @@ function answerFailure(error: unknown, { deps, faults, surface, ctx }: FailureSi
   if (isOAuthError(error)) return renderError(error, target);
   const store = classifyStoreFailure(error);
   if (store) {
-    if (store.fault) faults.last = { fault: store.fault, at: deps.clock() };
+    if (store.fault && !store.pinged) faults.last = { fault: store.fault, at: deps.clock(), degraded: store.degraded === true };
+    deps.metrics.storeFailure(store.event);
     const fields = store.fault ? { fault: store.fault, error: (error as Error).message } : {};
     deps.log(store.event, { request_id: requestId, path: url.pathname, ...fields });
     return renderError(temporarilyUnavailable(store.retryAfter), target);

@@ -58,6 +58,11 @@ export interface Config {
    * a statement prepared on one server connection for the next transaction that lands on another.
    */
   databasePrepare: boolean;
+  /**
+   * Seconds to wait for the PostgreSQL server's first answer when a process opens its pool (FIELDGATE_DATABASE_CONNECT_TIMEOUT):
+   * a refusal ends the command or `serve` at once, a peer that never answers as PostgreSQL after this long.
+   */
+  databaseConnectTimeout: number;
   port: number;
   host: string;
   /** Public base URL; also the issuer identifier (RFC 8414) and the `iss` of authorization responses. */
@@ -181,12 +186,30 @@ export function isPostgresUrl(location: string): boolean {
 }
 
 /**
+ * Checks that a database location is a PostgreSQL URL or a file path, never a URL of another scheme: a mistyped
+ * `postgress://user:password@host/db` would otherwise be taken as a SQLite file, created in a directory named after
+ * the URL (its password included) and served empty, one instance of a cluster running alone. The message names the
+ * scheme only, never the rest, which may hold a password.
+ * @throws TypeError naming `name` and the scheme for any other `scheme://` location
+ */
+export function checkDatabaseLocation(name: string, location: string): void {
+  if (isPostgresUrl(location)) return;
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(location)?.[1];
+  if (scheme !== undefined) {
+    throw new TypeError(
+      `${name} has the unknown database URL scheme "${scheme.slice(0, 32)}:"; use postgres:// (or postgresql://) for PostgreSQL, or a file path for SQLite`,
+    );
+  }
+}
+
+/**
  * FIELDGATE_DATABASE_URL, checked without ever echoing it (it may carry a password); undefined when unset. Both it and
  * FIELDGATE_DB set is refused: which database the operator meant is a guess either way, and a wrong guess serves (or
  * erases users from) the other one.
  */
 function databaseUrl(env: Env): string | undefined {
   const url = env.FIELDGATE_DATABASE_URL || undefined;
+  if (env.FIELDGATE_DB) checkDatabaseLocation("FIELDGATE_DB", env.FIELDGATE_DB);
   if (env.FIELDGATE_DB && isPostgresUrl(env.FIELDGATE_DB)) {
     throw new TypeError("FIELDGATE_DB names a SQLite file; put a PostgreSQL URL in FIELDGATE_DATABASE_URL");
   }
@@ -196,6 +219,7 @@ function databaseUrl(env: Env): string | undefined {
       "FIELDGATE_DB (a SQLite file) and FIELDGATE_DATABASE_URL (PostgreSQL) are both set; set only the one to use",
     );
   }
+  checkDatabaseLocation("FIELDGATE_DATABASE_URL", url);
   if (!isPostgresUrl(url) || !URL.canParse(url)) {
     throw new TypeError("FIELDGATE_DATABASE_URL must be a postgres:// or postgresql:// URL");
   }
@@ -215,6 +239,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     databaseUrl: databaseUrl(env),
     databasePool: integer(env, "FIELDGATE_DATABASE_POOL", 4, 1, 1_000),
     databasePrepare: flag(env, "FIELDGATE_DATABASE_PREPARE", true),
+    databaseConnectTimeout: integer(env, "FIELDGATE_DATABASE_CONNECT_TIMEOUT", 10, 1, 120),
     port,
     host: env.HOST || "127.0.0.1",
     baseUrl: baseUrl(env, port),

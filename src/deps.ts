@@ -138,6 +138,8 @@ export interface Metrics {
   reuseDetected(kind: string): void;
   /** Maps one audit event onto the counters above; the single hook the OAuth code needs. */
   recordAuditEvent(event: string, detail: Record<string, unknown> | null | undefined): void;
+  /** A request was answered 503 for a store condition, named by its log event (database_busy, …). */
+  storeFailure(event: string): void;
   /** The whole registry in Prometheus text format. */
   render(): string;
 }

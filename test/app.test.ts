@@ -189,3 +189,23 @@ test("a full disk answers 503 with Retry-After, logs the cause without a stack, 
   t.clock.advance(10);
   assert.equal((await t.app.fetch(get("/healthz"))).status, 200);
 });
+
+test("exhausted database connections answer 503, log their own event, count in /metrics, and /healthz says degraded", async () => {
+  const t = await openTestApp({ FIELDGATE_METRICS_TOKEN: "metrics-token-0123456789" });
+  const { clientId, clientSecret } = await t.seed.client({ grant: "client_credentials" });
+  t.store.tokens.issue = async () => {
+    throw Object.assign(new Error("remaining connection slots are reserved for non-replication superuser connections"), { code: "53300" });
+  };
+  const res = await t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }));
+  assert.equal(res.status, 503);
+  assert.equal(res.headers.get("retry-after"), "1");
+  assert.ok(t.log.some((l) => l.event === "database_connections_exhausted"));
+  assert.ok(!t.log.some((l) => l.event === "database_busy" || l.event === "request_failed"));
+  const health = await t.app.fetch(get("/healthz"));
+  assert.equal(health.status, 200, "degraded, still in rotation");
+  assert.deepEqual(await health.json(), { status: "degraded", database: "connections exhausted" });
+  const metrics = await (await t.app.fetch(get("/metrics", { authorization: "Bearer metrics-token-0123456789" }))).text();
+  assert.match(metrics, /^fieldgate_store_failures_total\{event="database_connections_exhausted"\} 1$/m);
+  t.clock.advance(10);
+  assert.deepEqual(await (await t.app.fetch(get("/healthz"))).json(), { status: "ok" });
+});

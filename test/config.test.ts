@@ -146,7 +146,12 @@ const BAD_DATABASE_SETTINGS = [
   {
     name: "a FIELDGATE_DATABASE_URL that is not PostgreSQL's",
     env: { FIELDGATE_DATABASE_URL: "mysql://fg:hunter2@db/fg" },
-    error: /FIELDGATE_DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/,
+    error: /FIELDGATE_DATABASE_URL has the unknown database URL scheme "mysql:"/,
+  },
+  {
+    name: "a mistyped PostgreSQL scheme in FIELDGATE_DB, which would be taken as a file named after the URL",
+    env: { FIELDGATE_DB: "postgress://fg:hunter2@db/fg" },
+    error: /FIELDGATE_DB has the unknown database URL scheme "postgress:"/,
   },
   {
     name: "a FIELDGATE_DATABASE_URL that does not parse",

@@ -38,6 +38,10 @@ export interface PostgresCluster {
   url: string;
   /** The postmaster's process id, whose children are every backend: for measuring the server's CPU time. */
   pid(): number | undefined;
+  /** Stops the server as an operator's `pg_ctl stop -m fast` does, keeping its data: for outage tests. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port. */
+  resume(): Promise<void>;
 }
 
 const asRoot = process.getuid?.() === 0;
@@ -80,8 +84,14 @@ export async function startPostgresCluster(
     const port = await freePort();
     const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 ${extra}`;
     try {
-      await exec("pg_ctl", ["start", "-D", data, "-l", join(dir, "log"), "-w", "-t", "30", "-o", settings]);
-      return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, pid: () => postmasterPid(data) };
+      const start = () => exec("pg_ctl", ["start", "-D", data, "-l", join(dir, "log"), "-w", "-t", "30", "-o", settings]);
+      await start();
+      return {
+        url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+        pid: () => postmasterPid(data),
+        halt: async () => void await exec("pg_ctl", ["stop", "-D", data, "-m", "fast", "-w"]),
+        resume: async () => void await start(),
+      };
     } catch (error) {
       // Another process may have taken the port between freePort() and the server's bind: try another one.
       if (attempt >= 3) {

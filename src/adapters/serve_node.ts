@@ -1,6 +1,6 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, Server as NetServer, type Socket } from "node:net";
 import { availableParallelism } from "node:os";
 import { readFileSync } from "node:fs";
 import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -34,17 +34,74 @@ const CHECK_INTERVAL_MS = 2_000;
  */
 const IDLE_TIMEOUT_MS = 30_000;
 
-function closeGracefully(server: Server, graceMs: number): Promise<void> {
+/**
+ * How long after a shutdown signal an idle keep-alive connection is left open before it is closed. A client may be
+ * sending its next request on it at this moment; closing it at once would reset that request (a proxy does not
+ * retry a reset POST). Within this time, a request that arrives is served with `Connection: close`.
+ */
+const IDLE_LINGER_MS = 1_000;
+
+/** The open sockets of one server, and which are idle between requests (since when, on performance.now()). */
+interface Connections {
+  idleSince: Map<Socket, number>;
+  busy: Set<Socket>;
+  /** Responses not yet begun: told to close their connection once the shutdown starts. */
+  pending: Set<ServerResponse>;
+  closing: boolean;
+}
+
+/**
+ * Tracks `server`'s sockets and responses so a shutdown can end them without resetting a request: every response
+ * from then on says `Connection: close`, and idle connections close only after IDLE_LINGER_MS of quiet.
+ */
+function trackConnections(server: Server): Connections {
+  const connections: Connections = { idleSince: new Map(), busy: new Set(), pending: new Set(), closing: false };
+  server.on("connection", (socket: Socket) => {
+    connections.idleSince.set(socket, performance.now());
+    socket.once("close", () => {
+      connections.idleSince.delete(socket);
+      connections.busy.delete(socket);
+    });
+  });
+  const track = (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    connections.idleSince.delete(socket);
+    connections.busy.add(socket);
+    if (connections.closing) res.shouldKeepAlive = false;
+    else connections.pending.add(res);
+    res.once("finish", () => connections.pending.delete(res));
+    res.once("close", () => {
+      connections.pending.delete(res);
+      if (!socket.destroyed) {
+        connections.busy.delete(socket);
+        connections.idleSince.set(socket, performance.now());
+      }
+    });
+  };
+  // Registered before the app's listeners, so this runs first for every request.
+  server.prependListener("request", track);
+  server.prependListener("checkContinue", track);
+  return connections;
+}
+
+function closeGracefully(server: Server, connections: Connections, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
-    // close() stops accepting and resolves once every connection has ended. Idle keep-alive sockets are closed
-    // now and, by the sweep, as soon as a busy one has sent its response (otherwise it would stay open for the
-    // keep-alive timeout and delay the exit). A stuck client cannot hold shutdown up past the grace.
-    const sweep = setInterval(() => server.closeIdleConnections(), 100);
-    server.close(() => {
-      clearInterval(sweep);
+    connections.closing = true;
+    // Responses not yet begun close their connection once sent; the client opens a new one (to another instance).
+    for (const res of connections.pending) if (!res.headersSent) res.shouldKeepAlive = false;
+    connections.pending.clear();
+    const sweep = () => {
+      const now = performance.now();
+      for (const [socket, since] of connections.idleSince) if (now - since >= IDLE_LINGER_MS) socket.destroy();
+    };
+    const timer = setInterval(sweep, 100);
+    // net.Server's close: stop accepting, resolve once every connection has ended. http.Server's own close would
+    // also close every idle keep-alive connection at once, resetting a request its client is sending right now.
+    NetServer.prototype.close.call(server, () => {
+      clearInterval(timer);
       resolve();
     });
-    server.closeIdleConnections();
+    // A stuck client cannot hold shutdown up past the grace.
     setTimeout(() => server.closeAllConnections(), graceMs).unref();
   });
 }
@@ -61,6 +118,7 @@ export async function listenNode(
   });
   // With no "timeout" listener, node:http destroys the socket when it fires.
   server.setTimeout(options.idleMs ?? IDLE_TIMEOUT_MS);
+  const connections = trackConnections(server);
   await new Promise<void>((resolve, reject) => {
     const failed = (error: Error) => reject(cannotListen(options, error));
     server.once("error", failed);
@@ -83,7 +141,7 @@ export async function listenNode(
   try {
     ({ listener, maxBodyBytes } = await ready);
   } catch (error) {
-    await closeGracefully(server, options.graceMs);
+    await closeGracefully(server, connections, options.graceMs);
     throw error;
   }
   server.off("request", early);
@@ -94,7 +152,7 @@ export async function listenNode(
     if (!declaresMoreThan(req, maxBodyBytes)) res.writeContinue();
     void listener(req, res);
   });
-  return { url, close: () => closeGracefully(server, options.graceMs) };
+  return { url, close: () => closeGracefully(server, connections, options.graceMs) };
 }
 
 /**

@@ -12,7 +12,7 @@ const STORAGE_FAULT_REPORT_MS = 10_000;
 
 /** The storage fault requests met last, and when (ms on the app's clock). */
 export interface StorageFaults {
-  last?: { fault: string; at: number };
+  last?: { fault: string; at: number; degraded?: boolean };
 }
 
 /** The /healthz route: the store's ping, or the storage fault a request met in the last ten seconds. */
@@ -22,8 +22,11 @@ export function healthRoutes(deps: Deps, faults: StorageFaults): Route[] {
     path: "/healthz",
     handler: async () => {
       const recent = faults.last && deps.clock() - faults.last.at < STORAGE_FAULT_REPORT_MS ? faults.last : undefined;
-      const ok = !recent && await deps.store.ping();
-      const body = recent ? { status: "unavailable", database: recent.fault } : { status: ok ? "ok" : "unavailable" };
+      // Degraded (connections exhausted) still answers 200: a load balancer that dropped every instance for it would
+      // turn a squeeze on connection slots into an outage. The body says so for people and monitors.
+      const ok = (!recent || recent.degraded === true) && await deps.store.ping();
+      const status = !ok ? "unavailable" : recent ? "degraded" : "ok";
+      const body = recent ? { status, database: recent.fault } : { status };
       return json(body, ok ? 200 : 503, { "cache-control": "no-store" });
     },
   }];

@@ -21,9 +21,13 @@ export function createStoreOpener(createDatabaseFile: (path: string) => Promise<
   };
 }
 
-/** The pool settings FIELDGATE_DATABASE_POOL and FIELDGATE_DATABASE_PREPARE give every PostgreSQL connection. */
-export function poolOptions(config: Readonly<Config>): Pick<PgOptions, "max" | "prepare"> {
-  return { max: config.databasePool, prepare: config.databasePrepare };
+/** The pool settings FIELDGATE_DATABASE_POOL, _PREPARE and _CONNECT_TIMEOUT give every PostgreSQL pool. */
+export function poolOptions(config: Readonly<Config>): Pick<PgOptions, "max" | "prepare" | "connectTimeoutSeconds"> {
+  return {
+    max: config.databasePool,
+    prepare: config.databasePrepare,
+    connectTimeoutSeconds: config.databaseConnectTimeout,
+  };
 }
 
 /**
@@ -64,13 +68,16 @@ export async function openCommandStore(
     ? command.createsDatabase(args)
     : command.createsDatabase === true;
   const url = config.databaseUrl;
+  const storeOptions = command.logsMigrations
+    ? { ...command.storeOptions, onMigrated: (applied: readonly string[]) => logMigrated(deps, applied) }
+    : command.storeOptions;
   if (url === undefined) {
     if (!creates && config.dbPath !== ":memory:" && !(await deps.fileExists(config.dbPath))) {
       throw new UsageError(
         `no database at ${config.dbPath}: check --db or FIELDGATE_DB (serve, users add, import doorkeeper and an authorization_code clients add create one; a client_credentials client needs its integration user there first)`,
       );
     }
-    return deps.openStore(config.dbPath, command.storeOptions);
+    return deps.openStore(config.dbPath, storeOptions);
   }
   const where = await describeUrl(url);
   try {
@@ -79,7 +86,7 @@ export async function openCommandStore(
         `no fieldgate database at ${where}: check --db or FIELDGATE_DATABASE_URL, or create its tables with \`fieldgate migrate\` (serve, users add, import doorkeeper and an authorization_code clients add do too)`,
       );
     }
-    return await deps.openStore(url, { ...command.storeOptions, ...poolOptions(config) });
+    return await deps.openStore(url, { ...storeOptions, ...poolOptions(config) });
   } catch (error) {
     if (isUnreachable(error)) throw new CommandError(`cannot open ${where}: ${messageOf(error)}`, { cause: error });
     throw error;
@@ -98,4 +105,57 @@ async function holdsFieldgate(url: string, config: Readonly<Config>): Promise<bo
   } finally {
     await pg.close();
   }
+}
+
+function logMigrated(deps: CliDeps, applied: readonly string[]): void {
+  if (applied.length > 0) deps.log("migrated", { applied: [...applied] });
+}
+
+/** What a PostgreSQL role may open: the server's slots less those reserved for others, and its own limit. */
+export interface ConnectionRoom {
+  /** Connections this role may hold at once on the server. */
+  usable: number;
+  /** The pool each process opens (FIELDGATE_DATABASE_POOL). */
+  pool: number;
+}
+
+/** Connections left for the operator's psql, pg_dump and CLI beside the instances' pools. */
+const OPERATOR_CONNECTIONS = 3;
+
+/**
+ * How many connections the configured role may hold (max_connections less superuser_reserved_connections and, from
+ * PostgreSQL 16, reserved_connections, unless it is a superuser; at most its CONNECTION LIMIT), asked on a
+ * connection of its own; undefined when the server does not say (a pooler in front).
+ */
+export async function connectionRoom(url: string, config: Readonly<Config>): Promise<ConnectionRoom | undefined> {
+  const { openPostgres } = await import("../store/postgres/connect.ts");
+  const pg = await openPostgres(url, { ...poolOptions(config), max: 1 });
+  try {
+    const [row] = await pg.query<{ usable: number | null }>(
+      `SELECT CASE WHEN r.rolconnlimit >= 0 THEN LEAST(r.rolconnlimit, m.usable) ELSE m.usable END AS usable
+         FROM pg_roles r,
+              LATERAL (SELECT CASE WHEN r.rolsuper THEN current_setting('max_connections')::int
+                                   ELSE current_setting('max_connections')::int
+                                        - current_setting('superuser_reserved_connections')::int
+                                        - COALESCE(NULLIF(current_setting('reserved_connections', true), ''), '0')::int
+                              END AS usable) m
+        WHERE r.rolname = current_user`,
+    );
+    return typeof row?.usable === "number" ? { usable: row.usable, pool: config.databasePool } : undefined;
+  } finally {
+    await pg.close();
+  }
+}
+
+/**
+ * The warning serve logs at start when the role's connections leave no room for a second instance beside this one
+ * and the operator's tools; undefined when there is room.
+ */
+export function connectionWarning(room: ConnectionRoom): Record<string, number> | undefined {
+  if (room.pool * 2 + OPERATOR_CONNECTIONS <= room.usable) return undefined;
+  return {
+    usable_connections: room.usable,
+    pool: room.pool,
+    instances_that_fit: Math.max(0, Math.floor((room.usable - OPERATOR_CONNECTIONS) / room.pool)),
+  };
 }

@@ -1,5 +1,5 @@
 // runCli(args, io, deps): finds the command in the table, validates everything, then runs it; returns an exit code.
-import { isPostgresUrl, loadConfig } from "../config.ts";
+import { checkDatabaseLocation, isPostgresUrl, loadConfig } from "../config.ts";
 import { nowSeconds } from "../deps.ts";
 import { StoreConflictError } from "../store/errors.ts";
 import { RegistrationError } from "../oauth/registration.ts";
@@ -72,6 +72,7 @@ function effectiveEnv(args: ParsedArgs, env: CliDeps["env"]): Record<string, str
   // its kind and clears the other's, so it never meets the environment's choice as "both set".
   const db = optionalFlag(args, "db");
   if (db !== undefined) {
+    asUsage(() => checkDatabaseLocation("--db", db));
     const [set, cleared] = isPostgresUrl(db)
       ? ["FIELDGATE_DATABASE_URL", "FIELDGATE_DB"]
       : ["FIELDGATE_DB", "FIELDGATE_DATABASE_URL"];
@@ -89,10 +90,14 @@ function checkPositionals(command: Command, args: ParsedArgs): void {
 }
 
 function loadValidConfig(env: Record<string, string | undefined>) {
+  return asUsage(() => loadConfig(env));
+}
+
+function asUsage<T>(check: () => T): T {
   try {
-    return loadConfig(env);
+    return check();
   } catch (error) {
-    // Bad settings are TypeError/RangeError naming the variable (config.ts); here they are bad arguments.
+    // Bad settings are TypeError/RangeError naming the variable or flag (config.ts); here they are bad arguments.
     if (error instanceof TypeError || error instanceof RangeError) throw new UsageError(error.message);
     throw error;
   }

@@ -195,6 +195,8 @@ export interface StoreCommand extends CommandBase {
    * one: both are refused rather than answered from a new, empty database ("No users.").
    */
   createsDatabase?: true | ((args: ParsedArgs) => boolean);
+  /** True for serve: the migrations an open applies are logged (`migrated`), since nobody reads its output. */
+  logsMigrations?: true;
   run(ctx: CommandContext): Promise<CommandResult | number>;
 }
 

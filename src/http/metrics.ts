@@ -73,6 +73,9 @@ function histogramLines(name: string, byRoute: Map<string, Histogram>): string[]
 }
 
 /** A fresh, empty registry; one per app so tests and workers never share counts. */
+/** The store conditions the error boundary answers with 503 (app/store_failure.ts), by their log events. */
+const STORE_FAILURES = new Set(["database_closed", "database_busy", "database_unavailable", "database_connections_exhausted"]);
+
 export function createMetrics(): Metrics {
   const requests = createCounter();
   const throttled = createCounter();
@@ -80,6 +83,7 @@ export function createMetrics(): Metrics {
   const refreshed = createCounter();
   const revoked = createCounter();
   const reuse = createCounter();
+  const storeFailures = createCounter();
   const latency = new Map<string, Histogram>();
   // Every request lands here: its counter entry is found by one string key instead of serialising labels again.
   const requestEntries = new Map<string, { value: number }>();
@@ -100,6 +104,7 @@ export function createMetrics(): Metrics {
     tokenRevoked: (kind) => revoked.inc({ kind: closed(kind, TOKEN_KINDS) }),
     reuseDetected: (kind) => reuse.inc({ kind: closed(kind, REUSE_KINDS) }),
     recordAuditEvent: (event, detail) => recordAuditEvent(metrics, event, detail),
+    storeFailure: (event) => storeFailures.inc({ event: closed(event, STORE_FAILURES) }),
     render() {
       return [
         ...section("fieldgate_http_requests_total", "counter", "HTTP requests by route, method and status", requests.lines("fieldgate_http_requests_total")),
@@ -109,6 +114,7 @@ export function createMetrics(): Metrics {
         ...section("fieldgate_tokens_refreshed_total", "counter", "Refresh-token rotations", refreshed.lines("fieldgate_tokens_refreshed_total")),
         ...section("fieldgate_tokens_revoked_total", "counter", "Tokens revoked at /oauth/revoke by kind (a refresh token revokes its family)", revoked.lines("fieldgate_tokens_revoked_total")),
         ...section("fieldgate_reuse_detections_total", "counter", "Replayed refresh tokens or codes (family revoked)", reuse.lines("fieldgate_reuse_detections_total")),
+        ...section("fieldgate_store_failures_total", "counter", "Requests answered 503 for a store condition, by its log event", storeFailures.lines("fieldgate_store_failures_total")),
       ].join("\n") + "\n";
     },
   };

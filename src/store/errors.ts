@@ -101,7 +101,16 @@ export function storageFaultOf(error: unknown): string | undefined {
  * (55P03, 57014), a conflict whose retries were spent (40001, 40P01), every connection slot taken (53300), a
  * server starting or shutting down (57P03, 57P01).
  */
-const PG_BUSY = new Set(["55P03", "57014", "40001", "40P01", "53300", "57P01", "57P03"]);
+const PG_BUSY = new Set(["55P03", "57014", "40001", "40P01", "57P01", "57P03"]);
+
+/**
+ * True when the PostgreSQL server has no connection slot left for this role (53300, "remaining connection slots are
+ * reserved"): a capacity condition for the operator (pool size × instances against max_connections), told apart
+ * from a busy lock.
+ */
+export function isConnectionsExhausted(error: unknown): boolean {
+  return sqlState(error) === "53300";
+}
 
 /** PostgreSQL conditions for the operator: disk full, out of memory, a read-only (standby) server. */
 const PG_FAULTS = new Map<string, string>([
@@ -111,7 +120,18 @@ const PG_FAULTS = new Map<string, string>([
 ]);
 
 /** postgres.js's codes when it cannot reach the server or the server closed the connection. */
-const PG_CLIENT_FAULTS = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "ETIMEDOUT", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_DESTROYED"]);
+const PG_CLIENT_FAULTS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EPIPE",
+  "ETIMEDOUT",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+]);
 
 /**
  * True for node:sqlite's refusal to use a closed database ("database is not open", "statement has been finalized"):

@@ -11,6 +11,9 @@ const rows: { name: string; error: unknown; expected: ReturnType<typeof classify
   { name: "a busy store", error: new StoreBusyError("locked"), expected: { event: "database_busy", retryAfter: 1 } },
   { name: "a full disk", error: sqliteError(13), expected: { event: "database_unavailable", retryAfter: 10, fault: "full" } },
   { name: "a read-only file", error: sqliteError(8), expected: { event: "database_unavailable", retryAfter: 10, fault: "read-only" } },
+  { name: "PostgreSQL's connection slots all taken (53300)", error: Object.assign(new Error("remaining connection slots are reserved"), { code: "53300" }), expected: { event: "database_connections_exhausted", retryAfter: 1, fault: "connections exhausted", degraded: true } },
+  { name: "a refused connection", error: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), expected: { event: "database_unavailable", retryAfter: 10, fault: "unreachable", pinged: true } },
+  { name: "a lock timeout (55P03)", error: Object.assign(new Error("lock timeout"), { code: "55P03" }), expected: { event: "database_busy", retryAfter: 1 } },
   { name: "any other error", error: new TypeError("bug"), expected: undefined },
 ];
 

@@ -7,6 +7,7 @@ import { runCli } from "../../src/cli/main.ts";
 import type { App } from "../../src/app.ts";
 import type { CliDeps } from "../../src/cli/types.ts";
 import { cliHarness, type CliHarness } from "./harness.ts";
+import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { syncSha256Hex } from "../../src/adapters/sync_digest.ts";
 import { syncHmacSha256Base64Url } from "../../src/adapters/sync_hmac.ts";
 
@@ -135,10 +136,17 @@ test("serve ends with exit 1 and a server_failed line when its listener stops se
   assert.ok(!h.log.some((l) => l.event === "stopped"));
 });
 
-test("serve logs listening, shutting_down and stopped, and closes the database", async () => {
+test("serve logs the migrations it applied, listening, shutting_down and stopped, and closes the database", async () => {
   const h = cliHarness();
   const served = await serveOnce(h);
-  assert.deepEqual(h.log.map((l) => l.event).filter((e) => e !== "request"), ["demo_seeded", "listening", "shutting_down", "stopped"]);
+  assert.deepEqual(h.log.map((l) => l.event).filter((e) => e !== "request"), ["migrated", "demo_seeded", "listening", "shutting_down", "stopped"]);
+  const applied = h.log.find((l) => l.event === "migrated")!.fields.applied as string[];
+  assert.equal(applied.length, MIGRATIONS.length);
+  assert.equal(applied[0], MIGRATIONS[0]!.name);
+  // A second start finds nothing to apply, and says nothing of it.
+  h.log.length = 0;
+  await serveOnce(h);
+  assert.ok(!h.log.some((l) => l.event === "migrated"));
   assert.equal(h.log.find((l) => l.event === "listening")!.fields.url, `http://127.0.0.1:${FAKE_BOUND_PORT}`);
   const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
   assert.equal(h.log.find((l) => l.event === "listening")!.fields.version, version, "the release serving");

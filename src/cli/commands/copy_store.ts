@@ -1,5 +1,5 @@
 // `copy-store --from PATH --to URL`: moves a SQLite installation to an empty PostgreSQL database, every row as it is.
-import { isPostgresUrl } from "../../config.ts";
+import { checkDatabaseLocation, isPostgresUrl } from "../../config.ts";
 import { ForeignDatabaseError, SchemaTooNewError } from "../../store/errors.ts";
 import { MIGRATIONS } from "../../store/migrations.ts";
 import { openSnapshot, type SqliteSnapshot } from "../../store/sqlite.ts";
@@ -18,6 +18,12 @@ function locations(args: ParsedArgs): { from: string; to: string } {
   const from = requireFlag(args, "from");
   const to = requireFlag(args, "to");
   if (isPostgresUrl(from)) throw new UsageError("--from names the SQLite file to copy, not a PostgreSQL URL");
+  try {
+    checkDatabaseLocation("--from", from);
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(error.message);
+    throw error;
+  }
   if (!isPostgresUrl(to)) throw new UsageError("--to must be a postgres:// or postgresql:// URL");
   return { from, to };
 }
@@ -90,7 +96,9 @@ async function copyInto(
     import("../../store/postgres/migrations.ts"),
     import("../../store/postgres/copy.ts"),
   ]);
-  const pg = await openPostgres(url, { ...options, max: 1, statementTimeoutMs: COPY_STATEMENT_TIMEOUT_MS });
+  const pg = await openPostgres(url, { ...options, max: 1, statementTimeoutMs: COPY_STATEMENT_TIMEOUT_MS }).catch((error) => {
+    throw isUnreachable(error) ? new CommandError(`cannot copy to ${where}: ${messageOf(error)}`, { cause: error }) : error;
+  });
   try {
     await migratePostgres(pg, { now: options.now });
     const outcome = await copySqliteToPostgres(source, pg);

@@ -45,16 +45,20 @@ async function migrateSqliteFile(path: string, deps: CliDeps): Promise<Outcome> 
 
 /** Loaded on demand, so that postgres.js and the PostgreSQL schema stay out of every SQLite run of the CLI. */
 async function migratePostgresUrl(url: string, config: Readonly<Config>, deps: CliDeps): Promise<Outcome> {
-  const [{ openPostgres }, { migratePostgres }] = await Promise.all([
+  const [{ openPostgres, describePostgresUrl }, { migratePostgres }] = await Promise.all([
     import("../../store/postgres/connect.ts"),
     import("../../store/postgres/migrations.ts"),
   ]);
-  const pg = await openPostgres(url, { ...poolOptions(config), max: 1 });
+  const where = describePostgresUrl(url);
+  const unreachable = (error: unknown) => new CommandError(`cannot migrate ${where}: ${messageOf(error)}`, { cause: error });
+  const pg = await openPostgres(url, { ...poolOptions(config), max: 1 }).catch((error) => {
+    throw isUnreachable(error) ? unreachable(error) : error;
+  });
   try {
     const report = await migratePostgres(pg, { now: deps.clock() });
-    return { database: pg.where, ...report };
+    return { database: where, ...report };
   } catch (error) {
-    if (isUnreachable(error)) throw new CommandError(`cannot migrate ${pg.where}: ${messageOf(error)}`);
+    if (isUnreachable(error)) throw unreachable(error);
     throw error;
   } finally {
     await pg.close();

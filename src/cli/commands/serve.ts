@@ -10,7 +10,7 @@ import { startMaintenance } from "../../server/maintenance.ts";
 import { LOOPBACK_HOSTS } from "../../oauth/redirect_uri.ts";
 import { RegistrationError } from "../../oauth/registration.ts";
 import { StoreConflictError } from "../../store/errors.ts";
-import { describeDatabase } from "../database.ts";
+import { connectionRoom, connectionWarning, describeDatabase } from "../database.ts";
 import { messageOf } from "../text.ts";
 import {
   CommandError,
@@ -211,6 +211,7 @@ export const serve: Command = {
   // Checkpoints run on a timer (maintenance.ts) instead of inside request commits.
   storeOptions: { autoCheckpointPages: 0 },
   createsDatabase: true,
+  logsMigrations: true,
   async run(ctx) {
     const { args, config: initial, io, deps, store } = ctx;
     const workers = workerCount(args, deps);
@@ -257,6 +258,7 @@ export const serve: Command = {
       demo: config.demo,
       database: await describeDatabase(config),
     });
+    if (config.databaseUrl !== undefined && worker === undefined) await warnOfTightConnections(config, deps.log);
     if (plainHttpBeyondLoopback(config.baseUrl)) {
       // Passwords, codes, secrets and bearer tokens would cross the network in clear (RFC 6749 §3.1, §10.9;
       // RFC 6750 §5.3), and cookies lose Secure and __Host-. Warned, not refused: a proxy on the same host may
@@ -290,3 +292,14 @@ export const serve: Command = {
     return 0;
   },
 };
+
+/**
+ * Warns when the role's PostgreSQL connections leave no room for a second instance's pool and the operator's tools
+ * (`database_connections_tight`): a full server refuses every new connection, the operator's pg_dump among them.
+ * A server that will not say (a pooler in front) is not warned of.
+ */
+async function warnOfTightConnections(config: Readonly<Config>, log: CliDeps["log"]): Promise<void> {
+  const room = await connectionRoom(config.databaseUrl!, config).catch(() => undefined);
+  const warning = room && connectionWarning(room);
+  if (warning) log("database_connections_tight", warning);
+}

@@ -1,5 +1,8 @@
 // The one module that loads postgres.js: opens a small pool with our session settings behind a thin adapter of our own.
+// It also dials postgres.js's sockets (node:net, on Node and Deno alike), so it may import that one runtime module.
+import net from "node:net";
 import type { Sql, TransactionSql } from "postgres";
+import { createDialPacer, type DialPacer } from "./dial_pacer.ts";
 
 /** A value bound to a placeholder ($1, $2, …). */
 export type PgValue = null | number | string | boolean | Uint8Array;
@@ -67,10 +70,17 @@ export interface PgOptions {
    * (`ALTER ROLE fieldgate SET statement_timeout = '5s'`, and the same for the other two).
    */
   sendLimits?: boolean;
-  /** Seconds an unused connection stays open (default: until close()). */
+  /**
+   * Seconds an unused connection stays open (default 30), so idle pools leave the server's connection slots to
+   * others (the operator's psql, pg_dump, the CLI); 0 keeps connections until close().
+   */
   idleTimeoutSeconds?: number;
-  /** Seconds to wait for a connection to open (default 10). */
+  /**
+   * Seconds openPostgres waits for the server to answer its first statement (default 10): a server that refuses,
+   * or a peer that is not PostgreSQL, fails the open within this time after a bounded number of dials.
+   */
   connectTimeoutSeconds?: number;
+
   /** Server notices ("relation already exists, skipping"); postgres.js would print them with console.log. */
   onNotice?: (message: string) => void;
 }
@@ -108,11 +118,16 @@ const INT8 = {
 export async function openPostgres(url: string, options: PgOptions = {}): Promise<PgClient> {
   const { default: postgres } = await import("postgres");
   const prepare = options.prepare ?? true;
+  const connectTimeoutSeconds = options.connectTimeoutSeconds ?? 10;
+  const pacer = createDialPacer();
   const sql = postgres(url, {
     max: options.max ?? 4,
     prepare,
-    connect_timeout: options.connectTimeoutSeconds ?? 10,
-    ...(options.idleTimeoutSeconds !== undefined && { idle_timeout: options.idleTimeoutSeconds }),
+    connect_timeout: connectTimeoutSeconds,
+    idle_timeout: options.idleTimeoutSeconds ?? 30,
+    // No pause of postgres.js's own (up to 20 s, for which requests waited): dial() paces redials, at most 0.4 s apart.
+    backoff: () => 0,
+    socket: (settings: DialSettings) => dial(settings, pacer),
     // postgres.js would look up array type ids at each connect, for array parameters, which no query here uses.
     fetch_types: false,
     types: { int8: INT8 },
@@ -125,8 +140,9 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
       lock_timeout: options.lockTimeoutMs ?? 2_000,
       idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
     },
-  });
+  } as Parameters<typeof postgres>[1]);
   const counts: PgStats = { roundTrips: 0, statements: 0 };
+  await firstAnswer(sql, connectTimeoutSeconds, pacer);
   return {
     where: describePostgresUrl(url),
     ...queryable(sql, prepare, counts),
@@ -145,8 +161,66 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
         }
       }
     },
-    close: ({ timeoutSeconds = 5 } = {}) => sql.end({ timeout: timeoutSeconds }),
+    async close({ timeoutSeconds = 5 } = {}) {
+      await sql.end({ timeout: timeoutSeconds });
+      pacer.retire();
+    },
   };
+}
+
+/** What postgres.js passes its `socket` function: the hosts and ports of the URL, or a Unix socket path. */
+interface DialSettings {
+  host: string[];
+  port: number[];
+  path?: string | false;
+}
+
+/**
+ * A socket to the server, dialled after the pacer's pause. It is handed over still connecting: postgres.js writes
+ * its startup message, which the socket sends once connected, and sees a refusal as the socket's error event.
+ */
+async function dial(settings: DialSettings, pacer: DialPacer): Promise<net.Socket> {
+  const pause = pacer.pause();
+  if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+  // postgres.js fails the connection's waiting statement with this, and dials no more for it.
+  if (pacer.retired()) throw Object.assign(new Error("the pool is closed"), { code: "CONNECTION_ENDED" });
+  const closed = pacer.dialed(performance.now());
+  const index = (pacer.attempts() - 1) % Math.max(1, settings.host.length);
+  const socket = settings.path
+    ? net.connect(settings.path)
+    : net.connect(settings.port[index] ?? 5432, settings.host[index] ?? "localhost");
+  socket.once("close", () => closed(performance.now()));
+  return socket;
+}
+
+/**
+ * Waits for the server's answer to a first statement, at most `seconds`: a URL whose server refuses fails at once
+ * (ECONNREFUSED, or PostgreSQL's own refusal), one whose peer never completes the startup fails when the time is up,
+ * naming how many dials were made. Either way every connection is closed before it throws.
+ * @throws the refusal, or an Error with code CONNECT_TIMEOUT
+ */
+async function firstAnswer(sql: Sql, seconds: number, pacer: DialPacer): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new Error(
+        `no PostgreSQL answer within ${seconds} s after ${pacer.attempts()} connection attempts (is it a PostgreSQL server?)`,
+      );
+      reject(Object.assign(error, { code: "CONNECT_TIMEOUT" }));
+    }, seconds * 1000);
+  });
+  const probe = sql.unsafe("SELECT 1");
+  try {
+    await Promise.race([probe, deadline]);
+    pacer.succeeded();
+  } catch (error) {
+    probe.catch(() => {});
+    pacer.retire();
+    await sql.end({ timeout: 0 });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** `url` without its password (and query), fit for a message or a log line. */
