@@ -115,6 +115,13 @@ export function bump(tally: Map<string, number>, key: string): void {
   tally.set(key, (tally.get(key) ?? 0) + 1);
 }
 
+/** An attack's own verdict beyond the probes' (whether innocent people could still sign in), with its report lines. */
+export interface AttackVerdict {
+  meets: boolean;
+  lines: string[];
+  figures: unknown;
+}
+
 /** The report of one phase: each probe's summary, what the attacker got, how long the server took to recover. */
 export interface PhaseReport {
   phase: string;
@@ -127,6 +134,9 @@ export interface PhaseReport {
   settled?: boolean;
   /** Client addresses the server recorded for the attack's requests (its audit log), when it records them. */
   addressesSeen?: string[];
+  /** Audit events the server recorded during the phase, by event and surface ("throttled sign_in_busy"). */
+  audited?: Record<string, number>;
+  verdict?: AttackVerdict;
   meets: boolean;
 }
 
@@ -153,6 +163,8 @@ export function formatPhase(report: PhaseReport): string {
   }
   if (report.phase !== "baseline") lines.push(`  attacker got: ${formatTally(report.attacker) || "nothing back"}`);
   if (report.addressesSeen) lines.push(`  server saw attacker addresses: ${report.addressesSeen.join(", ") || "none recorded"}`);
+  if (report.audited) lines.push(`  audited during the phase: ${formatTally(report.audited) || "nothing"}`);
+  for (const line of report.verdict?.lines ?? []) lines.push(`  ${line}`);
   if (report.settleMs !== undefined) {
     lines.push(`  recovered ${report.settled ? "after" : "NOT within"} ${(report.settleMs / 1000).toFixed(1)} s once the attack stopped`);
   }
