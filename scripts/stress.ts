@@ -68,7 +68,11 @@ async function addUser(db: string, org: string, username: string): Promise<{ use
 async function setUp(server: RunningServer, dir: string, db: string): Promise<Setup> {
   const demo = JSON.parse(await readFile(join(dir, "demo-credentials.json"), "utf8")) as DemoCredentialsFile;
   const attacker = await addUser(db, "stress-attacker", "stress-attacker");
-  const innocents = { returning: await addUser(db, "stress-innocent", "innocent-a"), newBrowser: await addUser(db, "stress-innocent", "innocent-b") };
+  const innocent = (name: string) => addUser(db, "stress-innocent", name);
+  const innocents = {
+    returning: [await innocent("innocent-a1"), await innocent("innocent-a2")],
+    newBrowser: [await innocent("innocent-b1"), await innocent("innocent-b2")],
+  } as const;
   // The attacker holds an ordinary fields:read token of the demo web app, for its own account.
   const browser = await signedInBrowser(server.base, { ...demo, ...attacker });
   const tokens = await exchangeCode(server.base, demo, await authorizeCode(browser, demo));
@@ -178,7 +182,8 @@ async function runPhase(s: Setup, o: { seconds: number; attack?: Attack; baselin
     probes: summaries,
     attacker: Object.fromEntries(tally),
     ...(verdict ? { verdict } : {}),
-    meets: Object.values(summaries).every((p) => p.meets) && (verdict?.meets ?? true),
+    // An attack with its own verdict is judged by it; its probes' figures are shown, not judged (see Attack.verdict).
+    meets: verdict?.meets ?? Object.values(summaries).every((p) => p.meets),
   };
   if (o.attack?.id === "signin" || o.attack?.id === "queue") report.addressesSeen = addressesSeen(s.db, sinceSeconds);
   if (o.attack?.id === "queue") report.audited = auditedSince(s.db, sinceSeconds);

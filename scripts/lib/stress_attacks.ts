@@ -27,7 +27,10 @@ export interface Attack {
   title: string;
   /** How long this attack's phase lasts, whatever `--seconds` says (its verdict needs that many innocent tries). */
   seconds?: number;
-  /** Runs until `ctx.signal`; an attack judged by more than the probes returns that verdict. */
+  /**
+   * Runs until `ctx.signal`. An attack that returns a verdict is judged by it alone: the sign-in queue attack is a
+   * flood of cheap requests sent from this process, whose own load shows in the probes' latency too.
+   */
   run(ctx: AttackContext): Promise<AttackVerdict | void>;
 }
 

@@ -11,17 +11,27 @@ const CONNECTIONS = 8;
 export const INNOCENT_EVERY_MS = 2_000;
 /** The issue's target: at least this share of the innocent's sign-ins succeed. */
 export const INNOCENT_TARGET = 0.9;
-/** How long the attack runs: ten innocent sign-ins. */
-export const QUEUE_SECONDS = 20;
+/** Sign-ins the innocent person tries in each kind of browser. */
+const INNOCENT_TRIES = 10;
+/** How long the attack runs: the innocent's tries, and some room for slow answers. */
+export const QUEUE_SECONDS = 30;
 const TIMEOUT_MS = 30_000;
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 /** The sessions' cookie names; the innocent drops these between sign-ins and keeps the device cookie. */
 const SESSION_COOKIE = /session$/;
 
-/** Two innocent accounts, one per kind of browser, so neither meets the other's successful sign-in limit. */
+/**
+ * Innocent accounts, two per kind of browser used in turn: ten sign-ins in 20 s of one account would meet the
+ * successful sign-in limit (FIELDGATE_SIGNIN_LIMIT, 10 a minute), which is not what this attack measures.
+ */
 export interface Innocents {
-  returning: { username: string; password: string };
-  newBrowser: { username: string; password: string };
+  returning: readonly [Credentials, Credentials];
+  newBrowser: readonly [Credentials, Credentials];
+}
+
+interface Credentials {
+  username: string;
+  password: string;
 }
 
 export interface QueueContext {
@@ -75,20 +85,21 @@ async function attackLoop(ctx: QueueContext, localAddress: string, id: number): 
   agent.destroy();
 }
 
-/** The innocent person: one sign-in every INNOCENT_EVERY_MS, in its own browser and in a new one, until the end. */
-async function innocentLoop(ctx: QueueContext, returningJar: Jar, result: InnocentSignIns): Promise<void> {
+/** The innocent person: one sign-in every INNOCENT_EVERY_MS, in their own browser and in a new one, INNOCENT_TRIES times. */
+async function innocentLoop(ctx: QueueContext, jars: readonly Jar[], result: InnocentSignIns): Promise<void> {
   const record = (kind: keyof InnocentSignIns, answer: Answer) => {
     result[kind].tries++;
     if (answer.status === 303) result[kind].successes++;
     result[kind].outcomes[outcome(answer)] = (result[kind].outcomes[outcome(answer)] ?? 0) + 1;
   };
-  while (!ctx.signal.aborted) {
+  for (let i = 0; i < INNOCENT_TRIES && !ctx.signal.aborted; i++) {
     const started = performance.now();
-    for (const name of [...returningJar.keys()]) if (SESSION_COOKIE.test(name)) returningJar.delete(name);
+    const jar = jars[i % 2]!;
+    for (const name of [...jar.keys()]) if (SESSION_COOKIE.test(name)) jar.delete(name);
     // Both at once: each finds the queue as the attack left it.
     const [returning, fresh] = await Promise.all([
-      signInOnce(ctx.base, returningJar, { credentials: ctx.innocents.returning }),
-      signInOnce(ctx.base, new Map(), { credentials: ctx.innocents.newBrowser }),
+      signInOnce(ctx.base, jar, { credentials: ctx.innocents.returning[i % 2]! }),
+      signInOnce(ctx.base, new Map(), { credentials: ctx.innocents.newBrowser[i % 2]! }),
     ]);
     if (ctx.signal.aborted && (returning.error === "aborted" || fresh.error === "aborted")) break;
     record("returning", returning);
@@ -99,12 +110,14 @@ async function innocentLoop(ctx: QueueContext, returningJar: Jar, result: Innoce
 
 /**
  * Runs the attack for as long as `ctx.signal` allows: QUEUE_ATTACKERS x CONNECTIONS loops of wrong passwords, and the
- * innocent person signing in every INNOCENT_EVERY_MS, whose browser signed in once before the attack began.
+ * innocent person signing in every INNOCENT_EVERY_MS, whose own browsers signed in once before the attack began.
  */
 export async function queueAttack(ctx: QueueContext): Promise<InnocentSignIns> {
-  const returningJar: Jar = new Map();
-  const first = await signInOnce(ctx.base, returningJar, { credentials: ctx.innocents.returning });
-  if (first.status !== 303) throw new Error(`the innocent's sign-in before the attack answered ${outcome(first)}`);
+  const jars: Jar[] = [new Map(), new Map()];
+  for (const [i, jar] of jars.entries()) {
+    const first = await signInOnce(ctx.base, jar, { credentials: ctx.innocents.returning[i]! });
+    if (first.status !== 303) throw new Error(`the innocent's sign-in before the attack answered ${outcome(first)}`);
+  }
   const result: InnocentSignIns = {
     returning: { tries: 0, successes: 0, outcomes: {} },
     newBrowser: { tries: 0, successes: 0, outcomes: {} },
@@ -112,7 +125,7 @@ export async function queueAttack(ctx: QueueContext): Promise<InnocentSignIns> {
   const loops = QUEUE_ATTACKERS.flatMap((address, a) => Array.from({ length: CONNECTIONS }, (_, c) => attackLoop(ctx, address, a * CONNECTIONS + c)));
   // The innocent starts once every attacking connection has had time to fill its place.
   await pause(500, ctx.signal);
-  await Promise.all([...loops, innocentLoop(ctx, returningJar, result)]);
+  await Promise.all([...loops, innocentLoop(ctx, jars, result)]);
   return result;
 }
 
