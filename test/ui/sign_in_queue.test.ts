@@ -1,7 +1,12 @@
 // The sign-in's place in the password queue: fair shares per address, returning browsers first, busy refusals counted and audited.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { openTestApp, type TestApp } from "../helpers/test_app.ts";
+import { anotherInstance, buildTestApp, openTestApp, openTestAppOn, type TestApp } from "../helpers/test_app.ts";
+import { postgresTest } from "../helpers/postgres.ts";
+import { tempDb } from "../helpers/temp_db.ts";
+import type { App } from "../../src/app.ts";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { openStore, type Store } from "../../src/store/store.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { holdDerivations, type HeldDerivations } from "../helpers/held_derivations.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";
@@ -22,9 +27,9 @@ async function until(condition: () => boolean): Promise<void> {
   }
 }
 
-/** A browser at `ip` holding a sign-in form, and a way to post it. */
-async function readyBrowser(t: TestApp, ip: string, jar: [string, string][] = []) {
-  const browser = testBrowser(t.app, { clientIp: ip });
+/** A browser at `ip` holding a sign-in form of `app`, and a way to post it. */
+async function readyBrowser(app: App, ip: string, jar: [string, string][] = []) {
+  const browser = testBrowser(app, { clientIp: ip });
   const fields = formFields(await (await browser.get("/signin")).text(), "/signin");
   for (const [name, value] of jar) browser.cookies.set(name, value);
   return (username: string, password: string) => browser.post("/signin", { ...fields, username, password });
@@ -39,7 +44,7 @@ const guess = () => [`guess-${crypto.randomUUID()}@example.com`, "not-the-passwo
  */
 async function occupying(t: TestApp, ip: string): Promise<{ answer: Promise<Response> }> {
   const before = t.app.deps.passwordWork.load();
-  const post = await readyBrowser(t, ip);
+  const post = await readyBrowser(t.app, ip);
   const answer = post(...guess());
   await until(() => {
     const now = t.app.deps.passwordWork.load();
@@ -64,9 +69,9 @@ test("a sign-in from a quiet address waits for its turn while another address is
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
   const attacker = [(await occupying(t, "198.51.100.1")).answer, (await occupying(t, "198.51.100.1")).answer];
-  const post = await readyBrowser(t, "198.51.100.1");
+  const post = await readyBrowser(t.app, "198.51.100.1");
   for (let i = 0; i < 4; i++) assert.equal((await post(...guess())).status, 503, `attacker's extra attempt ${i}`);
-  const innocent = (await readyBrowser(t, "203.0.113.7"))(user.username, user.password);
+  const innocent = (await readyBrowser(t.app, "203.0.113.7"))(user.username, user.password);
   assert.deepEqual(await drain(held, [...attacker, innocent]), [400, 400, 303]);
 });
 
@@ -77,7 +82,7 @@ test("busy refusals of an address that already holds a place count against it un
   const running = (await occupying(t, "198.51.100.1")).answer;
   await held.startedAtLeast(1);
   const waiting = (await occupying(t, "198.51.100.1")).answer;
-  const post = await readyBrowser(t, "198.51.100.1");
+  const post = await readyBrowser(t.app, "198.51.100.1");
   // The running attempt was counted when its turn came; each refusal adds one, up to the address's limit.
   for (let i = 1; i < SHARED_KEY_FACTOR; i++) assert.equal((await post(...guess())).status, 503, `refusal ${i}`);
   const locked = await post(...guess());
@@ -85,7 +90,7 @@ test("busy refusals of an address that already holds a place count against it un
   assert.ok(Number(locked.headers.get("retry-after")) >= 1);
   const lockouts = t.log.filter((l) => l.event === "audit.throttled" && l.fields.surface === "sign_in");
   assert.deepEqual(lockouts.map((l) => l.fields.ip), ["198.51.100.1"], "the refusal that reached the limit audited the lockout");
-  const innocent = (await readyBrowser(t, "203.0.113.7"))(user.username, user.password);
+  const innocent = (await readyBrowser(t.app, "203.0.113.7"))(user.username, user.password);
   assert.deepEqual(await drain(held, [running, waiting, innocent]), [400, 429, 303], "the waiting guess is refused at its turn");
   assert.equal(held.started.length, 2, "the refused guess cost no derivation");
 });
@@ -96,7 +101,7 @@ test("a sign-in refused because other addresses filled the queue does not count 
   const held = holdDerivations(t.app);
   const others = [];
   for (const ip of ["198.51.100.1", "198.51.100.2", "198.51.100.3", "198.51.100.4"]) others.push((await occupying(t, ip)).answer);
-  const post = await readyBrowser(t, "203.0.113.7");
+  const post = await readyBrowser(t.app, "203.0.113.7");
   for (let i = 0; i < SHARED_KEY_FACTOR + 1; i++) assert.equal((await post(user.username, user.password)).status, 503, `try ${i}`);
   assert.deepEqual(await drain(held, others), [400, 400, 400, 400]);
   const after = post(user.username, user.password);
@@ -113,7 +118,7 @@ test("a busy refusal writes no throttle counter: no username key, and no address
   holding.push((await occupying(t, "198.51.100.1")).answer, (await occupying(t, "198.51.100.2")).answer, (await occupying(t, "198.51.100.3")).answer);
   const before = await t.app.deps.throttle.size();
   for (const ip of ["198.51.100.1", "198.51.100.1", "203.0.113.9"]) {
-    assert.equal((await (await readyBrowser(t, ip))(...guess())).status, 503);
+    assert.equal((await (await readyBrowser(t.app, ip))(...guess())).status, 503);
   }
   assert.equal(await t.app.deps.throttle.size(), before, "each refusal with a fresh username added nothing");
   await drain(held, holding);
@@ -129,8 +134,8 @@ test("a browser that signed in before is let in while strangers fill the queue, 
   const held = holdDerivations(t.app);
   const strangers = [];
   for (const ip of ["198.51.100.1", "198.51.100.2", "198.51.100.3", "198.51.100.4"]) strangers.push((await occupying(t, ip)).answer);
-  assert.equal((await (await readyBrowser(t, "198.51.100.5"))(...guess())).status, 503, "no place left for a stranger");
-  const returning = (await readyBrowser(t, "203.0.113.7", device))(user.username, user.password);
+  assert.equal((await (await readyBrowser(t.app, "198.51.100.5"))(...guess())).status, 503, "no place left for a stranger");
+  const returning = (await readyBrowser(t.app, "203.0.113.7", device))(user.username, user.password);
   await until(() => t.app.deps.passwordWork.load().waiting === 4);
   assert.deepEqual(await drain(held, [...strangers, returning]), [400, 400, 400, 400, 303]);
   assert.equal(held.started[1], user.password, "checked right after the running one, ahead of the strangers waiting");
@@ -141,10 +146,10 @@ test("busy refusals are audited once per address per throttle window", async () 
   const held = holdDerivations(t.app);
   const holding = [(await occupying(t, "198.51.100.1")).answer, (await occupying(t, "198.51.100.1")).answer];
   const busy = () => t.log.filter((l) => l.event === "audit.throttled" && l.fields.surface === "sign_in_busy").map((l) => l.fields.ip);
-  const post = await readyBrowser(t, "198.51.100.1");
+  const post = await readyBrowser(t.app, "198.51.100.1");
   for (let i = 0; i < 3; i++) assert.equal((await post(...guess())).status, 503);
   assert.deepEqual(busy(), ["198.51.100.1"]);
-  assert.equal((await (await readyBrowser(t, "198.51.100.1"))(...guess())).status, 503, "another browser, same address");
+  assert.equal((await (await readyBrowser(t.app, "198.51.100.1"))(...guess())).status, 503, "another browser, same address");
   assert.deepEqual(busy(), ["198.51.100.1"], "still once");
   t.clock.advance(t.config.throttleWindowSeconds);
   assert.equal((await post(...guess())).status, 503);
@@ -169,6 +174,49 @@ test("sign-ins without a client address share one bucket: one waits, the next is
   await until(() => t.app.deps.passwordWork.load().waiting === 1);
   assert.equal((await (await unknown())(...guess())).status, 503);
   assert.deepEqual(await drain(held, [first, second]), [400, 303]);
+});
+
+/**
+ * Busy refusals on one instance lock the address out on another: the queue is per instance, the failure counts it
+ * feeds are the store's (serve --workers on a SQLite file, several servers on PostgreSQL).
+ */
+async function lockedOutEverywhere(t: TestApp, other: Store): Promise<void> {
+  const second = anotherInstance(t, other, { sharedThrottles: true });
+  const user = await t.seed.user();
+  const held = holdDerivations(t.app);
+  const holding = [(await occupying(t, "198.51.100.1")).answer];
+  await held.startedAtLeast(1);
+  holding.push((await occupying(t, "198.51.100.1")).answer);
+  const post = await readyBrowser(t.app, "198.51.100.1");
+  for (let i = 1; i < SHARED_KEY_FACTOR; i++) assert.equal((await post(...guess())).status, 503, `refusal ${i}`);
+  assert.equal((await (await readyBrowser(second, "198.51.100.1"))(...guess())).status, 429, "locked out on the other instance");
+  assert.equal((await (await readyBrowser(second, "203.0.113.7"))(user.username, user.password)).status, 303, "another address is not");
+  assert.deepEqual(await drain(held, holding), [400, 429]);
+}
+
+const SHARED = { ...SMALL_QUEUE, FIELDGATE_THROTTLE_MAX_FAILURES: "1" };
+
+test("busy refusals on one instance lock the address out on another [two workers, one SQLite file]", async () => {
+  const db = tempDb("fieldgate-sign-in-queue-");
+  const t = buildTestApp({ ...SHARED, FIELDGATE_DB: db.path }, { sharedThrottles: true });
+  const other = openStore(db.path);
+  try {
+    await lockedOutEverywhere(t, other);
+  } finally {
+    await other.close();
+    await t.store.close();
+    db.cleanup();
+  }
+});
+
+postgresTest("busy refusals on one instance lock the address out on another [two instances on PostgreSQL]", async (db) => {
+  const t = await openTestAppOn(db.url, SHARED);
+  const other = await openPostgresStore(db.url);
+  try {
+    await lockedOutEverywhere(t, other);
+  } finally {
+    await Promise.all([t.store.close(), other.close()]);
+  }
 });
 
 const windows = [
