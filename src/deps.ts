@@ -121,8 +121,6 @@ export interface WorkLimit {
   run<T>(task: () => Promise<T>, options?: WorkOptions): Promise<T> | undefined;
   /** Tasks running and waiting now; for tests and metrics. */
   load(): { running: number; waiting: number };
-  /** Places (running or waiting) held now by tasks with `key` among their keys. */
-  held(key: string): number;
 }
 
 /** Prometheus counters and histograms of one app; the implementation is http/metrics.ts. */

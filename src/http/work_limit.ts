@@ -38,9 +38,8 @@ export function createWorkLimit(options: { concurrency: number; queue: number })
   let running = 0;
   const first: Waiter[] = [];
   const others: Waiter[] = [];
-  // Waiting tasks per class-prefixed key, and places held (running or waiting) per key; a key leaves at zero.
+  // Waiting tasks per class-prefixed key; a key leaves the map at zero.
   const waitingPerKey = new Map<string, number>();
-  const heldPerKey = new Map<string, number>();
 
   const add = (counts: Map<string, number>, keys: readonly string[], by: number) => {
     for (const key of keys) {
@@ -56,8 +55,7 @@ export function createWorkLimit(options: { concurrency: number; queue: number })
     return counted.every((key) => (waitingPerKey.get(key) ?? 0) < share);
   }
 
-  function release(keys: readonly string[]): void {
-    add(heldPerKey, keys, -1);
+  function release(): void {
     const next = first.shift() ?? others.shift();
     // The place passes straight to the next task, so a newcomer cannot slip in ahead of the queue.
     if (next) {
@@ -68,12 +66,12 @@ export function createWorkLimit(options: { concurrency: number; queue: number })
     }
   }
 
-  async function start<T>(task: () => Promise<T>, keys: readonly string[], admitted: Promise<void> | undefined): Promise<T> {
+  async function start<T>(task: () => Promise<T>, admitted: Promise<void> | undefined): Promise<T> {
     if (admitted) await admitted;
     try {
       return await task();
     } finally {
-      release(keys);
+      release();
     }
   }
 
@@ -83,18 +81,15 @@ export function createWorkLimit(options: { concurrency: number; queue: number })
       const priority = runOptions?.priority === true;
       if (running < options.concurrency) {
         running++;
-        add(heldPerKey, keys, 1);
-        return start(task, keys, undefined);
+        return start(task, undefined);
       }
       const counted = keys.map((key) => `${priority ? "first" : "other"}|${key}`);
       if (!mayWait(counted, priority)) return undefined;
       add(waitingPerKey, counted, 1);
-      add(heldPerKey, keys, 1);
       const admitted = new Promise<void>((resolve) => (priority ? first : others).push({ counted, start: resolve }));
-      return start(task, keys, admitted);
+      return start(task, admitted);
     },
     load: () => ({ running, waiting: first.length + others.length }),
-    held: (key) => heldPerKey.get(key) ?? 0,
   };
 }
 

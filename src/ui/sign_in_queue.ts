@@ -31,18 +31,17 @@ export function createBusyAudit(windowSeconds: number): (bucket: string, now: nu
 }
 
 /**
- * Settles a sign-in the password work limit refused as busy. It counts as one failure against its address (one
- * throttle row), but only when that address already holds a place (its own excess, as with an attacker's many
- * connections): a refusal because other addresses filled the queue costs its sender nothing. Usernames are not
- * counted, since no password was checked. Audited as `throttled` with surface "sign_in_busy", at most once per
- * address per window (`firstThisWindow`), and as `throttled` with surface "sign_in" when it starts a lockout.
+ * Settles a sign-in the password work limit refused as busy: one failure against its address (one throttle row),
+ * so an address that floods the queue locks itself out as wrong passwords would, after the address key's limit of
+ * its own requests (another address's refusals never count against it). Usernames are not counted, since no
+ * password was checked. Audited as `throttled` with surface "sign_in_busy", at most once per address per window
+ * (`firstThisWindow`), and as `throttled` with surface "sign_in" when it starts a lockout.
  */
 export async function chargeBusyRefusal(
   deps: Deps,
   refusal: { address: ThrottleKey; bucket: string; ip: string; now: number; firstThisWindow: (bucket: string, now: number) => boolean },
 ): Promise<void> {
-  const own = deps.passwordWork.held(`ip:${refusal.bucket}`) > 0;
-  const lockout = own && await deps.throttle.fail([refusal.address], refusal.now);
+  const lockout = await deps.throttle.fail([refusal.address], refusal.now);
   if (refusal.firstThisWindow(refusal.bucket, refusal.now)) {
     await audit(deps, "throttled", { ip: refusal.ip, detail: { surface: "sign_in_busy" } });
   }

@@ -57,7 +57,7 @@ test("sign-in answers at once with a 503 page and Retry-After once every passwor
   assert.deepEqual((await Promise.all(pending)).map((r) => r.status), Array(places).fill(400));
 });
 
-test("a sign-in refused as busy does not count as a failed attempt", async () => {
+test("a sign-in refused as busy does not count against its username (only, once, against its address)", async () => {
   const t = await openTestApp({ FIELDGATE_PASSWORD_QUEUE: "0", FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
   const user = await t.seed.user();
   const held = holdDerivations(t.app);

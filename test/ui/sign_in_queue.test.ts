@@ -75,7 +75,7 @@ test("a sign-in from a quiet address waits for its turn while another address is
   assert.deepEqual(await drain(held, [...attacker, innocent]), [400, 400, 303]);
 });
 
-test("busy refusals of an address that already holds a place count against it until it is locked out", async () => {
+test("busy refusals count against the address that sent them until it is locked out", async () => {
   const t = await openTestApp({ ...SMALL_QUEUE, FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
@@ -95,22 +95,24 @@ test("busy refusals of an address that already holds a place count against it un
   assert.equal(held.started.length, 2, "the refused guess cost no derivation");
 });
 
-test("a sign-in refused because other addresses filled the queue does not count against its own address", async () => {
+test("busy refusals count against no address but their own: one refused less than its limit still signs in", async () => {
   const t = await openTestApp({ ...SMALL_QUEUE, FIELDGATE_THROTTLE_MAX_FAILURES: "1" });
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
   const others = [];
   for (const ip of ["198.51.100.1", "198.51.100.2", "198.51.100.3", "198.51.100.4"]) others.push((await occupying(t, ip)).answer);
+  const flood = await readyBrowser(t.app, "198.51.100.1");
+  for (let i = 0; i < 3 * SHARED_KEY_FACTOR; i++) await flood(...guess());
   const post = await readyBrowser(t.app, "203.0.113.7");
-  for (let i = 0; i < SHARED_KEY_FACTOR + 1; i++) assert.equal((await post(user.username, user.password)).status, 503, `try ${i}`);
+  for (let i = 1; i < SHARED_KEY_FACTOR; i++) assert.equal((await post(user.username, user.password)).status, 503, `try ${i}`);
   assert.deepEqual(await drain(held, others), [400, 400, 400, 400]);
   const after = post(user.username, user.password);
   await held.startedAtLeast(5);
   held.releaseNext();
-  assert.equal((await after).status, 303, "still not locked out after more refusals than its limit");
+  assert.equal((await after).status, 303, "not locked out by its own refusals, nor by the flood beside it");
 });
 
-test("a busy refusal writes no throttle counter: no username key, and no address key it did not have", async () => {
+test("a busy refusal writes at most one throttle counter, its address's: never a username key", async () => {
   const t = await openTestApp(SMALL_QUEUE);
   const held = holdDerivations(t.app);
   const holding = [(await occupying(t, "198.51.100.1")).answer];
@@ -120,7 +122,7 @@ test("a busy refusal writes no throttle counter: no username key, and no address
   for (const ip of ["198.51.100.1", "198.51.100.1", "203.0.113.9"]) {
     assert.equal((await (await readyBrowser(t.app, ip))(...guess())).status, 503);
   }
-  assert.equal(await t.app.deps.throttle.size(), before, "each refusal with a fresh username added nothing");
+  assert.equal(await t.app.deps.throttle.size(), before + 1, "the new address's key alone; the fresh usernames added nothing");
   await drain(held, holding);
 });
 
