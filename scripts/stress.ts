@@ -1,5 +1,5 @@
 // Stress: an innocent client's latency alone, then under each attack of issue 27, against the real server on loopback.
-// Usage: node scripts/stress.ts [--seconds 8] [--json] [--only graphql|signin|success]; exits 1 when a target is missed.
+// Usage: node scripts/stress.ts [--seconds 8] [--json] [--only graphql|signin|success|queue]; exits 1 when a target is missed.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -45,28 +45,38 @@ interface Setup {
   db: string;
   demo: DemoCredentialsFile;
   attacker: AttackContext["attacker"];
+  innocents: AttackContext["innocents"];
 }
 
-/** `users add` through the real CLI: the attacker's own account in its own organization (another tenant). */
-async function addUser(db: string, user: { username: string; password: string }): Promise<void> {
+/** `users add` through the real CLI: an account with a random password in organization `org`. */
+async function addUser(db: string, org: string, username: string): Promise<{ username: string; password: string }> {
+  const user = { username, password: `stress-${crypto.randomUUID()}` };
   const child = spawn(process.execPath, ["src/adapters/node.ts", "users", "add", "--db", db, "--username", user.username,
-    "--org", "stress-attacker", "--password-stdin"], { cwd: ROOT, stdio: ["pipe", "ignore", "pipe"] });
+    "--org", org, "--password-stdin"], { cwd: ROOT, stdio: ["pipe", "ignore", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdin!.end(`${user.password}\n`);
   const [code] = await once(child, "exit") as [number | null];
   if (code !== 0) throw new Error(`users add exited with ${code}: ${stderr}`);
+  return user;
 }
 
-/** The demo seed (the innocent person and clients), the attacker's account, and the attacker's GraphQL token. */
+/**
+ * The demo seed (the innocent person and clients), the attacker's account (another tenant) and GraphQL token, and two
+ * more innocent people for the sign-in queue attack.
+ */
 async function setUp(server: RunningServer, dir: string, db: string): Promise<Setup> {
   const demo = JSON.parse(await readFile(join(dir, "demo-credentials.json"), "utf8")) as DemoCredentialsFile;
-  const attacker = { username: "stress-attacker", password: `stress-${crypto.randomUUID()}` };
-  await addUser(db, attacker);
+  const attacker = await addUser(db, "stress-attacker", "stress-attacker");
+  const innocent = (name: string) => addUser(db, "stress-innocent", name);
+  const innocents = {
+    returning: [await innocent("innocent-a1"), await innocent("innocent-a2")],
+    newBrowser: [await innocent("innocent-b1"), await innocent("innocent-b2")],
+  } as const;
   // The attacker holds an ordinary fields:read token of the demo web app, for its own account.
   const browser = await signedInBrowser(server.base, { ...demo, ...attacker });
   const tokens = await exchangeCode(server.base, demo, await authorizeCode(browser, demo));
-  return { base: server.base, db, demo, attacker: { ...attacker, accessToken: tokens.access_token } };
+  return { base: server.base, db, demo, attacker: { ...attacker, accessToken: tokens.access_token }, innocents };
 }
 
 /**
@@ -138,18 +148,30 @@ function addressesSeen(db: string, sinceSeconds: number): string[] {
   }
 }
 
-/** One phase: the four probes for `seconds`, with `attack` running alongside (none for the baseline). */
+/** Audit events recorded since `sinceSeconds`, by event and, for `throttled`, its surface. */
+function auditedSince(db: string, sinceSeconds: number): Record<string, number> {
+  const conn = new DatabaseSync(db, { readOnly: true });
+  try {
+    const rows = conn.prepare(`SELECT event || coalesce(' ' || json_extract(detail, '$.surface'), '') AS kind, count(*) AS n
+      FROM audit_events WHERE at >= ? AND event IN ('sign_in_failed', 'throttled') GROUP BY kind ORDER BY kind`).all(sinceSeconds) as { kind: string; n: number }[];
+    return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
+  } finally {
+    conn.close();
+  }
+}
+
+/** One phase: the four probes for `seconds` (or the attack's own), with `attack` running alongside (none for the baseline). */
 async function runPhase(s: Setup, o: { seconds: number; attack?: Attack; baseline?: PhaseReport }): Promise<PhaseReport> {
-  const ms = o.seconds * 1000;
+  const ms = (o.attack?.seconds ?? o.seconds) * 1000;
   const probes = innocentProbes(await prepareInnocent(s, Math.ceil(ms / PROBE_INTERVAL_MS) + 1));
   const tally = new Map<string, number>();
   const stop = new AbortController();
   const sinceSeconds = Math.floor(Date.now() / 1000);
   const until = performance.now() + ms;
-  const attacking = o.attack?.run({ base: s.base, attacker: s.attacker, signal: stop.signal, tally });
+  const attacking = o.attack?.run({ base: s.base, attacker: s.attacker, innocents: s.innocents, signal: stop.signal, tally });
   const samples = await Promise.all(probes.map((p) => probeLoop(p, until)));
   stop.abort();
-  await attacking;
+  const verdict = (await attacking) ?? undefined;
   const summaries = Object.fromEntries(probes.map((p, i) => {
     const baseline = o.baseline?.probes[p.name]?.median ?? summarizeProbe(samples[i]!, 0).median;
     return [p.name, summarizeProbe(samples[i]!, baseline)];
@@ -159,16 +181,19 @@ async function runPhase(s: Setup, o: { seconds: number; attack?: Attack; baselin
     title: o.attack?.title ?? "baseline: the innocent client alone",
     probes: summaries,
     attacker: Object.fromEntries(tally),
-    meets: Object.values(summaries).every((p) => p.meets),
+    ...(verdict ? { verdict } : {}),
+    // An attack with its own verdict is judged by it; its probes' figures are shown, not judged (see Attack.verdict).
+    meets: verdict?.meets ?? Object.values(summaries).every((p) => p.meets),
   };
-  if (o.attack?.id === "signin") report.addressesSeen = addressesSeen(s.db, sinceSeconds);
+  if (o.attack?.id === "signin" || o.attack?.id === "queue") report.addressesSeen = addressesSeen(s.db, sinceSeconds);
+  if (o.attack?.id === "queue") report.audited = auditedSince(s.db, sinceSeconds);
   if (o.attack && o.baseline) Object.assign(report, await settle(s.base, o.baseline));
   return report;
 }
 
 /** Every source address the attacks use must be bindable, or the attacks would share the innocent's address. */
 async function checkAddresses(): Promise<void> {
-  for (const address of [...ADDRESSES.failingSignIns, ADDRESSES.successfulSignIns, ADDRESSES.graphql]) {
+  for (const address of [...ADDRESSES.failingSignIns, ADDRESSES.successfulSignIns, ADDRESSES.graphql, ...ADDRESSES.signInQueue]) {
     if (!(await canBind(address))) throw new Error(`cannot send from ${address}: this machine does not route 127.0.0.0/8 to loopback`);
   }
 }

@@ -112,14 +112,25 @@ export interface Throttle {
   size(): Promise<number>;
 }
 
+/** Whom a task of a WorkLimit is for, so that no one party can take every waiting place. */
+export interface WorkOptions {
+  /**
+   * Who asks, e.g. an address bucket and a username: each key may hold only a small share of the waiting places
+   * (within its class, see `priority`). A task without keys counts under one key shared by all such tasks.
+   */
+  keys?: readonly string[];
+  /** Served ahead of tasks without it, and may wait in the places kept for it (a browser that signed in before). */
+  priority?: boolean;
+}
+
 /** A bound on concurrent expensive work; the implementation is http/work_limit.ts. */
 export interface WorkLimit {
   /**
-   * Runs `task` once one of the running places is free, in the order tasks arrived. Undefined at once, with nothing
-   * started or queued, when every running and waiting place is taken: the caller answers "busy, retry" rather than
-   * holding a request open behind work it cannot reach in reasonable time.
+   * Runs `task` once one of the running places is free: priority tasks first, each class in arrival order.
+   * Undefined at once, with nothing started or queued, when no place may be taken (all taken, or its keys' shares):
+   * the caller answers "busy, retry" rather than holding a request open behind work it cannot reach in reasonable time.
    */
-  run<T>(task: () => Promise<T>): Promise<T> | undefined;
+  run<T>(task: () => Promise<T>, options?: WorkOptions): Promise<T> | undefined;
   /** Tasks running and waiting now; for tests and metrics. */
   load(): { running: number; waiting: number };
 }

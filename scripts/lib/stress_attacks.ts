@@ -1,6 +1,7 @@
-// The three attacks of issue 27 and the innocent client's probes, each a bounded loop over loopback.
+// The three attacks of issue 27, the sign-in queue attack of issue 32 and the innocent client's probes, each a bounded loop over loopback.
 import { hiddenFields, type IssuedCode } from "./client.ts";
-import { bump, expensiveDocument, graphqlOutcome, type ProbeSample } from "./stress_report.ts";
+import { bump, expensiveDocument, graphqlOutcome, type AttackVerdict, type ProbeSample } from "./stress_report.ts";
+import { INNOCENT_TARGET, innocentMeets, QUEUE_ATTACKERS, QUEUE_SECONDS, queueAttack, type Innocents } from "./stress_queue.ts";
 import { cookieHeaders, keepAlive, pause, remember, send, type Answer, type Jar, type SendOptions } from "./stress_http.ts";
 
 /** Where the attacks come from: the innocent client stays on 127.0.0.1, so no address throttle it meets is theirs. */
@@ -8,20 +9,29 @@ export const ADDRESSES = {
   failingSignIns: ["127.0.0.2", "127.0.0.3"],
   successfulSignIns: "127.0.0.4",
   graphql: "127.0.0.5",
+  signInQueue: QUEUE_ATTACKERS,
 } as const;
 
 /** What an attack needs: the server, the attacker's own account and token, when to stop, where to count. */
 export interface AttackContext {
   base: string;
   attacker: { username: string; password: string; accessToken: string };
+  /** Accounts of innocent people, for attacks whose verdict is whether they can still sign in. */
+  innocents: Innocents;
   signal: AbortSignal;
   tally: Map<string, number>;
 }
 
 export interface Attack {
-  id: "graphql" | "signin" | "success";
+  id: "graphql" | "signin" | "success" | "queue";
   title: string;
-  run(ctx: AttackContext): Promise<void>;
+  /** How long this attack's phase lasts, whatever `--seconds` says (its verdict needs that many innocent tries). */
+  seconds?: number;
+  /**
+   * Runs until `ctx.signal`. An attack that returns a verdict is judged by it alone: the sign-in queue attack is a
+   * flood of cheap requests sent from this process, whose own load shows in the probes' latency too.
+   */
+  run(ctx: AttackContext): Promise<AttackVerdict | void>;
 }
 
 /** An attacker's request is cut off at the phase's end at the latest; this bounds it before that. */
@@ -133,11 +143,26 @@ async function successfulSignIns(ctx: AttackContext): Promise<void> {
   await Promise.all(Array.from({ length: 8 }, worker));
 }
 
+/** (4) The sign-in queue attack: its verdict is how often the innocent people still signed in. */
+async function signInQueue(ctx: AttackContext): Promise<AttackVerdict> {
+  const result = await queueAttack({ base: ctx.base, innocents: ctx.innocents, signal: ctx.signal, tally: ctx.tally });
+  const line = (name: string, r: (typeof result)["returning"]) =>
+    `innocent sign-ins, ${name}: ${r.successes}/${r.tries} (${Object.entries(r.outcomes).map(([k, v]) => `${k} x${v}`).join(", ")})`;
+  const meets = innocentMeets(result);
+  const lines = [line("returning browser", result.returning), line("new browser each time", result.newBrowser)];
+  lines.push(`innocent target (at least ${INNOCENT_TARGET * 100} % each): ${meets ? "met" : "MISSED"}`);
+  return { meets, lines, figures: result };
+}
+
 /** The attacks in the order they run; `--only` picks one by id. */
 export const ATTACKS: readonly Attack[] = [
   { id: "graphql", title: "attack 1: 4 connections looping expensive GraphQL documents", run: graphqlAttack },
   { id: "signin", title: "attack 2: 200 parallel failing sign-ins from 127.0.0.2 and 127.0.0.3", run: failingSignIns },
   { id: "success", title: "attack 3: 8 loops of successful sign-ins for one account", run: successfulSignIns },
+  {
+    id: "queue", seconds: QUEUE_SECONDS, run: signInQueue,
+    title: `attack 4: wrong passwords for new usernames back to back, 8 connections each from ${QUEUE_ATTACKERS.join(" and ")}, an innocent person signing in every 2 s`,
+  },
 ];
 
 /** What the innocent client holds for one phase: a token for GraphQL and unused PKCE codes for the exchange. */

@@ -115,6 +115,13 @@ export function bump(tally: Map<string, number>, key: string): void {
   tally.set(key, (tally.get(key) ?? 0) + 1);
 }
 
+/** An attack's own verdict beyond the probes' (whether innocent people could still sign in), with its report lines. */
+export interface AttackVerdict {
+  meets: boolean;
+  lines: string[];
+  figures: unknown;
+}
+
 /** The report of one phase: each probe's summary, what the attacker got, how long the server took to recover. */
 export interface PhaseReport {
   phase: string;
@@ -127,6 +134,9 @@ export interface PhaseReport {
   settled?: boolean;
   /** Client addresses the server recorded for the attack's requests (its audit log), when it records them. */
   addressesSeen?: string[];
+  /** Audit events the server recorded during the phase, by event and surface ("throttled sign_in_busy"). */
+  audited?: Record<string, number>;
+  verdict?: AttackVerdict;
   meets: boolean;
 }
 
@@ -143,16 +153,20 @@ export function formatPhase(report: PhaseReport): string {
   const lines = [`${report.title}`];
   const header = `  ${"probe".padEnd(22)}${pad("median", 9)}${pad("p99", 9)}${pad("max", 9)}${pad("fail", 6)}${pad(">1s", 5)}${pad("n", 6)}${pad("x base", 10)}  target`;
   lines.push(header);
+  // A phase with its own verdict is judged by that alone (Attack.run in stress_attacks.ts).
+  const verdictOf = (meets: boolean) => (meets ? "met" : report.verdict ? "missed (not judged)" : "MISSED");
   for (const [name, s] of Object.entries(report.probes)) {
     const ratio = Number.isFinite(s.ratio) ? `${s.ratio.toFixed(2)}x` : "-";
     lines.push(`  ${name.padEnd(22)}${pad(fixed(s.median), 9)}${pad(fixed(s.p99), 9)}${pad(fixed(s.max), 9)}` +
-      `${pad(String(s.failures), 6)}${pad(String(s.slow), 5)}${pad(String(s.count), 6)}${pad(ratio, 10)}  ${s.meets ? "met" : "MISSED"}`);
+      `${pad(String(s.failures), 6)}${pad(String(s.slow), 5)}${pad(String(s.count), 6)}${pad(ratio, 10)}  ${verdictOf(s.meets)}`);
   }
   for (const [name, s] of Object.entries(report.probes)) {
     if (s.failures > 0) lines.push(`  ${name} failed with: ${formatTally(s.failedWith)}`);
   }
   if (report.phase !== "baseline") lines.push(`  attacker got: ${formatTally(report.attacker) || "nothing back"}`);
   if (report.addressesSeen) lines.push(`  server saw attacker addresses: ${report.addressesSeen.join(", ") || "none recorded"}`);
+  if (report.audited) lines.push(`  audited during the phase: ${formatTally(report.audited) || "nothing"}`);
+  for (const line of report.verdict?.lines ?? []) lines.push(`  ${line}`);
   if (report.settleMs !== undefined) {
     lines.push(`  recovered ${report.settled ? "after" : "NOT within"} ${(report.settleMs / 1000).toFixed(1)} s once the attack stopped`);
   }

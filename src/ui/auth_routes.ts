@@ -11,7 +11,9 @@ import { audit } from "../oauth/audit.ts";
 import { MAX_USERNAME_LENGTH, signInHash, type User } from "../store/users.ts";
 import { verifyCsrf } from "./csrf.ts";
 import { createDemoStore } from "./demo_state.ts";
-import { deviceCookie, recognizedDevice } from "./device.ts";
+import { chargeBusyRefusal, createBusyAudit, queuePlace } from "./sign_in_queue.ts";
+import { deviceCookie } from "./device.ts";
+import { exemptDevice, successKeys, throttleKeys, type SignInKeys } from "./sign_in_keys.ts";
 import { clearPreSession, endSession, readPreSession, readSession, sessionCookieValue, startSession } from "./session.ts";
 import { waitInWords } from "./error_page.ts";
 import { SIGN_IN, SIGN_OUT, signInPage, type SignInPageOptions } from "./sign_in_page.ts";
@@ -20,6 +22,7 @@ const GENERIC_FAILURE = "Incorrect username or password";
 const BUSY = "fieldgate is busy checking other sign-ins, so your password was not checked. Try again in a few seconds";
 /** The busy answer's Retry-After: a full queue at the default settings drains in about this long. */
 const BUSY_HEADERS = { "retry-after": "2" };
+type BusyAudit = ReturnType<typeof createBusyAudit>;
 const TIMED_OUT = "Your sign-in form timed out; enter your password again";
 /** The notice of the sign-in page a request that needed a session was sent to (`/signin?session=ended`). */
 export const SESSION_ENDED = "ended";
@@ -114,85 +117,47 @@ async function checkCredentials(deps: Deps, username: string, password: string):
   return { user, passwordHash: stored };
 }
 
-/** The throttle keys of one sign-in attempt, by what each step does with them. */
-interface SignInKeys {
-  /** Keys that must not be locked out for the attempt to go ahead. */
-  checked: ThrottleKey[];
-  /** Keys the attempt counts against, before its password is checked. */
-  counted: ThrottleKey[];
-  /** Keys a success resets: this username from this address, and this device. */
-  own: ThrottleKey[];
-  /** Shared keys a success only takes its own attempt back from. */
-  shared: ThrottleKey[];
-}
+type Refused = { refused: { wait: number; error: string } };
 
-const deviceKey = (device: string): ThrottleKey => ({ id: `signin:device:${device}` });
+const tooManyFailures = (wait: number): Refused => ({ refused: { wait, error: `Too many failed attempts. Try again in ${waitInWords(wait)}` } });
 
 /**
- * Throttle keys of a sign-in attempt: the username from this address (the tight limit), the username from anywhere
- * and the address (both shared, SHARED_KEY_FACTOR times the limit). A username key alone would let anyone lock a
- * person out of signing in with a few wrong passwords a minute; keyed with the address, an attacker locks out only
- * themselves, while the username's shared key still caps a guessing attack spread over many addresses. That shared
- * key would still let guesses from a few dozen addresses lock the person out everywhere, so a browser that signed in
- * as this user before (`device`, see exemptDevice) is not held back by it: it has a key of its own instead, with the
- * tight limit, and its failures still count against the username. The address is its bucket (an IPv6 /64) so
- * rotating through one's own /64 finds no fresh key. An implausible username gets no key of its own: a key embedding
- * a 60 KB name would cost that much memory, so such attempts count against the address only.
+ * Why this attempt may not even wait for a password check, read without counting anything: its failure keys are
+ * locked out (reported first when both hold), or its success keys are at their limit. Only successes count against
+ * the second, so only someone who knows the password reaches it. Successes still in flight may pass that limit by
+ * the few attempts the password work admits at once.
  */
-function throttleKeys(username: string | undefined, clientIp: string, device: string | undefined): SignInKeys {
-  const bucket = addressBucket(clientIp);
-  const address = { id: `signin:ip:${bucket}`, shared: true };
-  if (username === undefined) return { checked: [address], counted: [address], own: [], shared: [address] };
-  const name = username.toLowerCase();
-  const own = [{ id: `signin:user:${name}|ip:${bucket}` }, ...(device === undefined ? [] : [deviceKey(device)])];
-  const everywhere = { id: `signin:user:${name}`, shared: true };
-  const checked = device === undefined ? [...own, everywhere, address] : [...own, address];
-  return { checked, counted: [...own, everywhere, address], own, shared: [everywhere, address] };
-}
-
-/**
- * Keys of the successful sign-in limit: the username from anywhere, since a signed-in session and an audit row are
- * what each success costs wherever it comes from, and the address, shared (SHARED_KEY_FACTOR times the limit) as for
- * failures because a whole office may sign in from one.
- */
-function successKeys(username: string, clientIp: string): ThrottleKey[] {
-  return [{ id: `signin-ok:user:${username.toLowerCase()}` }, { id: `signin-ok:ip:${addressBucket(clientIp)}`, shared: true }];
-}
-
-/**
- * Counts this attempt as a failure before its password is checked, unless it may not go ahead: its failure keys are
- * locked out, or its success keys are at their limit (then why, and for how long). Only successes count against the
- * second, so only someone who knows the password reaches it; refused before the password is checked, the attempt
- * costs no derivation. Successes still in flight may pass that limit by the few attempts the password work admits at
- * once. `lockout` is true when this count started a lockout.
- */
-async function chargeAttempt(
-  deps: Deps,
-  attempt: { keys: SignInKeys; successes: ThrottleKey[]; now: number },
-): Promise<{ refused: { wait: number; error: string } } | { lockout: boolean }> {
+async function refusedBeforeWork(deps: Deps, attempt: { keys: SignInKeys; successes: ThrottleKey[]; now: number }): Promise<Refused | undefined> {
   const { keys, successes, now } = attempt;
-  const tooManyFailures = (wait: number) => ({ refused: { wait, error: `Too many failed attempts. Try again in ${waitInWords(wait)}` } });
-  const again = await deps.successfulSignIns.retryAfter(successes, now);
-  if (again > 0) {
-    // A lockout for failures is the one to report when both hold.
-    const wait = await deps.throttle.retryAfter(keys.checked, now);
-    if (wait > 0) return tooManyFailures(wait);
-    return { refused: { wait: again, error: `Too many sign-ins to this account or from this network. Try again in ${waitInWords(again)}` } };
-  }
-  // Checked and counted in one step: the check takes tens of milliseconds (PBKDF2), and guesses sent in parallel
-  // would otherwise all pass the limit before the first of them failed.
-  const { wait, lockout } = await deps.throttle.charge({ checked: keys.checked, counted: keys.counted }, now);
-  return wait > 0 ? tooManyFailures(wait) : { lockout };
+  const [wait, again] = await Promise.all([
+    deps.throttle.retryAfter(keys.checked, now),
+    successes.length === 0 ? 0 : deps.successfulSignIns.retryAfter(successes, now),
+  ]);
+  if (wait > 0) return tooManyFailures(wait);
+  if (again === 0) return undefined;
+  return { refused: { wait: again, error: `Too many sign-ins to this account or from this network. Try again in ${waitInWords(again)}` } };
 }
 
 /**
- * The device that exempts this attempt from the username-wide key: the browser's device cookie for this username
- * (device.ts), while that device is under its own failure limit. Past it the cookie exempts nothing for the rest of
- * the window, so a stolen device cookie buys a guesser no more than the address keys would.
+ * Once the attempt's turn for password work has come: counts it as a failure before its password is checked, unless
+ * its failure keys are locked out by now, then checks the password (an implausible username fails without a
+ * lookup). Checked and counted in one step: the check takes tens of milliseconds (PBKDF2), and guesses sent in
+ * parallel would otherwise all pass the limit before the first of them failed. `lockout` is true when this count
+ * started a lockout. A check that throws (the database was busy, say) is not a wrong password: it is forgiven.
  */
-async function exemptDevice(deps: Deps, request: Request, username: string, now: number): Promise<string | undefined> {
-  const device = username ? await recognizedDevice(deps, request, username) : undefined;
-  return device !== undefined && await deps.throttle.retryAfter([deviceKey(device)], now) === 0 ? device : undefined;
+async function chargeAndCheck(
+  deps: Deps,
+  attempt: { keys: SignInKeys; username: string | undefined; password: string },
+): Promise<Refused | { lockout: boolean; verified: Verified | undefined }> {
+  const { keys, username } = attempt;
+  const { wait, lockout } = await deps.throttle.charge({ checked: keys.checked, counted: keys.counted }, nowSeconds(deps.clock));
+  if (wait > 0) return tooManyFailures(wait);
+  try {
+    return { lockout, verified: username === undefined ? undefined : await checkCredentials(deps, username, attempt.password) };
+  } catch (error) {
+    await deps.throttle.forgive(keys.counted);
+    throw error;
+  }
 }
 
 /**
@@ -218,7 +183,7 @@ async function signInAgain(deps: Deps, request: Request, view: SignInPageOptions
   return signInPage(deps, request, { ...view, username, ...(await continuation(deps, view.next)) });
 }
 
-async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext): Promise<Response> {
+async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext, firstBusyThisWindow: BusyAudit): Promise<Response> {
   const form = await readParams(request, deps.config.maxBodyBytes);
   const pre = readPreSession(deps, request);
   // One pre-session cookie and its token may carry any number of attempts: not single-use, because the failure
@@ -226,31 +191,32 @@ async function signInEndpoint(deps: Deps, request: Request, ctx: RequestContext)
   if (!(await verifyCsrf(deps, pre, { token: form.csrf, purpose: SIGN_IN }))) return formNotAccepted(deps, request, form, pre !== undefined);
   const username = (form.username ?? "").trim();
   const next = safeNext(form.next);
-  // No account has a longer name: such a name fails like a wrong password, without a lookup.
+  // No account has a longer name: such a name fails like a wrong password, without a lookup or password work.
   const plausible = username.length <= MAX_USERNAME_LENGTH;
   const now = nowSeconds(deps.clock);
   const device = plausible ? await exemptDevice(deps, request, username, now) : undefined;
   const keys = throttleKeys(plausible ? username : undefined, ctx.clientIp, device);
   const successes = plausible ? successKeys(username, ctx.clientIp) : [];
-  // Counted as a failure before the password is checked; a success takes it back. The attempt that reaches the
-  // limit starts the lockout, and only it audits one.
-  const charged = await chargeAttempt(deps, { keys, successes, now });
-  if ("refused" in charged) {
-    // The form again rather than a dead-end page: it keeps the application and username, and says how long to wait.
-    const headers = tooManyRequests(charged.refused.wait).headers;
-    return signInAgain(deps, request, { next, username, error: charged.refused.error, status: 429, headers });
-  }
-  const { lockout } = charged;
-  const checking = plausible ? deps.passwordWork.run(() => checkCredentials(deps, username, form.password ?? "")) : undefined;
-  if (plausible && !checking) {
-    // Every derivation place and queue place is taken: answered at once rather than held, and not a failure.
-    await deps.throttle.forgive(keys.counted);
+  // The form again rather than a dead-end page: it keeps the application and username, and says how long to wait.
+  const tooMany = ({ refused }: Refused) =>
+    signInAgain(deps, request, { next, username, error: refused.error, status: 429, headers: tooManyRequests(refused.wait).headers });
+  const early = await refusedBeforeWork(deps, { keys, successes, now });
+  if (early) return tooMany(early);
+  const attempt = () => chargeAndCheck(deps, { keys, username: plausible ? username : undefined, password: form.password ?? "" });
+  const bucket = addressBucket(ctx.clientIp);
+  const checking = plausible ? deps.passwordWork.run(attempt, queuePlace({ bucket, username, device })) : attempt();
+  if (!checking) {
+    // Every place this attempt may take is taken: answered at once rather than held; no password was checked.
+    await chargeBusyRefusal(deps, { address: keys.address, bucket, ip: ctx.clientIp, now, firstThisWindow: firstBusyThisWindow });
     return signInAgain(deps, request, { next, username, error: BUSY, status: 503, headers: BUSY_HEADERS });
   }
-  let verified: Verified | undefined;
+  // Counted as a failure when its turn came, before the password was checked; a success takes it back. The attempt
+  // that reaches the limit starts the lockout, and only it audits one.
+  const checked = await checking;
+  if ("refused" in checked) return tooMany(checked);
+  const { lockout, verified } = checked;
   let session: string | undefined;
   try {
-    verified = await checking;
     // PBKDF2 takes long enough for an admin to set a new password (ending every session) or disable the user
     // meanwhile: the session starts only if the hash just verified is still the stored one, in its transaction.
     session = verified && await startSession(deps, request, { userId: verified.user.id, passwordHash: verified.passwordHash });
@@ -317,9 +283,10 @@ async function signInForm(deps: Deps, request: Request, ctx: RequestContext): Pr
 
 /** Routes of sign-in and sign-out. */
 export function authRoutes(deps: Deps): Route[] {
+  const firstBusyThisWindow = createBusyAudit(deps.config.throttleWindowSeconds);
   return [
     { method: "GET", path: "/signin", surface: "html", handler: (req, ctx) => signInForm(deps, req, ctx) },
-    { method: "POST", path: "/signin", surface: "html", handler: (req, ctx) => signInEndpoint(deps, req, ctx) },
+    { method: "POST", path: "/signin", surface: "html", handler: (req, ctx) => signInEndpoint(deps, req, ctx, firstBusyThisWindow) },
     { method: "POST", path: "/signout", surface: "html", handler: (req, ctx) => signOutEndpoint(deps, req, ctx) },
   ];
 }

@@ -3,6 +3,7 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { parse, validate } from "graphql";
 import { buildFieldSchema } from "../../src/graphql/schema.ts";
+import { innocentMeets } from "../../scripts/lib/stress_queue.ts";
 import {
   ATTACK_SELECTIONS,
   expensiveDocument,
@@ -109,4 +110,32 @@ test("formatPhase shows each probe's verdict, the attacker's tally and the recov
   assert.match(text, /attacker got: 429 x180, 400 x20/);
   assert.match(text, /127\.0\.0\.2, 127\.0\.0\.3/);
   assert.match(text, /recovered after 1\.3 s/);
+});
+
+const innocentRows = [
+  { name: "9 of 10 for each browser", returning: [9, 10], newBrowser: [9, 10], meets: true },
+  { name: "8 of 10 for the new browser", returning: [10, 10], newBrowser: [8, 10], meets: false },
+  { name: "no tries at all", returning: [0, 0], newBrowser: [10, 10], meets: false },
+] as const;
+
+for (const row of innocentRows) {
+  test(`innocentMeets: ${row.name} ${row.meets ? "meets" : "misses"} the target`, () => {
+    const kind = ([successes, tries]: readonly [number, number]) => ({ successes, tries, outcomes: {} });
+    assert.equal(innocentMeets({ returning: kind(row.returning), newBrowser: kind(row.newBrowser) }), row.meets);
+  });
+}
+
+test("formatPhase shows an attack's own verdict and what the server audited", () => {
+  const report: PhaseReport = {
+    phase: "queue",
+    title: "attack 4",
+    probes: { "GET /healthz": summarizeProbe(ms(1, 1, 2), 1) },
+    attacker: { "429": 900, "503": 40 },
+    audited: { "throttled sign_in_busy": 2 },
+    verdict: { meets: true, lines: ["innocent sign-ins, returning browser: 10/10 (303 x10)"], figures: {} },
+    meets: true,
+  };
+  const text = formatPhase(report);
+  assert.match(text, /audited during the phase: throttled sign_in_busy x2/);
+  assert.match(text, /returning browser: 10\/10/);
 });

@@ -99,8 +99,9 @@ test("failed sign-in is throttled: 429 page once the limit is reached, even for 
 });
 
 test("sign-in guesses sent in parallel are held to the limit: the rest are refused before the password is checked", async () => {
-  // Room for every guess in the password queue, so that only the failure limit refuses.
-  const t = await openTestApp({ FIELDGATE_PASSWORD_QUEUE: "100" });
+  // Room for every guess in one address's and one username's share of the password queue (a quarter of it), so
+  // that only the failure limit refuses.
+  const t = await openTestApp({ FIELDGATE_PASSWORD_QUEUE: "1000" });
   const user = await t.seed.user();
   const limit = t.config.throttleMaxFailures;
   // Every form is fetched first, so the guesses themselves arrive together.
