@@ -180,11 +180,8 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   const workers = workerCount(ctx.args, deps);
   // With --workers each process has its own password limit, so each sizes it from its share of the cores.
   const cores = deps.cores === undefined ? undefined : Math.max(1, Math.floor(deps.cores / workers));
-  // Other processes share the database: the other workers, or other instances on PostgreSQL. Failure budgets are
-  // then kept there, or each would grant its own.
-  const sharedThrottles = workers > 1 || config.databaseUrl !== undefined;
   const { clock, random, log, digest, hmac, blockCipher } = deps;
-  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, cores, demo, sharedThrottles });
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, cores, demo });
 }
 
 export const serve: Command = {
