@@ -6,7 +6,7 @@ import type { Params } from "../http/body.ts";
 import { addressBucket } from "../http/throttle.ts";
 import type { TokenClient } from "../store/clients.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
-import { audit } from "./audit.ts";
+import { audit, type AuditEventName, type AuditFacts } from "./audit.ts";
 import { invalidClient, invalidRequest, type OAuthError, tooManyRequests } from "./errors.ts";
 
 export type ClientAuthMethod = "client_secret_basic" | "client_secret_post";
@@ -154,23 +154,12 @@ interface Failure {
 async function refusal(deps: Deps, attempt: Attempt, failure: Failure & { lockout: boolean }): Promise<OAuthError> {
   const { now, ip, method } = attempt;
   const { keys, reason, clientId, lockout } = failure;
-  await audit(deps, "client_auth_failed", { clientId, ip, detail: { reason, method } });
+  const events: [AuditEventName, AuditFacts][] = [["client_auth_failed", { clientId, ip, detail: { reason, method } }]];
   // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
   // flood of them cannot flood the audit table.
-  if (lockout) {
-    await audit(deps, "throttled", { clientId, ip, detail: { retry_after: await deps.throttle.retryAfter(keys, now) } });
-  }
+  if (lockout) events.push(["throttled", { clientId, ip, detail: { retry_after: await deps.throttle.retryAfter(keys, now) } }]);
+  for (const [event, facts] of events) await audit(deps, event, facts);
   return invalidClient("Client authentication failed", { headers: CLIENT_CHALLENGE });
-}
-
-/** Refuses a request that names no client (no client_id, or another Authorization scheme): the address's failure. */
-async function refuseWithoutClient(deps: Deps, attempt: Attempt): Promise<OAuthError> {
-  // Counted against the address alone; once it is locked out, 429 without another audit row.
-  const address = [addressKey(attempt.ip)];
-  const { wait, lockout } = await deps.throttle.charge({ checked: address, counted: address }, attempt.now);
-  if (wait > 0) return tooManyRequests(wait);
-  const reason = attempt.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id";
-  return await refusal(deps, attempt, { keys: address, reason, lockout });
 }
 
 /**
@@ -190,18 +179,37 @@ export async function authenticateClient(
 ): Promise<TokenClient> {
   const { params, ctx } = options;
   const presented = presentedCredentials(request, params);
-  const now = nowSeconds(deps.clock);
-  const ip = ctx.clientIp;
-  const attempt: Attempt = { now, ip, method: presented.method };
+  const attempt: Attempt = { now: nowSeconds(deps.clock), ip: ctx.clientIp, method: presented.method };
+  const checked = await checkedAttempt(deps, presented, attempt);
+  if (checked.outcome === "authenticated") return checked.client;
+  if (checked.outcome === "refused") throw tooManyRequests(checked.wait);
+  throw await refusal(deps, attempt, checked.failure);
+}
+
+/** How an attempt ended: the client it authenticated, refused unchecked for `wait` seconds, or a counted failure. */
+type Checked =
+  | { outcome: "authenticated"; client: TokenClient }
+  | { outcome: "refused"; wait: number }
+  | { outcome: "failed"; failure: Failure & { lockout: boolean } };
+
+/** Checks the presented credentials and counts the outcome, in one step of the throttle's store. */
+async function checkedAttempt(deps: Deps, presented: Presented, attempt: Attempt): Promise<Checked> {
+  const { now, ip } = attempt;
   const clientId = presented.clientId;
-  if (presented.method === "unsupported_scheme" || clientId === undefined) throw await refuseWithoutClient(deps, attempt);
+  if (presented.method === "unsupported_scheme" || clientId === undefined) {
+    // No client to check: the address's failure, once it is locked out 429 without another audit row.
+    const address = [addressKey(ip)];
+    const { wait, lockout } = await deps.throttle.charge({ checked: address, counted: address }, now);
+    if (wait > 0) return { outcome: "refused", wait };
+    const reason = presented.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id";
+    return { outcome: "failed", failure: { keys: address, reason, lockout } };
+  }
   const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
   const keys = { registered: clientKey(clientId, ip), unknown: addressKey(ip) };
   const checked = await deps.throttle.authenticateClient({ clientId, digest, keys }, now);
-  if (checked.outcome === "authenticated") return checked.client;
-  if (checked.outcome === "refused") throw tooManyRequests(checked.wait);
+  if (checked.outcome !== "failed") return checked;
   // The store counted a failure; its reason is the one failureOf() finds.
-  throw await refusal(deps, attempt, { ...failureOf(checked.client, { clientId, digest, ip }), lockout: checked.lockout });
+  return { outcome: "failed", failure: { ...failureOf(checked.client, { clientId, digest, ip }), lockout: checked.lockout } };
 }
 
 /**
