@@ -18,18 +18,15 @@ import {
 
 /**
  * One row whatever exists: the client ?1 with whether its integration user may act (LEFT JOIN: authorization_code
- * clients have none, and a missing one reads as not enabled), the counter ?2 that gates a registered client, and
- * the address's counter ?3. One statement, so one snapshot and one read transaction.
+ * clients have none, and a missing one reads as not enabled), and the counter that gates it: ?2 for a registered
+ * client, ?3 (the address's) for an unknown one. One statement, so one snapshot and one read transaction.
  */
-const CLIENT_AND_COUNTERS = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
-  c.integration_user_id, c.disabled, u.disabled = 0 AS user_enabled,
-  g.window_end AS gate_window_end, g.failures AS gate_failures,
-  a.window_end AS address_window_end, a.failures AS address_failures
+const CLIENT_AND_GATE = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
+  c.integration_user_id, c.disabled, u.disabled = 0 AS user_enabled, g.window_end, g.failures
   FROM (SELECT ?1 AS client_id) p
   LEFT JOIN clients c ON c.client_id = p.client_id
   LEFT JOIN users u ON u.id = c.integration_user_id
-  LEFT JOIN throttle_counters g ON g.key = ?2
-  LEFT JOIN throttle_counters a ON a.key = ?3`;
+  LEFT JOIN throttle_counters g ON g.key = CASE WHEN c.id IS NULL THEN ?3 ELSE ?2 END`;
 
 /** Compared against when the client_id is unknown, so unknown and known ids take the same time. */
 const NO_CLIENT_DIGEST = "0".repeat(64);
@@ -75,27 +72,27 @@ export function decideClientCheck(
 
 /** SQLite's authenticateClient over `db`. */
 export function createClientAuthentication(db: Db): ThrottleStore["authenticateClient"] {
-  const { write } = sqliteCounters(db);
-  const decide = (attempt: ClientAttempt, times: CounterTimes): Decided<ClientCheck> => {
+  const { read, write } = sqliteCounters(db);
+  /** The decision on the rows as committed; `counting`: with the address's counter too, which a failure needs. */
+  const decide = (attempt: ClientAttempt, times: CounterTimes, counting: boolean): Decided<ClientCheck> => {
     const { registered, unknown } = attempt.keys;
-    const row = db.prepare(CLIENT_AND_COUNTERS).get(attempt.clientId, registered?.key ?? null, unknown?.key ?? null) as Row;
+    const row = db.prepare(CLIENT_AND_GATE).get(attempt.clientId, registered?.key ?? null, unknown?.key ?? null) as Row;
+    const client = row.id === null ? undefined : toTokenClient(row);
+    const gate = client ? registered : unknown;
     const rows = new Map<string, CounterRow>();
-    if (registered && row.gate_failures !== null) {
-      rows.set(registered.key, toCounterRow({ window_end: row.gate_window_end, failures: row.gate_failures }));
-    }
-    if (unknown && row.address_failures !== null) {
-      rows.set(unknown.key, toCounterRow({ window_end: row.address_window_end, failures: row.address_failures }));
-    }
-    return decideClientCheck(row.id === null ? undefined : toTokenClient(row), rows, attempt, times);
+    if (gate && row.failures !== null) rows.set(gate.key, toCounterRow(row));
+    const address = counting && client && unknown ? read(unknown.key) : undefined;
+    if (address) rows.set(unknown!.key, address);
+    return decideClientCheck(client, rows, attempt, times);
   };
   return async (attempt, times) => {
     // Most requests are a right secret whose gate holds no failures: that decision writes nothing, so the read
     // answers it, and a refusal too (it counts nothing). A decision that writes is taken again inside the write
     // transaction, on the rows as committed, so parallel attempts from any process each see the counts before them.
-    const read = decide(attempt, times);
-    if (read.writes.size === 0) return read.result;
+    const seen = decide(attempt, times, false);
+    if (seen.writes.size === 0) return seen.result;
     return await db.transactionBatched(() => {
-      const { result, writes } = decide(attempt, times);
+      const { result, writes } = decide(attempt, times, true);
       write(writes);
       return result;
     });
