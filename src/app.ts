@@ -9,7 +9,7 @@ import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
 import { verifyBcrypt } from "./crypto/bcrypt.ts";
 import { hmacSha256Base64Url } from "./crypto/hmac.ts";
 import { webCryptoBlockCipher } from "./crypto/block_cipher.ts";
-import { createThrottle, UNKNOWN_ADDRESS } from "./http/throttle.ts";
+import { UNKNOWN_ADDRESS } from "./http/throttle.ts";
 import { createWorkLimit, defaultPasswordConcurrency } from "./http/work_limit.ts";
 import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import type { RequestContext, Surface } from "./http/router.ts";
@@ -48,12 +48,6 @@ export interface AppOptions {
    */
   bcrypt?: BcryptService;
   demo?: DemoCredentials;
-  /**
-   * True when other instances serve from the same database (`serve --workers`, several instances on one PostgreSQL):
-   * the failure throttles then count in the store, so a budget spent on one instance is spent on all. False (the
-   * default) keeps them in this process's memory, which costs no database work.
-   */
-  sharedThrottles?: boolean;
   /** The fieldgate release serving, for the `fieldgate_build_info` gauge; the adapters pass package.json's. */
   version?: string;
 }
@@ -209,11 +203,13 @@ export function createApp(options: AppOptions): App {
   return { fetch, close, deps };
 }
 
-/** The failure throttle and the successful sign-in limit, in memory or in the store (AppOptions.sharedThrottles). */
-function throttles({ config, store, sharedThrottles }: AppOptions): Pick<Deps, "throttle" | "successfulSignIns"> {
+/**
+ * The failure throttle and the successful sign-in limit, both counted in the store: every instance on its database
+ * (`serve --workers`, servers on one PostgreSQL, embedders' apps) spends one budget, whoever built the app.
+ */
+function throttles({ config, store }: AppOptions): Pick<Deps, "throttle" | "successfulSignIns"> {
   const failures = { maxFailures: config.throttleMaxFailures, windowSeconds: config.throttleWindowSeconds };
   const successes = { maxFailures: config.signInLimit, windowSeconds: SIGN_IN_LIMIT_WINDOW_SECONDS };
-  if (!sharedThrottles) return { throttle: createThrottle(failures), successfulSignIns: createThrottle(successes) };
   return {
     throttle: createSharedThrottle(store.throttles, { scope: "failures", ...failures }),
     successfulSignIns: createSharedThrottle(store.throttles, { scope: "sign-ins", ...successes }),

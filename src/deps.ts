@@ -66,8 +66,8 @@ export interface ThrottleKey {
 }
 
 /**
- * Failure counting per key. The in-memory implementation is http/throttle.ts; app/shared_throttle.ts keeps the
- * counts in the store, for instances that must share one budget. Operations are asynchronous for that one.
+ * Failure counting per key, kept in the store (app/shared_throttle.ts over store.throttles), so every instance on one
+ * database spends one budget. Each operation is one atomic step of the store.
  */
 export interface Throttle {
   /** Seconds to wait before any of `keys` may try again; 0 when all are allowed. */
@@ -86,25 +86,11 @@ export interface Throttle {
   /** Forgets the failures of these keys (after a success). */
   reset(keys: readonly ThrottleKey[]): Promise<void>;
   /**
-   * Starts an attempt whose outcome comes only after an await (an asynchronous digest): resolves to seconds to wait
-   * when a key is locked out, else to 0 with the attempt counted as pending on its keys until `settle`. While the
-   * failures and pending attempts of a key could already reach its limit, a new attempt waits for one of them to
-   * settle and looks again. So parallel guesses cannot all pass the check before the first failure is counted,
-   * and honest parallel requests are delayed by one attempt at most, never refused.
+   * Client authentication in one step of the store (ThrottleStore.authenticateClient): the client looked up,
+   * `digest` checked against its secret and the outcome counted, gated by `registered` when the client exists and
+   * `unknown` otherwise, every failure also counting against `unknown`.
    */
-  admit(keys: readonly ThrottleKey[], now: number): Promise<number>;
-  /**
-   * Ends an attempt `admit` let through, after its failure (if any) was recorded; wakes the attempts waiting. A
-   * success passes the keys it resets (`reset`), which forget their failures in the same step.
-   */
-  settle(keys: readonly ThrottleKey[], success?: { reset: readonly ThrottleKey[] }): Promise<void>;
-  /**
-   * Client authentication as one step of a throttle kept in a store of round trips (ThrottleStore.checkClient): the
-   * client looked up, `digest` checked against its secret and the outcome counted, gated by `registered` when the
-   * client exists and `unknown` otherwise, every failure also counting against `unknown`. Absent where admit and
-   * settle cost no round trip (in memory, SQLite).
-   */
-  checkClient?(
+  authenticateClient(
     attempt: { clientId: string; digest: string | undefined; keys: { registered: ThrottleKey; unknown: ThrottleKey } },
     now: number,
   ): Promise<ClientCheck>;

@@ -6,7 +6,7 @@ import type { Params } from "../http/body.ts";
 import { addressBucket } from "../http/throttle.ts";
 import type { TokenClient } from "../store/clients.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
-import { audit } from "./audit.ts";
+import { audit, type AuditEventName, type AuditFacts } from "./audit.ts";
 import { invalidClient, invalidRequest, type OAuthError, tooManyRequests } from "./errors.ts";
 
 export type ClientAuthMethod = "client_secret_basic" | "client_secret_post";
@@ -34,9 +34,6 @@ const CLIENT_CHALLENGE = { "www-authenticate": 'Basic realm="fieldgate"' };
 export function clientAuthenticationWithdrawn(): OAuthError {
   return invalidClient("Client authentication failed", { headers: CLIENT_CHALLENGE });
 }
-
-/** Compared against when the client_id is unknown, so unknown and known ids take the same time. */
-const DUMMY_DIGEST = "0".repeat(64);
 
 /** Parameters that carry credentials and must never travel in a URL, where logs and referrers keep them. */
 const URL_FORBIDDEN = [
@@ -143,14 +140,6 @@ interface Attempt {
   method: PresentedMethod;
 }
 
-/**
- * A write re-checked a client authenticateClient answered from memory and succeeded: the authentication is now as
- * good as a fresh one, so its failures from this address are cleared as a fresh success clears them.
- */
-export async function rememberedClientConfirmed(deps: Deps, client: TokenClient, ctx: RequestContext): Promise<void> {
-  await deps.throttle.reset([clientKey(client.clientId, ctx.clientIp)]);
-}
-
 /** A failed attempt: the keys its failure counts against, why it failed, and the client id it may record. */
 interface Failure {
   keys: readonly ThrottleKey[];
@@ -165,139 +154,76 @@ interface Failure {
 async function refusal(deps: Deps, attempt: Attempt, failure: Failure & { lockout: boolean }): Promise<OAuthError> {
   const { now, ip, method } = attempt;
   const { keys, reason, clientId, lockout } = failure;
-  await audit(deps, "client_auth_failed", { clientId, ip, detail: { reason, method } });
+  const events: [AuditEventName, AuditFacts][] = [["client_auth_failed", { clientId, ip, detail: { reason, method } }]];
   // Audited once, when this failure starts the lockout; the refused requests that follow are not, so a
   // flood of them cannot flood the audit table.
-  if (lockout) {
-    await audit(deps, "throttled", { clientId, ip, detail: { retry_after: await deps.throttle.retryAfter(keys, now) } });
-  }
+  if (lockout) events.push(["throttled", { clientId, ip, detail: { retry_after: await deps.throttle.retryAfter(keys, now) } }]);
+  for (const [event, facts] of events) await audit(deps, event, facts);
   return invalidClient("Client authentication failed", { headers: CLIENT_CHALLENGE });
-}
-
-/** Refuses a request that names no client (no client_id, or another Authorization scheme): the address's failure. */
-async function refuseWithoutClient(deps: Deps, attempt: Attempt): Promise<OAuthError> {
-  // Counted against the address alone; once it is locked out, 429 without another audit row.
-  const address = [addressKey(attempt.ip)];
-  const { wait, lockout } = await deps.throttle.charge({ checked: address, counted: address }, attempt.now);
-  if (wait > 0) return tooManyRequests(wait);
-  const reason = attempt.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id";
-  return await refusal(deps, attempt, { keys: address, reason, lockout });
 }
 
 /**
  * Authenticates the client by client_secret_post or client_secret_basic, throttling repeated failures.
  *
- * The client is looked up before the throttle decides, since the rule depends on it: a registered client is refused
+ * The secret's digest is made first; the store then looks the client up, checks the digest and counts the outcome
+ * in one step (Throttle.authenticateClient), since the rule depends on the client: a registered client is refused
  * only for its own failures from this address, so other parties' failures there never slow it. An unknown client_id
  * has no secret to guess, so it gets no key of its own (rotating random ids neither grows the table nor escapes a
- * limit) and is refused once the address's failures reach the shared limit; a lookup is all such a refusal costs.
- *
- * With `mayRemember`, a secret that matches the row remembered for the client (ClientStore
- * rememberedForTokenRequest) authenticates without reading the database, and the client comes back marked
- * `remembered`: the caller must then write only through a transaction that re-checks it (clientAndUserStill),
- * answer any refusal from a second, fresh authentication, and call rememberedClientConfirmed once the write
- * succeeded (until then the row proves nothing, so the client's failure count is not cleared). Anything else (no row
- * remembered, another secret) is read fresh, so no refusal is ever decided on a remembered row.
+ * limit) and is refused once the address's failures reach the shared limit.
  * @throws OAuthError invalid_client (401), invalid_request (400), too_many_requests (429 with Retry-After)
  */
 export async function authenticateClient(
   deps: Deps,
   request: Request,
-  options: { params: Params; ctx: RequestContext; mayRemember?: boolean },
+  options: { params: Params; ctx: RequestContext },
 ): Promise<TokenClient> {
-  const { params, ctx, mayRemember = false } = options;
+  const { params, ctx } = options;
   const presented = presentedCredentials(request, params);
-  const now = nowSeconds(deps.clock);
-  const attempt: Attempt = { now, ip: ctx.clientIp, method: presented.method };
+  const attempt: Attempt = { now: nowSeconds(deps.clock), ip: ctx.clientIp, method: presented.method };
+  const checked = await checkedAttempt(deps, presented, attempt);
+  if (checked.outcome === "authenticated") return checked.client;
+  if (checked.outcome === "refused") throw tooManyRequests(checked.wait);
+  throw await refusal(deps, attempt, checked.failure);
+}
+
+/** How an attempt ended: the client it authenticated, refused unchecked for `wait` seconds, or a counted failure. */
+type Checked =
+  | { outcome: "authenticated"; client: TokenClient }
+  | { outcome: "refused"; wait: number }
+  | { outcome: "failed"; failure: Failure & { lockout: boolean } };
+
+/** Checks the presented credentials and counts the outcome, in one step of the throttle's store. */
+async function checkedAttempt(deps: Deps, presented: Presented, attempt: Attempt): Promise<Checked> {
+  const { now, ip } = attempt;
   const clientId = presented.clientId;
-  if (presented.method === "unsupported_scheme" || clientId === undefined) throw await refuseWithoutClient(deps, attempt);
-  if (deps.throttle.checkClient) return await checkedInStore(deps, deps.throttle.checkClient, { presented, clientId, attempt });
-  const remembered = mayRemember ? deps.store.clients.rememberedForTokenRequest(clientId) : undefined;
-  const registered = remembered ?? await deps.store.clients.findForTokenRequest(clientId);
-  const address = addressKey(ctx.clientIp);
-  const gate = [registered ? clientKey(registered.clientId, ctx.clientIp) : address];
-  // Pending until settled: the outcome is known only after the awaits below (an embedder's digest may be truly
-  // asynchronous), and parallel guesses must not all pass this check before the first failure counts.
-  const wait = await deps.throttle.admit(gate, now);
-  if (wait > 0) throw tooManyRequests(wait);
-  let checked: Checked;
-  try {
-    checked = await checkSecret(deps, { presented, clientId, remembered, registered, ip: ctx.clientIp });
-  } catch (error) {
-    // Not a wrong secret (the store failed): the attempt ends without counting.
-    await deps.throttle.settle(gate);
-    throw error;
+  if (presented.method === "unsupported_scheme" || clientId === undefined) {
+    // No client to check: the address's failure, once it is locked out 429 without another audit row.
+    const address = [addressKey(ip)];
+    const { wait, lockout } = await deps.throttle.charge({ checked: address, counted: address }, now);
+    if (wait > 0) return { outcome: "refused", wait };
+    const reason = presented.method === "unsupported_scheme" ? "unsupported_scheme" : "missing_client_id";
+    return { outcome: "failed", failure: { keys: address, reason, lockout } };
   }
-  if ("failure" in checked) {
-    let lockout: boolean;
-    try {
-      lockout = await deps.throttle.fail(checked.failure.keys, now);
-    } finally {
-      await deps.throttle.settle(gate);
-    }
-    throw await refusal(deps, attempt, { ...checked.failure, lockout });
-  }
-  const { client } = checked;
-  // A remembered client's failures are cleared only once its write has re-checked it (rememberedClientConfirmed).
-  await deps.throttle.settle(gate, client.remembered ? undefined : { reset: [clientKey(client.clientId, ctx.clientIp)] });
-  return client;
-}
-
-/** The outcome of a secret check: the client it authenticates, or the failure to count. */
-type Checked = { client: TokenClient } | { failure: Failure };
-
-/** Checks the presented secret against the client: the remembered row when it matches, else a fresh one. */
-async function checkSecret(
-  deps: Deps,
-  attempt: {
-    presented: Presented;
-    clientId: string;
-    remembered: TokenClient | undefined;
-    registered: TokenClient | undefined;
-    ip: string;
-  },
-): Promise<Checked> {
-  const { presented, clientId, remembered, registered, ip } = attempt;
   const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
-  const client = remembered && digest !== undefined && constantTimeEqual(digest, remembered.secretHash)
-    ? remembered
-    : remembered ? await deps.store.clients.findForTokenRequest(clientId) : registered;
-  return judged(client, { clientId, digest, ip });
+  const keys = { registered: clientKey(clientId, ip), unknown: addressKey(ip) };
+  const checked = await deps.throttle.authenticateClient({ clientId, digest, keys }, now);
+  if (checked.outcome !== "failed") return checked;
+  // The store counted a failure; its reason is the one failureOf() finds.
+  return { outcome: "failed", failure: { ...failureOf(checked.client, { clientId, digest, ip }), lockout: checked.lockout } };
 }
 
-/** The outcome of presenting `digest` (none: no secret) for `clientId`, whose row is `client` (none: unknown). */
-function judged(client: TokenClient | undefined, presented: { clientId: string; digest: string | undefined; ip: string }): Checked {
+/**
+ * Why presenting `digest` (none: no secret) for `clientId`, whose row is `client` (none: unknown), failed, and the
+ * keys that failure counted against.
+ */
+function failureOf(client: TokenClient | undefined, presented: { clientId: string; digest: string | undefined; ip: string }): Failure {
   const { clientId, digest, ip } = presented;
   // Every failure counts against the address too, so a spray that mixes in registered ids still fills it.
   const keys = client ? [clientKey(client.clientId, ip), addressKey(ip)] : [addressKey(ip)];
   const recorded = recordedClientId(clientId, client);
-  if (digest === undefined) return { failure: { keys, reason: "missing_secret", clientId: recorded } };
-  const matches = constantTimeEqual(digest, client?.secretHash ?? DUMMY_DIGEST);
-  if (!client || !matches) return { failure: { keys, reason: client ? "bad_secret" : "unknown_client", clientId: recorded } };
-  // Checked after the secret so a disabled client answers exactly like a wrong secret.
-  if (client.disabled) return { failure: { keys, reason: "client_disabled", clientId: client.clientId } };
-  return { client };
-}
-
-/**
- * authenticateClient where the throttle's counts live in a store of round trips: the digest first, then the lookup,
- * the check and its count in one step (Throttle.checkClient), with no pending attempt to release after it. The
- * refusal it counted is then described as judged() describes it.
- */
-async function checkedInStore(
-  deps: Deps,
-  checkClient: NonNullable<Deps["throttle"]["checkClient"]>,
-  { presented, clientId, attempt }: { presented: Presented; clientId: string; attempt: Attempt },
-): Promise<TokenClient> {
-  const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
-  const { ip, now } = attempt;
-  const checked = await checkClient({ clientId, digest, keys: { registered: clientKey(clientId, ip), unknown: addressKey(ip) } }, now);
-  if (checked.outcome === "refused") throw tooManyRequests(checked.wait);
-  if (checked.outcome === "authenticated" && checked.client) return checked.client;
-  const judgement = judged(checked.client, { clientId, digest, ip });
-  // The store counted a failure; its reason is the one judged() finds (bad_secret should the two ever disagree).
-  const failure = "failure" in judgement
-    ? judgement.failure
-    : { keys: [clientKey(clientId, ip), addressKey(ip)], reason: "bad_secret", clientId };
-  throw await refusal(deps, attempt, { ...failure, lockout: checked.outcome === "failed" && checked.lockout });
+  if (digest === undefined) return { keys, reason: "missing_secret", clientId: recorded };
+  if (!client) return { keys, reason: "unknown_client", clientId: recorded };
+  // A disabled client is refused exactly like a wrong secret; the audit row says which it was.
+  const matches = constantTimeEqual(digest, client.secretHash);
+  return { keys, reason: client.disabled && matches ? "client_disabled" : "bad_secret", clientId: client.clientId };
 }

@@ -6,8 +6,8 @@ import type { Params } from "../http/body.ts";
 import { readParams } from "../http/body.ts";
 import { jsonNoStore } from "../http/respond.ts";
 import type { TokenClient } from "../store/clients.ts";
-import { authenticateClient, refuseQueryCredentials, rememberedClientConfirmed } from "./client_auth.ts";
-import { invalidRequest, isOAuthError, unsupportedGrantType } from "./errors.ts";
+import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
+import { invalidRequest, unsupportedGrantType } from "./errors.ts";
 import type { GrantResult, MintedTokens } from "./issue_tokens.ts";
 import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
 import { exchangeRefreshToken } from "./grants/refresh_token.ts";
@@ -50,21 +50,8 @@ export function tokenEndpoint(deps: Deps): Handler {
         "grant_type must be authorization_code, refresh_token or client_credentials",
       );
     }
-    // Only client_credentials may authenticate from a remembered client row: its one write re-checks the whole row,
-    // and nothing it does before that write needs undoing when it is refused.
-    const client = await authenticateClient(deps, request, { params, ctx, mayRemember: grant === issueClientCredentials });
-    let result: GrantResult;
-    try {
-      result = await grant(deps, { client, params, ip: ctx.clientIp });
-      if (client.remembered) await rememberedClientConfirmed(deps, client, ctx);
-    } catch (error) {
-      if (!client.remembered || !isOAuthError(error)) throw error;
-      // Refused on a remembered row, which may be stale: the answer comes from a fresh read, exactly as it would
-      // have without the memory (a rotated secret is then invalid_client, a disabled user invalid_grant).
-      deps.store.clients.forgetForTokenRequest(client.clientId);
-      const fresh = await authenticateClient(deps, request, { params, ctx });
-      result = await grant(deps, { client: fresh, params, ip: ctx.clientIp });
-    }
+    const client = await authenticateClient(deps, request, { params, ctx });
+    const result = await grant(deps, { client, params, ip: ctx.clientIp });
     return tokenResponse(result.minted, result.scope);
   };
 }

@@ -26,8 +26,9 @@ export interface Client {
 }
 
 /**
- * The client as the client-authenticated endpoints (token, revocation, introspection) read it: only the columns
- * they use, plus whether its integration user may act, so client_credentials issuance needs no second read.
+ * The client as client authentication (ThrottleStore.authenticateClient) reads it for the token, revocation and
+ * introspection endpoints: only the columns they use, plus whether its integration user may act, so
+ * client_credentials issuance needs no second read.
  */
 export type TokenClient = Pick<
   Client,
@@ -35,8 +36,6 @@ export type TokenClient = Pick<
 > & {
   /** True only when the integration user exists and is not disabled; false for clients without one. */
   integrationUserEnabled: boolean;
-  /** Set when the row was answered from memory (ClientStore.rememberedForTokenRequest): it may be stale. */
-  remembered?: true;
 };
 
 /** A client to register: its attributes without the row id and the flags and times the store sets. */
@@ -66,22 +65,6 @@ export interface ClientStore {
    */
   insert(client: NewClient): Promise<Client>;
   findByClientId(clientId: string): Promise<Client | undefined>;
-  /**
-   * The client with its integration user's enabled flag, in one query (one WAL read transaction, not two). A
-   * client_credentials client that may issue (it and its integration user enabled) is also remembered.
-   */
-  findForTokenRequest(clientId: string): Promise<TokenClient | undefined>;
-  /**
-   * The row findForTokenRequest last read for this client_credentials client, as it was then, marked `remembered`;
-   * undefined when none is remembered. It may be stale (another process may have rotated the secret or disabled
-   * the client since): only a write that re-checks it in its transaction (clientAndUserStill) may rely on it, and
-   * a refusal must be confirmed from findForTokenRequest. No read, so no WAL read transaction. A store that several
-   * processes share (PostgreSQL) remembers nothing: every instance then refuses a disabled client or a rotated
-   * secret on its very next request.
-   */
-  rememberedForTokenRequest(clientId: string): TokenClient | undefined;
-  /** Drops what is remembered for this client (a write refused it, or it changed here). */
-  forgetForTokenRequest(clientId: string): void;
   findById(id: number): Promise<Client | undefined>;
   list(): Promise<Client[]>;
   /**
@@ -142,14 +125,6 @@ export function toTokenClient(row: MappedRow): TokenClient {
   };
 }
 
-// LEFT JOIN: authorization_code clients have no integration user; a missing one reads as not enabled.
-const TOKEN_CLIENT_SQL = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
-  c.integration_user_id, c.disabled, u.disabled = 0 AS user_enabled
-  FROM clients c LEFT JOIN users u ON u.id = c.integration_user_id WHERE c.client_id = ?`;
-
-/** How many client_credentials clients are remembered at most; the oldest is dropped first. */
-const MAX_REMEMBERED = 1024;
-
 /**
  * The redirect_uri column's value for `uris`: joined, or null for none.
  * @throws TypeError for an empty URI or one holding the separator, which would split the stored list
@@ -168,16 +143,6 @@ export const INTEGRATION_USER_TAKEN =
 export function createClientStore(db: Db): ClientStore {
   const byClientId = (clientId: string) =>
     db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
-  // Rows of client_credentials clients that may issue, keyed by client_id. Reading the client is a WAL read
-  // transaction of its own before the token's write transaction (about a tenth of a served token request's CPU), and
-  // the write re-checks the client anyway; see rememberedForTokenRequest.
-  const remembered = new Map<string, TokenClient>();
-  const remember = (client: TokenClient) => {
-    remembered.delete(client.clientId);
-    if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
-    remembered.set(client.clientId, Object.freeze({ ...client, remembered: true }));
-  };
-  const forget = (clientId: string) => void remembered.delete(clientId);
   return {
     async insert(c) {
       const redirectUri = redirectUriColumn(c.redirectUris);
@@ -200,17 +165,6 @@ export function createClientStore(db: Db): ClientStore {
       const row = byClientId(clientId);
       return row && toClient(row);
     },
-    async findForTokenRequest(clientId) {
-      const row = db.prepare(TOKEN_CLIENT_SQL).get(clientId) as Row | undefined;
-      const client = row && toTokenClient(row);
-      if (client?.grantType === "client_credentials" && !client.disabled && client.integrationUserEnabled) remember(client);
-      else forget(clientId);
-      return client;
-    },
-    rememberedForTokenRequest(clientId) {
-      return remembered.get(clientId);
-    },
-    forgetForTokenRequest: forget,
     async findById(id) {
       const row = db.prepare("SELECT * FROM clients WHERE id = ?").get(id) as Row | undefined;
       return row && toClient(row);
@@ -220,7 +174,6 @@ export function createClientStore(db: Db): ClientStore {
     },
     async rotateSecret(clientId, { secretHash, now, revokeTokens }) {
       return db.transaction(() => {
-        forget(clientId);
         const row = db.prepare("UPDATE clients SET secret_hash = ?, secret_rotated_at = ? WHERE client_id = ? RETURNING *")
           .get(secretHash, now, clientId) as Row | undefined;
         if (!row) return undefined;
@@ -245,7 +198,6 @@ export function createClientStore(db: Db): ClientStore {
     },
     async remove(clientId, now) {
       return db.transaction(() => {
-        forget(clientId);
         const row = db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
         if (!row) return undefined;
         const id = Number(row.id);
@@ -257,7 +209,6 @@ export function createClientStore(db: Db): ClientStore {
       });
     },
     async setDisabled(clientId, disabled) {
-      forget(clientId);
       const row = db.transaction(() =>
         db.prepare("UPDATE clients SET disabled = ? WHERE client_id = ? RETURNING *").get(disabled ? 1 : 0, clientId) as Row | undefined
       );

@@ -8,10 +8,9 @@ import type { TokenClient } from "./clients.ts";
 
 /**
  * The client as it authenticated at the token endpoint: its row id, the digest its secret matched, and what the
- * grant took from the row. The row may have been remembered from an earlier request (ClientStore
- * rememberedForTokenRequest), so everything the grant used is compared, not only what an admin command can change
- * today. The client_id is compared too: row ids are reused after deleting the newest client, so an id alone may
- * name another client.
+ * grant took from the row. Everything the grant used is compared, not only what an admin command can change today.
+ * The client_id is compared too: row ids are reused after deleting the newest client, so an id alone may name
+ * another client.
  */
 export type AuthenticatedClient = Pick<TokenClient, "id" | "clientId" | "secretHash" | "grantType" | "scope" | "integrationUserId">;
 

@@ -15,6 +15,7 @@ import { createReadViews } from "./read_cache.ts";
 import { createImportStore } from "./import_queries.ts";
 import type { ImportStore } from "./imports.ts";
 import { createThrottleStore, type ThrottleStore } from "./throttles.ts";
+import { createClientAuthentication } from "./client_authentication.ts";
 
 export type { ClientAttempt, ClientCheck } from "./throttles.ts";
 
@@ -87,7 +88,10 @@ export interface Store {
   demoStates: DemoStateStore;
   secrets: SecretStore;
   imports: ImportStore;
-  /** Throttle counters shared by every instance on this database; purged by `throttles.purgeExpired`. */
+  /**
+   * Throttle counters shared by every instance on this database, and client authentication counted there; purged by
+   * `throttles.purgeExpired`.
+   */
   throttles: ThrottleStore;
   /** Present on a SQLite store only. */
   maintenance?: SqliteMaintenance;
@@ -129,7 +133,7 @@ function createStore(db: Db): SqliteStore {
     demoStates: createDemoStateStore(db),
     secrets: createSecretStore(db),
     imports: createImportStore(db),
-    throttles: createThrottleStore(db),
+    throttles: { ...createThrottleStore(db), authenticateClient: createClientAuthentication(db) },
     async ping() {
       try {
         // A read of a real table: SELECT 1 never touches the file, and answered "ok" over a database that had

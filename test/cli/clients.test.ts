@@ -173,7 +173,7 @@ test("clients enable undoes a disable: the client authenticates again", async ()
   assert.deepEqual(out, { client_id: web.client_id, disabled: false });
   const store = openStore(h.dbPath);
   try {
-    assert.equal((await store.clients.findForTokenRequest(String(web.client_id)))?.disabled, false);
+    assert.equal((await store.clients.findByClientId(String(web.client_id)))?.disabled, false);
   } finally {
     await store.close();
   }

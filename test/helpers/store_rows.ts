@@ -6,7 +6,8 @@
  * audit modules are in.
  */
 import type { TestContext } from "node:test";
-import type { Store } from "../../src/store/store.ts";
+import type { ClientAttempt, Store } from "../../src/store/store.ts";
+import type { Client } from "../../src/store/clients.ts";
 import type { UserKind } from "../../src/store/users.ts";
 import type { AuditEvent } from "../../src/store/audit.ts";
 import { openPostgres, type PgQueryable } from "../../src/store/postgres/connect.ts";
@@ -172,4 +173,9 @@ export async function storeCode(
     expiresAt: now + 600,
   });
   return { codeHash, familyId };
+}
+
+/** Authenticates `client` with its own secret digest, counting nothing: the TokenClient a grant's write is handed. */
+export function uncounted(client: Pick<Client, "clientId" | "secretHash">): ClientAttempt {
+  return { clientId: client.clientId, digest: client.secretHash, keys: { registered: undefined, unknown: undefined } };
 }

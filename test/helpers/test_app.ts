@@ -61,10 +61,8 @@ export const TEST_ENV: Record<string, string> = {
   FIELDGATE_PBKDF2_ITERATIONS: "1000",
 };
 
-/** How an app instance keeps its throttles, beyond what its settings say. */
+/** How an app instance differs beyond what its settings say. */
 export interface InstanceOptions {
-  /** Throttle counts in the store (AppOptions.sharedThrottles), as with --workers or on PostgreSQL. */
-  sharedThrottles?: boolean;
   /** The digest the app checks secrets with (sha256Hex by default); tests wrap it to count checks. */
   digest?: Digest;
 }
@@ -95,8 +93,7 @@ export async function openTestAppOn(url: string, env: Record<string, string> = {
   const clock = fakeClock();
   // Idle connections close after a second, so a test file's process exits without each test closing its app.
   const store = await openPostgresStore(url, { now: clock.clock(), max: 4, idleTimeoutSeconds: 1 });
-  // As serve does on PostgreSQL: the throttles count in the database, where every instance sees them.
-  return assemble(config, clock, store, { sharedThrottles: true, ...options });
+  return assemble(config, clock, store, options);
 }
 
 /** The store backend the HTTP and flow suites run on: FIELDGATE_TEST_STORE, sqlite by default. */
@@ -113,7 +110,6 @@ function assemble(config: Readonly<Config>, clock: FakeClock, store: Store, opti
     clock: clock.clock,
     random,
     log: (event, fields = {}) => log.push({ event, fields }),
-    sharedThrottles: options.sharedThrottles,
     digest: options.digest,
   });
   const now = () => clock.nowSeconds();
@@ -190,7 +186,6 @@ export function anotherInstance(t: TestApp, store: Store, options: InstanceOptio
     clock: t.clock.clock,
     random: seededRandom(Math.floor(Math.random() * 2 ** 31) + 1),
     log: (event, fields = {}) => t.log.push({ event, fields }),
-    sharedThrottles: options.sharedThrottles,
     digest: options.digest,
   });
 }

@@ -23,15 +23,13 @@ interface Deployment {
   /** The first instance's test app (seeding, clock, log) and both instances. */
   t: TestApp;
   instances: [App, App];
-  /** Where the instances keep their counters; undefined for the in-memory one. */
-  counters: ThrottleStore | undefined;
-  /** Digests made of each presented secret, over both instances. */
-  checks: Map<string, number>;
+  /** Where the instances keep their counters. */
+  counters: ThrottleStore;
   /**
-   * True where the store checks the digest and counts the outcome in one step (PostgreSQL): every attempt is digested
-   * before it, and the refused ones are told nothing. Elsewhere a refused attempt never reaches the digest.
+   * Digests made of each presented secret, over both instances: every attempt is digested before the store checks
+   * it and counts the outcome in one step, and the refused ones are told nothing.
    */
-  checkedInStore: boolean;
+  checks: Map<string, number>;
 }
 
 /** A digest that counts the secrets it digests. */
@@ -49,7 +47,7 @@ interface Pair {
   close(): Promise<void>;
 }
 
-/** Two instances on one SQLite file with their throttles in it (as `serve --workers 2`). */
+/** Two instances on one SQLite file, their throttles in it (as `serve --workers 2`). */
 function onSqliteFile(options: InstanceOptions): Pair {
   const db = tempDb("fieldgate-shared-throttle-");
   const t = buildTestApp({ ...ENV, FIELDGATE_DB: db.path }, options);
@@ -71,23 +69,23 @@ async function onPostgres(url: string, options: InstanceOptions): Promise<Pair> 
 /** Runs `run` on two instances whose throttles count in their shared database. */
 async function withTwoInstances(run: (d: Deployment) => Promise<void>, open: (options: InstanceOptions) => Promise<Pair> | Pair): Promise<void> {
   const checks = new Map<string, number>();
-  const options = { sharedThrottles: true, digest: countingDigest(checks) };
+  const options = { digest: countingDigest(checks) };
   const { t, other, close } = await open(options);
   try {
     const instances: [App, App] = [t.app, anotherInstance(t, other, options)];
-    await run({ t, instances, counters: t.store.throttles, checks, checkedInStore: t.store.throttles.checkClient !== undefined });
+    await run({ t, instances, counters: t.store.throttles, checks });
   } finally {
     await close();
   }
 }
 
-/** Registers `fn` for each way of running several instances, and for one in-memory instance where `alone` is set. */
+/** Registers `fn` for each way of running several instances, and for one instance where `alone` is set. */
 function deploymentTest(name: string, fn: (d: Deployment) => Promise<void>, options: { alone?: boolean } = {}): void {
   if (options.alone) {
-    test(`${name} [one instance, in memory]`, async () => {
+    test(`${name} [one instance]`, async () => {
       const checks = new Map<string, number>();
       const t = buildTestApp(ENV, { digest: countingDigest(checks) });
-      await fn({ t, instances: [t.app, t.app], counters: undefined, checks, checkedInStore: false });
+      await fn({ t, instances: [t.app, t.app], counters: t.store.throttles, checks });
     });
   }
   test(`${name} [two workers, one SQLite file]`, () => withTwoInstances(fn, onSqliteFile));
@@ -138,7 +136,7 @@ deploymentTest("without a usable caller address nothing is counted, so nobody's 
   const statuses = await sendMany(MAX * SHARED_KEY_FACTOR + 4, (i) => send(d, i, i % 4 < 2 ? client.clientId : `bogus-${i}`, "wrong"));
   assert.ok(statuses.every((s) => s === 401), statuses.join(","));
   assert.deepEqual(await sendMany(2, (i) => send(d, i, client.clientId, client.clientSecret)), [200, 200]);
-  if (d.counters) assert.equal(await d.counters.count(""), 0);
+  assert.equal(await d.counters.count(""), 0);
 }, { alone: true });
 
 deploymentTest("a success clears its client's failures from the address, never the address's count", async (d) => {
@@ -161,7 +159,7 @@ deploymentTest("wrong secrets sent in parallel to two instances have at most the
   const client = await d.t.seed.client({ grant: "client_credentials" });
   const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => send(d, i, client.clientId, "wrong", X)));
   assert.deepEqual([statuses.filter((s) => s === 401).length, statuses.filter((s) => s === 429).length], [MAX, 20 - MAX]);
-  assert.equal(d.checks.get("wrong"), d.checkedInStore ? 20 : MAX, "digests of the guesses");
+  assert.equal(d.checks.get("wrong"), 20, "every guess digested, so none waits for another");
   const events = await d.t.store.audit.list({});
   assert.equal(events.filter((e) => e.event === "client_auth_failed").length, MAX);
   assert.equal(events.filter((e) => e.event === "throttled").length, 1, "one lockout, audited once");
@@ -177,7 +175,7 @@ deploymentTest("honest requests in parallel to two instances, far more than the 
 
 deploymentTest("rotating unknown client_ids over both instances leaves one counter, the address's", async (d) => {
   await sendMany(200, (i) => send(d, i, `random-${i}-${"x".repeat(i)}`, "wrong", X));
-  assert.equal(await d.counters!.count(""), 1);
+  assert.equal(await d.counters.count(""), 1);
 });
 
 deploymentTest("failed sign-ins on one instance lock the username from that address on the other", async (d) => {

@@ -131,32 +131,6 @@ rowsTest("remove deletes the client with its tokens and approvals, counting what
   assert.equal(await store.clients.remove("web", 30), undefined);
 });
 
-rowsTest("findForTokenRequest reads the client with whether its integration user may act", async (store, rows) => {
-  const userId = await integrationUser(rows);
-  await store.clients.insert(web);
-  const robot = await store.clients.insert(robotClient("robot", userId));
-  const read = await store.clients.findForTokenRequest("robot");
-  assert.deepEqual(read, {
-    id: robot.id, clientId: "robot", secretHash: "h-robot", grantType: "client_credentials", redirectUri: null, redirectUris: [],
-    scope: "fields:read", integrationUserId: userId, disabled: false, integrationUserEnabled: true,
-  });
-  assert.equal((await store.clients.findForTokenRequest("web"))?.integrationUserEnabled, false);
-  assert.equal(await store.clients.findForTokenRequest("nope"), undefined);
-  await rows.setUserDisabled(userId, true);
-  assert.equal((await store.clients.findForTokenRequest("robot"))?.integrationUserEnabled, false);
-});
-
-rowsTest("a shared PostgreSQL store remembers no client between requests", async (store, rows, t) => {
-  const userId = await integrationUser(rows);
-  await store.clients.insert(robotClient("robot", userId));
-  await store.clients.findForTokenRequest("robot");
-  const remembered = store.clients.rememberedForTokenRequest("robot");
-  // SQLite's per-process memory is covered below; several instances share a PostgreSQL database, and each must see
-  // another's disable or rotation on its next request.
-  if (t.backend === "postgres") assert.equal(remembered, undefined);
-  else assert.equal(remembered?.remembered, true);
-});
-
 test("a registration whose commit fails is reported, never acknowledged with credentials that were not stored", async () => {
   const db = openDatabase(":memory:");
   const clients = createClientStore(db);
@@ -170,65 +144,12 @@ test("a registration whose commit fails is reported, never acknowledged with cre
 });
 
 
-test("findForTokenRequest remembers only client_credentials clients that may issue, marked and frozen", async () => {
-  const store = openStore(":memory:");
-  const userId = (await store.users.insert({ username: "robot", kind: "integration", now: 1 })).id;
-  await store.clients.insert(web);
-  await store.clients.insert(robotClient("robot", userId));
-  assert.equal(store.clients.rememberedForTokenRequest("robot"), undefined);
-  const read = await store.clients.findForTokenRequest("robot");
-  assert.equal(read?.remembered, undefined);
-  const remembered = store.clients.rememberedForTokenRequest("robot");
-  assert.deepEqual(remembered, { ...read, remembered: true });
-  assert.equal(Object.isFrozen(remembered), true);
-  await store.clients.findForTokenRequest("web");
-  assert.equal(store.clients.rememberedForTokenRequest("web"), undefined);
-  // A read that finds the client no longer usable drops what was remembered.
-  await store.users.setDisabled(userId, true);
-  await store.clients.findForTokenRequest("robot");
-  assert.equal(store.clients.rememberedForTokenRequest("robot"), undefined);
-});
-
-test("a rotation, disable or delete made through this store forgets the remembered row at once", async () => {
-  const store = openStore(":memory:");
-  const userId = (await store.users.insert({ username: "robot", kind: "integration", now: 1 })).id;
-  await store.clients.insert(robotClient("robot", userId));
-  const changes = [
-    () => store.clients.rotateSecret("robot", { secretHash: "h2", now: 11, revokeTokens: false }),
-    () => store.clients.setDisabled("robot", true),
-    () => store.clients.remove("robot", 12),
-  ];
-  for (const change of changes) {
-    await store.clients.setDisabled("robot", false);
-    await store.clients.findForTokenRequest("robot");
-    assert.notEqual(store.clients.rememberedForTokenRequest("robot"), undefined);
-    await change();
-    assert.equal(store.clients.rememberedForTokenRequest("robot"), undefined);
-  }
-});
-
-test("at most 1,024 clients are remembered: the one remembered longest ago goes first", async () => {
-  const store = openStore(":memory:");
-  const ids: string[] = [];
-  for (let i = 0; i <= 1024; i++) {
-    const user = await store.users.insert({ username: `robot${i}`, kind: "integration", now: 1 });
-    ids.push((await store.clients.insert(robotClient(`c${i}`, user.id))).clientId);
-  }
-  for (const id of ids.slice(0, 1024)) await store.clients.findForTokenRequest(id);
-  await store.clients.findForTokenRequest(ids[0]!); // read again: now the most recent
-  await store.clients.findForTokenRequest(ids[1024]!);
-  assert.notEqual(store.clients.rememberedForTokenRequest(ids[0]!), undefined);
-  assert.equal(store.clients.rememberedForTokenRequest(ids[1]!), undefined);
-  assert.notEqual(store.clients.rememberedForTokenRequest(ids[1024]!), undefined);
-});
-
 rowsTest("a client keeps every registered redirect URI, in order, and the first is its redirectUri", async (store) => {
   const uris = ["https://c.example/cb", "https://c.example/cb2?tenant=1", "http://127.0.0.1:8080/cb"];
   await store.clients.insert({ ...web, redirectUris: uris });
   const found = await store.clients.findByClientId("web");
   assert.deepEqual(found?.redirectUris, uris);
   assert.equal(found?.redirectUri, uris[0]);
-  assert.deepEqual((await store.clients.findForTokenRequest("web"))?.redirectUris, uris);
   assert.deepEqual(await store.clients.replaceRedirectUri("web", "https://new.example/cb"), uris);
   assert.deepEqual((await store.clients.findByClientId("web"))?.redirectUris, ["https://new.example/cb"]);
 });

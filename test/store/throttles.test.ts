@@ -1,6 +1,6 @@
-// The ThrottleStore contract, on SQLite and PostgreSQL: windows, limits, pending attempts, releases, purge.
+// The ThrottleStore contract, on SQLite and PostgreSQL: windows, limits, releases, purge (authenticateClient:
+// client_authentication.test.ts).
 import assert from "node:assert/strict";
-import { PENDING_LEASE_SECONDS } from "../../src/store/throttles.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { postgresTest } from "../helpers/postgres.ts";
 import { storeTest } from "../helpers/stores.ts";
@@ -52,7 +52,7 @@ storeTest("throttle counters: release forgives one failure, never below none, or
   assert.equal(await store.throttles.retryAfter([a], at(30)), 0);
   for (let i = 0; i < 3; i++) await store.throttles.fail([a], at(40));
   assert.equal(await store.throttles.retryAfter([a], at(40)), 60, "after a reset the next failure starts a new window");
-  await store.throttles.release([{ key: "t:never", forgive: true, reset: true, settle: true }]);
+  await store.throttles.release([{ key: "t:never", forgive: true, reset: true }]);
   assert.equal(await store.throttles.count("t:"), 1, "a release creates no counter");
 });
 
@@ -81,57 +81,23 @@ storeTest("throttle counters: a refused charge leaves no counter for the keys it
   assert.equal(await store.throttles.count("t:"), 1);
 });
 
-storeTest("throttle counters: admit counts pending attempts against the limit until they settle", async (store) => {
-  assert.deepEqual(await store.throttles.admit([a], at(0)), { admitted: true, wait: 0 });
-  assert.deepEqual(await store.throttles.admit([a], at(0)), { admitted: true, wait: 0 });
-  await store.throttles.fail([a], at(0));
-  assert.deepEqual(await store.throttles.admit([a], at(0)), { admitted: false, wait: 0 }, "one failure and two pending fill it");
-  await store.throttles.release([{ key: a.key, settle: true }]);
-  assert.deepEqual(await store.throttles.admit([a], at(0)), { admitted: true, wait: 0 });
-  await store.throttles.fail([a], at(0));
-  await store.throttles.fail([a], at(0));
-  assert.deepEqual(await store.throttles.admit([a], at(10)), { admitted: false, wait: 50 }, "locked: the wait, not a place");
-});
-
-storeTest("throttle counters: admit on several keys is all or none", async (store) => {
-  const one = { key: "t:one", limit: 1 };
-  assert.deepEqual(await store.throttles.admit([one], at(0)), { admitted: true, wait: 0 });
-  assert.deepEqual(await store.throttles.admit([b, one], at(0)), { admitted: false, wait: 0 });
-  // b got no pending attempt from the refused admission: 29 failures and one attempt still fit.
-  for (let i = 0; i < 29; i++) await store.throttles.fail([b], at(0));
-  assert.deepEqual(await store.throttles.admit([b], at(0)), { admitted: true, wait: 0 });
-  await store.throttles.release([{ key: one.key, settle: true }]);
-  assert.deepEqual(await store.throttles.admit([b, one], at(0)), { admitted: false, wait: 0 }, "b is full now");
-});
-
-storeTest("throttle counters: a pending attempt never settled stops counting when its lease ends", async (store) => {
-  const one = { key: "t:one", limit: 1 };
-  await store.throttles.admit([one], at(100));
-  assert.equal((await store.throttles.admit([one], at(100 + PENDING_LEASE_SECONDS - 1))).admitted, false);
-  assert.equal((await store.throttles.admit([one], at(100 + PENDING_LEASE_SECONDS + 5))).admitted, true);
-  assert.equal((await store.throttles.admit([one], at(100))).admitted, false, "the clock stepped back keeps the new lease");
-});
-
-storeTest("throttle counters: count reads one prefix, purge deletes counters whose window and lease have ended", async (store) => {
+storeTest("throttle counters: count reads one prefix, purge deletes counters whose window has ended", async (store) => {
   await store.throttles.fail([a, { key: "u:x", limit: 1 }], at(0));
-  await store.throttles.admit([b], at(50));
+  await store.throttles.fail([b], at(50));
   assert.equal(await store.throttles.count("t:"), 2);
   assert.equal(await store.throttles.count("u:"), 1);
   assert.equal(await store.throttles.purgeExpired(59), 0);
-  assert.equal(await store.throttles.purgeExpired(60), 2, "a's and u:x's windows ended, b's pending attempt holds it");
+  assert.equal(await store.throttles.purgeExpired(60), 2, "a's and u:x's windows ended, b's holds it");
   assert.equal(await store.throttles.count(""), 1);
-  assert.equal(await store.throttles.purgeExpired(50 + PENDING_LEASE_SECONDS), 1);
+  assert.equal(await store.throttles.purgeExpired(110), 1);
   assert.equal(await store.throttles.count(""), 0);
 });
 
-storeTest("throttle counters: parallel charges and admissions on one fresh key let exactly the limit through", async (store) => {
+storeTest("throttle counters: parallel charges on one fresh key let exactly the limit through", async (store) => {
   const fresh = { key: "t:fresh", limit: 5 };
   const charges = await Promise.all(Array.from({ length: 20 }, () => store.throttles.charge({ checked: [fresh], counted: [fresh] }, at(0))));
   assert.equal(charges.filter((c) => c.wait === 0).length, 5);
   assert.equal(charges.filter((c) => c.lockout).length, 1);
-  const other = { key: "t:other", limit: 5 };
-  const admissions = await Promise.all(Array.from({ length: 20 }, () => store.throttles.admit([other], at(0))));
-  assert.equal(admissions.filter((x) => x.admitted).length, 5);
 });
 
 postgresTest("throttle counters: two instances on one database share every count, and parallel attempts across them hold to the limit", async (db) => {
@@ -146,9 +112,7 @@ postgresTest("throttle counters: two instances on one database share every count
     const charged = await Promise.all(Array.from({ length: 40 }, (_, i) =>
       (i % 2 ? one : two).throttles.charge({ checked: keys("t:c", i), counted: keys("t:c", i) }, at(0))));
     assert.equal(charged.filter((c) => c.wait === 0).length, 4);
-    const admitted = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? one : two).throttles.admit(keys("t:p", i), at(0))));
-    assert.equal(admitted.filter((x) => x.admitted).length, 4);
-    assert.equal(await one.throttles.count("t:"), 7, "no counter besides a's and the six named");
+    assert.equal(await one.throttles.count("t:"), 4, "no counter besides a's and the three named");
   } finally {
     await one.close();
     await two.close();
@@ -160,7 +124,6 @@ storeTest("throttle counters: a key holding a NUL or a lone surrogate (whatever 
   assert.equal(await store.throttles.fail(odd, at(0)), true);
   assert.equal(await store.throttles.retryAfter(odd.slice(0, 1), at(0)), 60);
   assert.deepEqual(await store.throttles.charge({ checked: odd.slice(1), counted: odd.slice(1) }, at(0)), { wait: 60, lockout: false });
-  assert.deepEqual(await store.throttles.admit(odd.slice(1), at(0)), { admitted: false, wait: 60 });
   await store.throttles.release(odd.map(({ key }) => ({ key, reset: true })));
   assert.equal(await store.throttles.retryAfter(odd, at(0)), 0);
 });

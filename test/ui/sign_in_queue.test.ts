@@ -183,7 +183,7 @@ test("sign-ins without a client address share one bucket: one waits, the next is
  * feeds are the store's (serve --workers on a SQLite file, several servers on PostgreSQL).
  */
 async function lockedOutEverywhere(t: TestApp, other: Store): Promise<void> {
-  const second = anotherInstance(t, other, { sharedThrottles: true });
+  const second = anotherInstance(t, other);
   const user = await t.seed.user();
   const held = holdDerivations(t.app);
   const holding = [(await occupying(t, "198.51.100.1")).answer];
@@ -200,7 +200,7 @@ const SHARED = { ...SMALL_QUEUE, FIELDGATE_THROTTLE_MAX_FAILURES: "1" };
 
 test("busy refusals on one instance lock the address out on another [two workers, one SQLite file]", async () => {
   const db = tempDb("fieldgate-sign-in-queue-");
-  const t = buildTestApp({ ...SHARED, FIELDGATE_DB: db.path }, { sharedThrottles: true });
+  const t = buildTestApp({ ...SHARED, FIELDGATE_DB: db.path });
   const other = openStore(db.path);
   try {
     await lockedOutEverywhere(t, other);

@@ -184,13 +184,10 @@ async function buildApp(
   const workers = workerCount(ctx.args, deps);
   // With --workers each process has its own password limit, so each sizes it from its share of the cores.
   const cores = deps.cores === undefined ? undefined : Math.max(1, Math.floor(deps.cores / workers));
-  // Other processes share the database: the other workers, or other instances on PostgreSQL. Failure budgets are
-  // then kept there, or each would grant its own.
-  const sharedThrottles = workers > 1 || config.databaseUrl !== undefined;
   const { clock, random, log, digest, hmac, blockCipher } = deps;
   const { bcrypt } = options;
   const { version } = deps;
-  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, bcrypt, cores, demo, sharedThrottles, version });
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, bcrypt, cores, demo, version });
 }
 
 export const serve: Command = {

@@ -23,7 +23,7 @@ export async function issueClientCredentials(
     throw unauthorizedClient("This client is not registered for the client_credentials grant");
   }
   const scope = narrowScope(params.scope, client.scope);
-  // Read with the client in one query (ClientStore.findForTokenRequest): no second lookup per token.
+  // Read with the client when it authenticated (TokenClient): no second lookup per token.
   if (!client.integrationUserEnabled) throw invalidGrant("The client's integration user is disabled");
   const userId = client.integrationUserId;
   const now = nowSeconds(deps.clock);

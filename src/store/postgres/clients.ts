@@ -56,16 +56,6 @@ export function createPgClientStore(pg: PgClient): ClientStore {
       const row = await one("SELECT * FROM clients WHERE client_id = $1", [clientId]);
       return row && toClient(row);
     },
-    async findForTokenRequest(clientId) {
-      const row = await one(TOKEN_CLIENT_SQL, [clientId]);
-      return row && toTokenClient(row);
-    },
-    // Nothing is remembered across requests: another instance may disable the client or rotate its secret, and every
-    // instance must refuse it on its next request. The issuing write re-checks the client in any case.
-    rememberedForTokenRequest() {
-      return undefined;
-    },
-    forgetForTokenRequest() {},
     async findById(id) {
       const row = await one("SELECT * FROM clients WHERE id = $1", [id]);
       return row && toClient(row);

@@ -1,16 +1,8 @@
 // throttle_counters on PostgreSQL: one statement per operation on the request path; several keys lock in key order.
-import type { PgClient, PgQueryable, PgRow } from "./connect.ts";
+import type { PgClient, PgQueryable } from "./connect.ts";
 import { TOKEN_CLIENT_SQL } from "./clients.ts";
 import { toTokenClient } from "../clients.ts";
-import {
-  type CounterKey,
-  type CounterRow,
-  type Decided,
-  decideAdmit,
-  decideCharge,
-  PENDING_LEASE_SECONDS,
-  type ThrottleStore,
-} from "../throttles.ts";
+import { type CounterKey, type CounterRow, type Decided, decideCharge, type ThrottleStore, toCounterRow } from "../throttles.ts";
 
 /** Keys travel as one JSON text parameter (cast to json for json_to_recordset): the pool binds no arrays. */
 const json = (value: unknown) => JSON.stringify(value);
@@ -25,10 +17,8 @@ function storable<T extends { key: string }>(keys: readonly T[]): T[] {
 
 // In the statements below, a counter's effective failures at now are
 //   CASE WHEN now < LEAST(t.window_end, now + window) THEN t.failures ELSE 0 END
-// and its effective pending attempts
-//   CASE WHEN now < LEAST(t.pending_end, now + lease) THEN t.pending ELSE 0 END
-// which is store/throttles.ts counterAt in SQL: an end further away than one length (the clock went back) counts as
-// one length away. Several rows are always locked in key order, so two statements never wait on each other in a cycle.
+// which is store/throttles.ts counterAt in SQL: a window ending further away than one length (the clock went back)
+// counts as ending one length away. Several rows are always locked in key order, so two statements never wait on each other in a cycle.
 
 /** The keys' longest wait at $2 (now), $3 being now plus a window; windows the clock went back past are moved. */
 const RETRY_AFTER = `WITH k AS (
@@ -58,27 +48,6 @@ ON CONFLICT (key) DO UPDATE SET
   window_end = CASE WHEN $2::bigint < LEAST(t.window_end, $3::bigint) THEN LEAST(t.window_end, $3::bigint)
     ELSE $3::bigint END
 RETURNING t.failures, (SELECT lim FROM f WHERE f.key = t.key) AS lim, (SELECT n FROM f WHERE f.key = t.key) AS added`;
-
-/**
- * One key's admission ($1 key, $2 limit) at $3 (now), $4 and $5 being now plus a window and now plus the lease: a
- * pending attempt is added only while failures and pending attempts stay under the limit. A refusal reads its wait
- * from the statement's snapshot; a failure committed just after it shows at the next try.
- */
-const ADMIT_ONE = `WITH cur AS (SELECT window_end, failures FROM throttle_counters WHERE key = $1),
-up AS (
-  INSERT INTO throttle_counters AS t (key, window_end, failures, pending, pending_end)
-  VALUES ($1, 0, 0, 1, $5::bigint)
-  ON CONFLICT (key) DO UPDATE SET
-    window_end = LEAST(t.window_end, $4::bigint),
-    pending = (CASE WHEN $3::bigint < LEAST(t.pending_end, $5::bigint) THEN t.pending ELSE 0 END) + 1,
-    pending_end = $5::bigint
-  WHERE (CASE WHEN $3::bigint < LEAST(t.window_end, $4::bigint) THEN t.failures ELSE 0 END)
-    + (CASE WHEN $3::bigint < LEAST(t.pending_end, $5::bigint) THEN t.pending ELSE 0 END) < $2::integer
-  RETURNING 1
-)
-SELECT EXISTS (SELECT 1 FROM up) AS admitted,
-  COALESCE((SELECT LEAST(window_end, $4::bigint) - $3::bigint FROM cur
-    WHERE (CASE WHEN $3::bigint < LEAST(window_end, $4::bigint) THEN failures ELSE 0 END) >= $2::integer), 0) AS wait`;
 
 /**
  * One client authentication ($1 client_id, $2 the presented secret's digest or NULL) under its gate: $3/$4 the
@@ -125,32 +94,29 @@ SELECT c.*, g.ok, g.key IS NOT NULL AND (NOT g.ok OR EXISTS (SELECT 1 FROM cur))
     WHERE (CASE WHEN $7::bigint < LEAST(window_end, $8::bigint) THEN failures ELSE 0 END) >= g.lim), 0) AS wait
 FROM g LEFT JOIN c ON true`;
 
-/** How many times checkClient asks again when its gate was locked by a failure its snapshot did not show yet. */
+/** How many times authenticateClient asks again when its gate was locked by a failure its snapshot did not show yet. */
 const CHECK_RETRIES = 3;
 
-/** Takes back, per key, the forgiven failures, all of them (reset) and the settled attempts ($1). */
+/** Takes back, per key, the forgiven failures or all of them (reset) ($1). */
 const RELEASE = `WITH r AS (
-  SELECT key, count(*) FILTER (WHERE forgive)::integer AS forgive, bool_or(reset) AS reset,
-    count(*) FILTER (WHERE settle)::integer AS settle
-  FROM json_to_recordset($1::text::json) AS r(key text, forgive boolean, reset boolean, settle boolean) GROUP BY key
+  SELECT key, count(*) FILTER (WHERE forgive)::integer AS forgive, bool_or(reset) AS reset
+  FROM json_to_recordset($1::text::json) AS r(key text, forgive boolean, reset boolean) GROUP BY key
 ),
 l AS (SELECT key FROM throttle_counters WHERE key IN (SELECT key FROM r) ORDER BY key FOR UPDATE)
 UPDATE throttle_counters t SET
   failures = CASE WHEN r.reset THEN 0 ELSE GREATEST(t.failures - r.forgive, 0) END,
-  window_end = CASE WHEN r.reset THEN 0 ELSE t.window_end END,
-  pending = GREATEST(t.pending - r.settle, 0)
+  window_end = CASE WHEN r.reset THEN 0 ELSE t.window_end END
 FROM r WHERE t.key = r.key AND t.key IN (SELECT key FROM l)`;
 
 /** Creates the missing counters ($1) and locks all of them, returning each as it stands. */
 const LOCK = `INSERT INTO throttle_counters AS t (key, window_end, failures, pending, pending_end)
 SELECT DISTINCT key, 0::bigint, 0, 0, 0::bigint FROM json_to_recordset($1::text::json) AS k(key text) ORDER BY key
 ON CONFLICT (key) DO UPDATE SET failures = t.failures
-RETURNING key, window_end, failures, pending, pending_end`;
+RETURNING key, window_end, failures`;
 
 /** Stores the counters a locked decision computed ($1). */
-const WRITE = `UPDATE throttle_counters t SET window_end = w.window_end, failures = w.failures, pending = w.pending,
-  pending_end = w.pending_end
-FROM json_to_recordset($1::text::json) AS w(key text, window_end bigint, failures integer, pending integer, pending_end bigint)
+const WRITE = `UPDATE throttle_counters t SET window_end = w.window_end, failures = w.failures
+FROM json_to_recordset($1::text::json) AS w(key text, window_end bigint, failures integer)
 WHERE t.key = w.key`;
 
 /** Deletes the counters ended by $1 without waiting for any a request holds locked: they go at the next purge. */
@@ -161,15 +127,6 @@ const PURGE = `WITH gone AS (
   RETURNING 1
 )
 SELECT count(*) AS n FROM gone`;
-
-function rowOf(row: PgRow): CounterRow {
-  return {
-    windowEnd: Number(row.window_end),
-    failures: Number(row.failures),
-    pending: Number(row.pending),
-    pendingEnd: Number(row.pending_end),
-  };
-}
 
 /**
  * Runs a decision on several counters locked for it, then writes its outcome: one transaction, for rules that must
@@ -187,14 +144,12 @@ async function decideLocked<T>(
     return await pg.transaction(async (tx: PgQueryable) => {
       refusal = undefined;
       const locked = await tx.query(LOCK, [json(keys.map(({ key }) => ({ key })))]);
-      const { result, writes } = decide(new Map(locked.map((row) => [String(row.key), rowOf(row)])));
+      const { result, writes } = decide(new Map(locked.map((row) => [String(row.key), toCounterRow(row)])));
       if (writes.size === 0) throw (refusal = { result });
       await tx.query(WRITE, [json([...writes].map(([key, row]) => ({
         key,
         window_end: row.windowEnd,
         failures: row.failures,
-        pending: row.pending,
-        pending_end: row.pendingEnd,
       })))]);
       return result;
     });
@@ -204,7 +159,7 @@ async function decideLocked<T>(
   }
 }
 
-/** The PostgreSQL counters: single-key admission and every unconditional change are one statement each. */
+/** The PostgreSQL counters: client authentication and every unconditional change are one statement each. */
 export function createPgThrottleStore(pg: PgClient): ThrottleStore {
   return {
     async retryAfter(given, { now, windowSeconds }) {
@@ -225,37 +180,20 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
       const keys = { checked: storable(given.checked), counted: storable(given.counted) };
       return await decideLocked(pg, [...keys.checked, ...keys.counted], (rows) => decideCharge(rows, keys, times));
     },
-    async admit(given, times) {
-      if (given.length === 0) return { admitted: true, wait: 0 };
-      const keys = storable(given);
-      if (keys.length > 1) return await decideLocked(pg, keys, (rows) => decideAdmit(rows, keys, times));
-      // The request path's case, one key: one statement.
-      const [{ key, limit }] = keys as [CounterKey];
-      const { now, windowSeconds } = times;
-      const [row] = await pg.query<{ admitted: boolean; wait: number }>(ADMIT_ONE, [
-        key,
-        limit,
-        now,
-        now + windowSeconds,
-        now + PENDING_LEASE_SECONDS,
-      ]);
-      return { admitted: row?.admitted === true, wait: Number(row?.wait ?? 0) };
-    },
     async release(entries) {
       if (entries.length === 0) return;
-      await pg.query(RELEASE, [json(storable(entries).map(({ key, forgive, reset, settle }) => ({
+      await pg.query(RELEASE, [json(storable(entries).map(({ key, forgive, reset }) => ({
         key,
         forgive: forgive === true,
         reset: reset === true,
-        settle: settle === true,
       })))]);
     },
-    async checkClient({ clientId, digest, keys }, { now, windowSeconds }) {
+    async authenticateClient({ clientId, digest, keys }, { now, windowSeconds }) {
       const [registered, unknown] = [keys.registered, keys.unknown].map((key) => key && storable([key])[0]!);
       for (let attempt = 1;; attempt++) {
         const [row] = await pg.query(CHECK_CLIENT, [clientId, digest ?? null, registered?.key ?? null,
           registered?.limit ?? 0, unknown?.key ?? null, unknown?.limit ?? 0, now, now + windowSeconds]);
-        if (!row) throw new Error("checkClient: the statement returned no row");
+        if (!row) throw new Error("authenticateClient: the statement returned no row");
         const client = row.client_id == null ? undefined : toTokenClient(row);
         const counted = row.gate_failures != null;
         if (row.gated && !counted) {
@@ -265,7 +203,7 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
           if (wait > 0 || attempt === CHECK_RETRIES) return { client, outcome: "refused", wait: Math.max(wait, 1) };
           continue;
         }
-        if (row.ok) return { client, outcome: "authenticated" };
+        if (row.ok && client) return { client, outcome: "authenticated" };
         const reached = (failures: unknown, limit: number) => failures != null && Number(failures) === limit;
         const lockout = reached(row.gate_failures, Number(row.gate_limit)) || reached(row.address_failures, unknown?.limit ?? 0);
         return { client, outcome: "failed", lockout };

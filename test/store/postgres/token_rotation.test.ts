@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { postgresTest } from "../../helpers/postgres.ts";
 import { holdRows, type Instances, lockWaits, openCountedStore, raceTest } from "../../helpers/postgres_stores.ts";
-import { randomHash, storeCode, webClient } from "../../helpers/store_rows.ts";
+import { randomHash, storeCode, uncounted, webClient } from "../../helpers/store_rows.ts";
 import type { Client } from "../../../src/store/clients.ts";
 import type { NewToken, RotateResult } from "../../../src/store/tokens.ts";
 import type { Store } from "../../../src/store/store.ts";
@@ -118,7 +118,7 @@ postgresTest("round trips: a refresh costs 3 with the client lookup; a lost race
     const { refresh } = await granted(c.store, web, await c.rows.user());
     const audit = { at: NOW, event: "token_refreshed", clientId: web.clientId, userId: null, ip: null, detail: null };
     const rotate = async (graceSeconds: number) => {
-      const client = await c.store.clients.findForTokenRequest(web.clientId);
+      const { client } = await c.store.throttles.authenticateClient(uncounted(web), { now: NOW, windowSeconds: 60 });
       return c.store.tokens.rotateRefresh({ refreshHash: refresh, client: client!, now: NOW + 1, graceSeconds, next: () => ({ tokens: pair(), audit }) });
     };
     c.trips();

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { postgresTest } from "../../helpers/postgres.ts";
 import { openCountedStore, raceTest } from "../../helpers/postgres_stores.ts";
-import { randomHash, robotClient, storeCode, webClient } from "../../helpers/store_rows.ts";
+import { randomHash, robotClient, storeCode, uncounted, webClient } from "../../helpers/store_rows.ts";
 import type { NewToken } from "../../../src/store/tokens.ts";
 import type { Store } from "../../../src/store/store.ts";
 
@@ -112,7 +112,7 @@ postgresTest("round trips: client-credentials issuance 2 with the client lookup,
     const token = ccToken();
     const audit = { at: NOW, event: "token_issued", clientId: robot.clientId, userId: robot.integrationUserId, ip: "192.0.2.1", detail: {} };
     c.trips();
-    const client = await c.store.clients.findForTokenRequest(robot.clientId);
+    const { client } = await c.store.throttles.authenticateClient(uncounted(robot), { now: NOW, windowSeconds: 60 });
     const outcome = await c.store.tokens.issue({ clientId: robot.id, userId: robot.integrationUserId!, familyId: null, tokens: [token], audit, authenticated: client! });
     assert.equal(outcome, "issued");
     assert.equal(c.trips(), 2);

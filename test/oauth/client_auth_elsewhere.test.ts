@@ -1,8 +1,6 @@
-// client_credentials authenticates from the client row remembered by an earlier request (ClientStore
-// rememberedForTokenRequest), without a read of its own. The row may be stale, so every answer must still be the one
-// a fresh read gives: the write re-checks the whole row, and any refusal is decided on a fresh read. A second store
-// on the same file stands for the admin CLI or another `serve --workers` process, which this process's memory never
-// hears about.
+// Client authentication after another process changed the client: a second store on the same file stands for the
+// admin CLI or another `serve --workers` process. The very next request is answered as the client now stands: nothing
+// of an earlier request's row outlives it, and the issuing write re-checks the whole row.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,7 +10,7 @@ import { openStore, type Store } from "../../src/store/store.ts";
 import type { NewClient } from "../../src/store/clients.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { StoreBusyError } from "../../src/store/errors.ts";
-import { openTestApp, type SeededClient, type TestApp, testBackend } from "../helpers/test_app.ts";
+import { openTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { ccRequest, codeBody, issueCode, tokenInfo } from "../helpers/codes.ts";
 import { postJson } from "../helpers/requests.ts";
 
@@ -20,24 +18,16 @@ interface World {
   t: TestApp;
   other: Store;
   client: SeededClient;
-  /** How often the client row was read from the database since the world began. */
-  reads(): number;
 }
 
 async function withWorld(run: (w: World) => Promise<void>, options: { scope?: string } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), "fieldgate-remembered-"));
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-elsewhere-"));
   const path = join(dir, "test.db");
   const t = await openTestApp({ FIELDGATE_DB: path });
   const other = openStore(path);
-  let reads = 0;
-  const find = t.store.clients.findForTokenRequest.bind(t.store.clients);
-  t.store.clients.findForTokenRequest = (clientId) => {
-    reads++;
-    return find(clientId);
-  };
   try {
     const client = await t.seed.client({ grant: "client_credentials", scope: options.scope });
-    await run({ t, other, client, reads: () => reads });
+    await run({ t, other, client });
   } finally {
     await other.close();
     await t.store.close();
@@ -76,7 +66,7 @@ async function rotateElsewhere(w: World) {
   return fresh;
 }
 
-/** Remembers the client, then sends wrong secrets from FROM until one more failure would start the lockout. */
+/** Issues one token, then sends wrong secrets from FROM until one more failure would start the lockout. */
 async function oneFailureShort(w: World) {
   await issue(w.t, w.client);
   const wrong = { clientId: w.client.clientId, clientSecret: "w".repeat(43) };
@@ -92,16 +82,6 @@ async function refusedAsUnknown(w: World) {
   assert.equal(await w.t.store.tokens.count(), 0);
 }
 
-test("after one token the client row is remembered: the next requests read no client row and still get tokens", async () => {
-  await withWorld(async (w) => {
-    assert.equal((await issue(w.t, w.client)).status, 200);
-    assert.equal(w.reads(), 1);
-    for (let i = 0; i < 3; i++) assert.equal((await issue(w.t, w.client)).status, 200);
-    assert.equal(w.reads(), 1);
-    assert.equal(await w.t.store.tokens.count(), 4);
-  });
-});
-
 test("a secret rotated by another process: the old secret is invalid_client once audited, the new one works", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
@@ -111,13 +91,12 @@ test("a secret rotated by another process: the old secret is invalid_client once
     assert.deepEqual(await failures(w.t), ["bad_secret"]);
     assert.equal(await w.t.store.tokens.count(), 1);
     assert.equal((await issue(w.t, fresh)).status, 200);
-    // The old secret stays refused, now without the remembered row's detour.
     assert.equal((await issue(w.t, w.client)).status, 401);
     assert.deepEqual(await failures(w.t), ["bad_secret", "bad_secret"]);
   });
 });
 
-test("after a rotation elsewhere the new secret works at once: a secret that does not match the memory is read fresh", async () => {
+test("after a rotation elsewhere the new secret works at once", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
     const fresh = await rotateElsewhere(w);
@@ -126,7 +105,7 @@ test("after a rotation elsewhere the new secret works at once: a secret that doe
   });
 });
 
-test("no secret at all, with the client remembered, is invalid_client (missing_secret)", async () => {
+test("no secret at all, after a token, is invalid_client (missing_secret)", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
     const res = await w.t.app.fetch(postJson("/oauth/token", { grant_type: "client_credentials", client_id: w.client.clientId }), FROM);
@@ -135,7 +114,7 @@ test("no secret at all, with the client remembered, is invalid_client (missing_s
   });
 });
 
-test("a client disabled by another process is refused as a fresh read refuses it, and works again once re-enabled", async () => {
+test("a client disabled by another process is refused at once, and works again once re-enabled", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
     await w.other.clients.setDisabled(w.client.clientId, true);
@@ -168,7 +147,7 @@ test("a client deleted elsewhere is invalid_client, not a token for a client tha
   });
 });
 
-test("re-registered elsewhere under the same client_id and secret with a narrower scope: the remembered scope is not granted", async () => {
+test("re-registered elsewhere under the same client_id and secret with a narrower scope: the earlier scope is not granted", async () => {
   await withWorld(async (w) => {
     await reregister(w, { scope: "fields:read" });
     const asked = await issue(w.t, w.client, { scope: "fields:read fields:write" });
@@ -206,18 +185,18 @@ test("re-registered elsewhere with the same secret for another integration user:
   });
 });
 
-test("a remembered row that turns out stale does not clear the client's failure count", async () => {
+test("an old secret after a rotation elsewhere counts as a failure, and one failure short it starts the lockout", async () => {
   await withWorld(async (w) => {
     const wrong = await oneFailureShort(w);
     await rotateElsewhere(w);
-    // The leaked old secret matches the remembered row, but the write refuses it: one more failure, the limit.
+    // The leaked old secret worked a moment ago; now it is one more failure, the limit.
     assert.equal((await issue(w.t, w.client)).status, 401);
     assert.equal((await issue(w.t, wrong)).status, 429);
     assert.equal((await w.t.store.audit.list({})).filter((e) => e.event === "throttled").length, 1);
   });
 });
 
-test("a success on a remembered row clears the client's failures from that address, as a fresh success does", async () => {
+test("a success clears the client's failures from that address", async () => {
   await withWorld(async (w) => {
     const wrong = await oneFailureShort(w);
     assert.equal((await issue(w.t, w.client)).status, 200);
@@ -239,7 +218,7 @@ test("an error that is not a refusal (a busy database) is not answered twice", a
   });
 });
 
-test("a lockout still answers 429 to the right secret of a remembered client", async () => {
+test("a lockout answers 429 to the right secret of a client that had a token a moment before", async () => {
   await withWorld(async (w) => {
     await issue(w.t, w.client);
     const wrong = { clientId: w.client.clientId, clientSecret: "w".repeat(43) };
@@ -248,7 +227,7 @@ test("a lockout still answers 429 to the right secret of a remembered client", a
   });
 });
 
-test("introspection and revocation never authenticate from the memory: a secret rotated elsewhere is refused there", async () => {
+test("introspection and revocation refuse a secret rotated elsewhere", async () => {
   await withWorld(async (w) => {
     const { token } = await issue(w.t, w.client);
     await rotateElsewhere(w);
@@ -258,38 +237,11 @@ test("introspection and revocation never authenticate from the memory: a secret 
   });
 });
 
-test("a refusal of a client read fresh is answered once: one replayed code, one reuse audit row", async () => {
+test("a refusal is answered once: one replayed code, one reuse audit row", async () => {
   const t = await openTestApp();
   const client = await t.seed.client();
   const issued = await issueCode(t, client);
   assert.equal((await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)))).status, 200);
   assert.equal((await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)))).status, 400);
   assert.equal((await t.store.audit.list({})).filter((e) => e.event === "code_reuse_detected").length, 1);
-});
-
-test("only client_credentials uses the memory: the code grant, revocation and introspection read the client each time", {
-  skip: testBackend() === "postgres" && "the memory is SQLite's; on PostgreSQL every request reads the client in its check",
-}, async () => {
-  const t = await openTestApp();
-  const client = await t.seed.client();
-  let reads = 0;
-  const find = t.store.clients.findForTokenRequest.bind(t.store.clients);
-  t.store.clients.findForTokenRequest = (clientId) => {
-    reads++;
-    return find(clientId);
-  };
-  const tokens = [];
-  for (let i = 0; i < 2; i++) {
-    const issued = await issueCode(t, client);
-    const res = await t.app.fetch(postJson("/oauth/token", codeBody(client, issued)));
-    assert.equal(res.status, 200);
-    tokens.push(await res.json());
-  }
-  assert.equal(reads, 2);
-  assert.equal(t.store.clients.rememberedForTokenRequest(client.clientId), undefined);
-  const revoke = await t.app.fetch(postJson("/oauth/revoke", {
-    token: tokens[0].access_token, client_id: client.clientId, client_secret: client.clientSecret,
-  }));
-  assert.equal(revoke.status, 200);
-  assert.equal(reads, 3);
 });
