@@ -11,6 +11,7 @@ import { createStoreOpener } from "../cli/database.ts";
 import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { syncBlockCipher } from "./sync_block_cipher.ts";
+import { lightTextResponse } from "./light_response.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
 import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 import { nodeStderrLog } from "./node_log.ts";
@@ -166,6 +167,8 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     hmac: syncHmacSha256Base64Url,
     cores: availableParallelism(),
     blockCipher: syncBlockCipher,
+    // The listener (node_listener.ts) writes these itself; Deno.serve reads standard Responses, so Deno passes none.
+    textResponse: lightTextResponse,
     openStore: createStoreOpener(createDatabaseFile),
     readTextFile: readText,
     async fileExists(path) {

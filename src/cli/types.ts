@@ -1,7 +1,7 @@
 // Contracts between the CLI core and the runtime adapters: the io streams, the runtime services, the command shape.
 import type { App } from "../app.ts";
 import type { Config } from "../config.ts";
-import type { BlockCipherFactory, Clock, Digest, Hmac, Log, Random } from "../deps.ts";
+import type { BlockCipherFactory, Clock, Digest, Hmac, Log, Random, TextResponse } from "../deps.ts";
 import type { OpenOptions } from "../store/sqlite.ts";
 import type { PostgresStoreOptions } from "../store/postgres/store.ts";
 import type { Store } from "../store/store.ts";
@@ -79,6 +79,8 @@ export interface CliDeps {
   cores?: number;
   /** A faster AES block cipher than the portable crypto.subtle default (both adapters pass node:crypto's ECB). */
   blockCipher?: BlockCipherFactory;
+  /** The Responses of the app's JSON answers, for a server adapter that writes their text itself (Node's listener). */
+  textResponse?: TextResponse;
   /**
    * Opens (and migrates) the store at `location`: a postgres:// URL opens a pool to that database and migrates it
    * under the advisory lock; anything else is a SQLite file, created (with its directory) if missing.

@@ -183,8 +183,8 @@ async function buildApp(ctx: CommandContext, port: number, options: { seed: bool
   // Other processes share the database: the other workers, or other instances on PostgreSQL. Failure budgets are
   // then kept there, or each would grant its own.
   const sharedThrottles = workers > 1 || config.databaseUrl !== undefined;
-  const { clock, random, log, digest, hmac, blockCipher } = deps;
-  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, cores, demo, sharedThrottles });
+  const { clock, random, log, digest, hmac, blockCipher, textResponse } = deps;
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, textResponse, cores, demo, sharedThrottles });
 }
 
 export const serve: Command = {
