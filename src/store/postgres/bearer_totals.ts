@@ -13,7 +13,8 @@ export const FIELD_TOTAL_COLUMN = `(SELECT COALESCE(SUM(fc.n), 0)::bigint FROM m
 
 /** The bearer check's organization ids (frozen), carrying the field total read with them. */
 export function idsWithTotal(ids: number[], fieldTotal: number): OrganizationIds {
-  return Object.freeze(Object.assign(ids, { fieldTotal }));
+  // Not enumerable: the ids still compare, print and serialise as the plain array they are.
+  return Object.freeze(Object.defineProperty(ids, "fieldTotal", { value: fieldTotal, enumerable: false }));
 }
 
 /**
