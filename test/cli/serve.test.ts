@@ -9,6 +9,7 @@ import type { CliDeps } from "../../src/cli/types.ts";
 import { cliHarness, type CliHarness } from "./harness.ts";
 import { syncSha256Hex } from "../../src/adapters/sync_digest.ts";
 import { syncHmacSha256Base64Url } from "../../src/adapters/sync_hmac.ts";
+import { deferredText, lightTextResponse } from "../../src/adapters/light_response.ts";
 
 interface Served {
   code: number;
@@ -147,6 +148,12 @@ test("serve hands the app the adapter's synchronous digest and HMAC, off the poo
   const served = await serveOnce(cliHarness());
   assert.equal(served.app.deps.digest, syncSha256Hex);
   assert.equal(served.app.deps.hmac, syncHmacSha256Base64Url);
+});
+
+test("serve on Node builds the app with the adapter's light responses, which only its listener reads", async () => {
+  const served = await serveOnce(cliHarness());
+  assert.equal(served.app.deps.respond.text, lightTextResponse);
+  assert.notEqual(deferredText(await served.app.fetch(new Request("http://localhost:8080/healthz"))), undefined);
 });
 
 test("serve turns demo mode on when the demo credentials file exists", async () => {
