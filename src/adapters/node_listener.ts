@@ -146,7 +146,8 @@ async function responseParts(response: Response, close: boolean): Promise<Respon
   for (const cookie of cookies ?? []) headers.push("set-cookie", cookie);
   const text = deferredText(response);
   if (text !== undefined) {
-    // Headers and a string body leave in one write; no stream to read back.
+    // A light response (the app serve_node.ts builds makes its JSON answers so): headers and the string body leave
+    // in one write; no stream to read back.
     const bytes = Buffer.byteLength(text);
     headers.push("content-length", String(bytes));
     return { status: response.status, headers, body: text, bytes };
