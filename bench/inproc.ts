@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { jsonLog } from "../src/deps.ts";
-import { deferredText } from "../src/http/fast_bodies.ts";
+import { deferredText, lightTextResponse } from "../src/adapters/light_response.ts";
 import { ParsedRequest } from "../src/adapters/parsed_request.ts";
 import { pooledRandom } from "../src/adapters/pooled_random.ts";
 import { syncSha256Hex } from "../src/adapters/sync_digest.ts";
@@ -30,6 +30,7 @@ const app = createApp({
   random: pooledRandom(),
   hmac: syncHmacSha256Base64Url,
   blockCipher: syncBlockCipher,
+  textResponse: lightTextResponse,
 });
 const tokenBody = JSON.stringify({ grant_type: "client_credentials", client_id: seeded.ccClient.clientId, client_secret: seeded.ccClient.clientSecret });
 // Requests as the Node adapter builds them (ParsedRequest).
@@ -45,9 +46,9 @@ const make = which === "token"
   : () => post("/graphql", JSON.stringify({ query: which === "page" ? PAGE_QUERY : COUNT_QUERY }), { authorization: `Bearer ${accessToken}` });
 async function loop(count: number) {
   for (let i = 0; i < count; i++) {
-    const response = await app.fetch(make(), { deferredBodies: true }); // as the Node adapter asks
+    const response = await app.fetch(make());
     if (!response.ok) throw new Error(`status ${response.status}: ${await response.text()}`);
-    // The Node adapter writes a deferred response's text itself (node_listener.ts responseParts).
+    // The Node adapter writes a light response's text itself (node_listener.ts responseParts).
     if (deferredText(response) === undefined) await response.arrayBuffer();
   }
 }

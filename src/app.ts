@@ -2,7 +2,7 @@
 import { SIGN_IN_LIMIT_WINDOW_SECONDS, type Config } from "./config.ts";
 import {
   cryptoRandom, jsonLog, systemClock, type BcryptService, type BlockCipherFactory, type Clock, type Deps, type Digest,
-  type Hmac, type Log, type Random, type DemoCredentials,
+  type Hmac, type Log, type Random, type DemoCredentials, type TextResponse,
 } from "./deps.ts";
 import type { Store } from "./store/store.ts";
 import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
@@ -14,8 +14,7 @@ import { createWorkLimit, defaultPasswordConcurrency } from "./http/work_limit.t
 import { createMetrics, UNMATCHED_ROUTE } from "./http/metrics.ts";
 import type { RequestContext, Surface } from "./http/router.ts";
 import { requestUrl } from "./http/host.ts";
-import { jsonNoStore } from "./http/respond.ts";
-import { standardResponse } from "./http/fast_bodies.ts";
+import { createResponders, standardTextResponse } from "./http/respond.ts";
 import { isHttpError } from "./http/errors.ts";
 import { isOAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
 import { createDrain } from "./app/drain.ts";
@@ -43,6 +42,11 @@ export interface AppOptions {
   cores?: number;
   blockCipher?: BlockCipherFactory;
   /**
+   * Makes the JSON answers' Responses; default the standard Response. `app.fetch` hands back what it makes, so only
+   * a server adapter that reads its own kind passes one (the Node adapter's light responses).
+   */
+  textResponse?: TextResponse;
+  /**
    * bcrypt checks of imported password digests off the event loop (`serve` passes worker threads); the app closes it
    * in close(). Default: bcryptjs on the calling thread, which holds the loop for up to 100 ms at a time.
    */
@@ -59,11 +63,6 @@ export interface ConnectionInfo {
    * authentication and sign-in are throttled per username only, and `client_address_unknown` is logged once.
    */
   remoteAddress?: string;
-  /**
-   * Set by a server adapter that writes response text itself (http/fast_bodies.ts deferredText): the app may then
-   * answer with deferred responses. Any other caller gets standard Response objects.
-   */
-  deferredBodies?: boolean;
 }
 
 export interface App {
@@ -88,7 +87,7 @@ interface FailureSite {
 /** The one error boundary: refusals rendered for their surface, store conditions as 503, anything else a bare 500. */
 function answerFailure(error: unknown, { deps, faults, surface, ctx }: FailureSite): Response {
   const { requestId, url } = ctx;
-  const target = { surface, requestId };
+  const target = { surface, requestId, respond: deps.respond };
   if (isHttpError(error)) return renderError(refusalOf(error), target);
   if (isOAuthError(error)) return renderError(error, target);
   const store = classifyStoreFailure(error);
@@ -127,6 +126,7 @@ export function createApp(options: AppOptions): App {
       queue: options.config.passwordQueue,
     }),
     metrics: createMetrics(),
+    respond: createResponders(options.textResponse ?? standardTextResponse),
     demo: options.config.demo ? options.demo : undefined,
     selfFetch: (request) => fetch(request),
     version: options.version ?? "unknown",
@@ -156,11 +156,6 @@ export function createApp(options: AppOptions): App {
   }
 
   async function fetch(request: Request, info?: ConnectionInfo): Promise<Response> {
-    const response = await answer(request, info);
-    return info?.deferredBodies ? response : standardResponse(response);
-  }
-
-  async function answer(request: Request, info?: ConnectionInfo): Promise<Response> {
     const started = performance.now();
     const requestId = requestIdOf(request, deps.random);
     const url = requestUrl(request);
@@ -188,7 +183,7 @@ export function createApp(options: AppOptions): App {
 
   /** A request whose URL cannot be trusted or parsed (http/host.ts): 400, logged without a path. */
   function malformed(request: Request, requestId: string, started: number): Response {
-    const response = jsonNoStore({ error: "invalid_request", error_description: "Malformed HTTP request" }, 400);
+    const response = deps.respond.jsonNoStore({ error: "invalid_request", error_description: "Malformed HTTP request" }, 400);
     return finish(request, response, { requestId, started, routeLabel: UNMATCHED_ROUTE, path: undefined });
   }
 

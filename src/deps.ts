@@ -33,6 +33,28 @@ export interface BlockCipher {
 /** Makes a BlockCipher for a 256-bit key; the default is Web Crypto, an adapter may inject a faster one. */
 export type BlockCipherFactory = (key: Uint8Array) => Promise<BlockCipher>;
 
+/** What a text response is made of besides its text: a status and the app's own header fields. */
+export interface TextInit {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * Makes the Response for a text the app built (JSON answers). The default is the standard Response; a server adapter
+ * that writes the text itself may inject a lighter one, which only it reads (the Node adapter does).
+ */
+export type TextResponse = (text: string, init: TextInit) => Response;
+
+/** The app's text answers, each made through its TextResponse; the implementation is http/respond.ts. */
+export interface Responders {
+  /** `text` as it is, with `init`'s status and headers (which name its media type). */
+  text(text: string, init: TextInit): Response;
+  /** A JSON response; `headers` add to or override the defaults. */
+  json(body: unknown, status?: number, headers?: Record<string, string>): Response;
+  /** A JSON response that must never be cached (tokens, introspection, errors of the token endpoint). */
+  jsonNoStore(body: unknown, status?: number, headers?: Record<string, string>): Response;
+}
+
 /** PBKDF2-HMAC-SHA256 of a password, 256 bits; injected so tests can count the iterations a sign-in spends. */
 export type Pbkdf2 = (password: string, salt: Uint8Array, iterations: number) => Promise<Uint8Array>;
 
@@ -167,6 +189,8 @@ export interface Deps {
   passwordWork: WorkLimit;
   /** Prometheus counters and histograms for this app instance (GET /metrics). */
   metrics: Metrics;
+  /** Builds the app's JSON answers (http/respond.ts createResponders over AppOptions.textResponse). */
+  respond: Responders;
   /** Demo client credentials when the demo walkthrough is enabled. */
   demo: DemoCredentials | undefined;
   /**

@@ -38,6 +38,26 @@ test("the scanner itself catches a forbidden import", () => {
   assert.ok(FORBIDDEN.some(({ pattern }) => pattern.test(sample)));
 });
 
+// A Fetch subclass is a runtime's performance device (STYLE §12): its adapter makes it and reads it; the core and
+// every other caller of app.fetch see the platform's own classes.
+const FETCH_SUBCLASS = /\bextends\s+(?:globalThis\s*\.\s*)?(?:Response|Headers|Request)\b/;
+
+test("only src/adapters/ subclasses Response, Headers or Request", () => {
+  const offenders = walk(SRC)
+    .map((file) => relative(SRC, file))
+    .filter((rel) => !rel.startsWith("adapters/") && FETCH_SUBCLASS.test(stripComments(readFileSync(join(SRC, rel), "utf8"))));
+  assert.deepEqual(offenders, []);
+});
+
+test("the Fetch subclass scanner catches each class and ignores comments and other names", () => {
+  for (const sample of ["class A extends Response {", "class B extends Headers{", "class C extends globalThis.Request {"]) {
+    assert.ok(FETCH_SUBCLASS.test(stripComments(sample)), sample);
+  }
+  for (const sample of ["// class A extends Response {", "class D extends ResponseLike {", "class E extends Error {"]) {
+    assert.ok(!FETCH_SUBCLASS.test(stripComments(sample)), sample);
+  }
+});
+
 test("only store/sqlite.ts imports node:sqlite", () => {
   const importers = walk(SRC)
     .filter((file) => /["']node:sqlite["']/.test(readFileSync(file, "utf8")))

@@ -3,7 +3,7 @@
 // in a web stream, headers are copied once, and the response is written with a single end() call.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app.ts";
-import { deferredText } from "../http/fast_bodies.ts";
+import { deferredText } from "./light_response.ts";
 import { ParsedRequest } from "./parsed_request.ts";
 import { createWriteQueue } from "./node_write_queue.ts";
 import { drainRequest, LINGER_LIMITS, type LingerLimits } from "./node_linger.ts";
@@ -38,8 +38,7 @@ export function toNodeListener(app: App, origin: string, options: NodeListenerOp
       // Nobody can receive the answer any more: issuing, checking a password or writing an audit row would be work
       // (and state) for no one.
       if (req.socket.destroyed) return;
-      // This listener writes deferred response text itself (responseParts), so the app may skip body streams.
-      response = await app.fetch(toRequest(req, origin, body), { remoteAddress, deferredBodies: true });
+      response = await app.fetch(toRequest(req, origin, body), { remoteAddress });
     } catch (error) {
       // app.fetch has its own error boundary; reaching here means the request itself could not be built or read.
       if (!res.headersSent && !res.destroyed) {
@@ -147,7 +146,8 @@ async function responseParts(response: Response, close: boolean): Promise<Respon
   for (const cookie of cookies ?? []) headers.push("set-cookie", cookie);
   const text = deferredText(response);
   if (text !== undefined) {
-    // Headers and a string body leave in one write; no stream to read back.
+    // A light response (the app serve_node.ts builds makes its JSON answers so): headers and the string body leave
+    // in one write; no stream to read back.
     const bytes = Buffer.byteLength(text);
     headers.push("content-length", String(bytes));
     return { status: response.status, headers, body: text, bytes };

@@ -4,7 +4,7 @@
 // handed over unstreamed, measured interleaved), although llhttp has already validated every header and the app
 // reads only a few. Headers live in a MapHeaders, the body is a one-chunk stream over the buffered bytes, and the
 // standard Request is built only when some other member is used, so every reader still works.
-import { MapHeaders } from "../http/map_headers.ts";
+import { MapHeaders } from "./map_headers.ts";
 
 /** Header pairs as the HTTP parser delivered them: [name, value, name, value, ...] (Node's rawHeaders shape). */
 export type RawHeaders = readonly string[];

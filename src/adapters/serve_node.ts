@@ -13,6 +13,7 @@ import { createHiddenLine, type HiddenLineStatus } from "../cli/hidden_line.ts";
 import { declaresMoreThan, maxBodyBytesOf, toNodeListener } from "./node_listener.ts";
 import { syncBlockCipher } from "./sync_block_cipher.ts";
 import { createBcryptThreads, nodeThread } from "./bcrypt_threads.ts";
+import { lightTextResponse } from "./light_response.ts";
 import { syncSha256Hex } from "./sync_digest.ts";
 import { syncHmacSha256Base64Url } from "./sync_hmac.ts";
 import { nodeStderrLog } from "./node_log.ts";
@@ -233,6 +234,8 @@ export function createNodeDeps(env: Record<string, string | undefined>, override
     cores: availableParallelism(),
     blockCipher: syncBlockCipher,
     bcrypt: () => createBcryptThreads(nodeThread),
+    // The listener (node_listener.ts) writes these itself; Deno.serve reads standard Responses, so Deno passes none.
+    textResponse: lightTextResponse,
     openStore: createStoreOpener(createDatabaseFile),
     readTextFile: readText,
     async readFileChunks(path) {

@@ -1,7 +1,6 @@
 // GET /healthz, and the storage fault it reports for a while after a request met one.
 import type { Deps } from "../deps.ts";
 import type { Route } from "../http/router.ts";
-import { json } from "../http/respond.ts";
 
 /**
  * How long /healthz reports a storage fault after a request last met one. A read (ping) succeeds on a full disk
@@ -27,7 +26,7 @@ export function healthRoutes(deps: Deps, faults: StorageFaults): Route[] {
       const ok = (!recent || recent.degraded === true) && await deps.store.ping();
       const status = !ok ? "unavailable" : recent ? "degraded" : "ok";
       const body = recent ? { status, database: recent.fault } : { status };
-      return json(body, ok ? 200 : 503, { "cache-control": "no-store" });
+      return deps.respond.json(body, ok ? 200 : 503, { "cache-control": "no-store" });
     },
   }];
 }

@@ -1,7 +1,7 @@
 // Contracts between the CLI core and the runtime adapters: the io streams, the runtime services, the command shape.
 import type { App } from "../app.ts";
 import type { Config } from "../config.ts";
-import type { BcryptService, BlockCipherFactory, Clock, Digest, Hmac, Log, Random } from "../deps.ts";
+import type { BcryptService, BlockCipherFactory, Clock, Digest, Hmac, Log, Random, TextResponse } from "../deps.ts";
 import type { OpenOptions } from "../store/sqlite.ts";
 import type { PostgresStoreOptions } from "../store/postgres/store.ts";
 import type { Store } from "../store/store.ts";
@@ -83,6 +83,8 @@ export interface CliDeps {
   blockCipher?: BlockCipherFactory;
   /** Starts bcrypt checks off the event loop for one server (both adapters: worker threads); its caller closes it. */
   bcrypt?: () => BcryptService;
+  /** The Responses of the app's JSON answers, for a server adapter that writes their text itself (Node's listener). */
+  textResponse?: TextResponse;
   /**
    * Opens (and migrates) the store at `location`: a postgres:// URL opens a pool to that database and migrates it
    * under the advisory lock; anything else is a SQLite file, created (with its directory) if missing.

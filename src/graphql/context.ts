@@ -1,7 +1,7 @@
 // Per-request GraphQL context: who is acting, which organizations they may see, memoized loaders, the boundary budget.
 import type { Deps } from "../deps.ts";
 import type { AccessContext } from "../oauth/bearer_auth.ts";
-import type { BoundaryBudget, Field } from "../store/fields.ts";
+import type { BoundaryBudget, Field, OrganizationIds } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
 import type { User } from "../store/users.ts";
 import { requestIds, type IdCodec, type RequestIds } from "./cursor.ts";
@@ -13,7 +13,7 @@ export interface GraphqlContext {
   deps: Deps;
   access: AccessContext;
   /** Ids of the organizations the acting user belongs to (read with the token): the scope of every data read. */
-  organizationIds: readonly number[];
+  organizationIds: OrganizationIds;
   /** Global ids of the rows this request serves, sealed where the rows are read (cursor.ts). */
   ids: RequestIds;
   /** Those organizations (the same snapshot) in full, with their ids prepared; read only when a resolver needs them. */

@@ -1,7 +1,6 @@
 // GET/POST /graphql: GraphQL over HTTP behind bearer tokens, with CORS when configured.
-import { textResponse } from "../http/fast_bodies.ts";
 import type { GraphQLError, GraphQLFormattedError } from "graphql";
-import type { Deps } from "../deps.ts";
+import type { Deps, Responders } from "../deps.ts";
 import type { RequestContext, Route, RouteFactory } from "../http/router.ts";
 import { authenticateBearer, requireScope } from "../oauth/bearer_auth.ts";
 import { HttpError, isHttpError } from "../http/errors.ts";
@@ -25,14 +24,20 @@ import {
 /** The scope every query needs; the only data scope the service knows. */
 export const FIELDS_SCOPE = "fields:read";
 
+/** Where a result goes: the app's responders and the media type the client accepts. */
+interface Reply {
+  respond: Responders;
+  media: ResponseMedia;
+}
+
 function respond(
-  media: ResponseMedia,
+  { respond: responders, media }: Reply,
   body: RunResult,
   status: number,
   options: { headers?: Record<string, string>; rawJson?: RawJsonWriter } = {},
 ): Response {
   const { headers = {}, rawJson } = options;
-  return textResponse(rawJson ? rawJson.stringify(body) : JSON.stringify(body), {
+  return responders.text(rawJson ? rawJson.stringify(body) : JSON.stringify(body), {
     status,
     // Results are per-user data: never cached by browsers or shared caches.
     headers: { "content-type": `${media}; charset=utf-8`, "cache-control": "no-store", ...headers },
@@ -58,18 +63,19 @@ async function serve(deps: Deps, app: { executor: Executor; ids: IdCodec }, requ
   requireScope(access, FIELDS_SCOPE);
   const media = negotiate(request.headers.get("accept"));
   if (!media) throw notAcceptable();
+  const reply: Reply = { respond: deps.respond, media };
   const isGet = request.method === "GET" || request.method === "HEAD";
   const params = isGet ? paramsFromUrl(ctx.url) : await paramsFromBody(request, deps.config.maxBodyBytes);
-  if ("failure" in params) return respond(media, errorsBody([requestError(params.code ?? "BAD_REQUEST", params.failure)]), 400);
+  if ("failure" in params) return respond(reply, errorsBody([requestError(params.code ?? "BAD_REQUEST", params.failure)]), 400);
   const prepared = executor.prepare(params.query);
   const operation = operationTypeOf(prepared, params.operationName);
   if (isGet && operation !== undefined && operation !== "query") {
     // GET must be safe: mutations (and subscriptions) only over POST (GraphQL over HTTP, "GET"). The schema has
     // neither, so the message does not send the client to POST, where validation refuses them.
     const error = requestError("METHOD_NOT_ALLOWED", `Only query operations are allowed over GET`);
-    return respond(media, errorsBody([error]), 405, { headers: { allow: "POST" } });
+    return respond(reply, errorsBody([error]), 405, { headers: { allow: "POST" } });
   }
-  if (prepared.errors) return respond(media, errorsBody(prepared.errors), failedStatus(media));
+  if (prepared.errors) return respond(reply, errorsBody(prepared.errors), failedStatus(media));
   const report = (error: GraphQLError) =>
     deps.log("graphql_error", {
       request_id: ctx.requestId,
@@ -86,7 +92,7 @@ async function serve(deps: Deps, app: { executor: Executor; ids: IdCodec }, requ
     report,
     locations: !prepared.otherText,
   });
-  return respond(media, result, "data" in result ? 200 : failedStatus(media), { rawJson: context.rawJson });
+  return respond(reply, result, "data" in result ? 200 : failedStatus(media), { rawJson: context.rawJson });
 }
 
 function withHeaders(response: Response, headers: Record<string, string>): Response {

@@ -1,5 +1,5 @@
 // Resolvers: every data read goes through the acting user's organization ids; nothing else reaches the store.
-import type { BoundaryBudget, Field, FieldFilter, FieldStore, PageOptions } from "../store/fields.ts";
+import type { BoundaryBudget, Field, FieldFilter, FieldStore, OrganizationIds, PageOptions } from "../store/fields.ts";
 import type { Organization } from "../store/organizations.ts";
 import type { GraphqlContext } from "./context.ts";
 import type { IdType } from "./cursor.ts";
@@ -105,7 +105,7 @@ async function afterIdOf(ctx: GraphqlContext, after: string | null | undefined):
  */
 export async function fieldConnection(
   ctx: GraphqlContext,
-  organizationIds: readonly number[],
+  organizationIds: OrganizationIds,
   args: FieldsArgs,
   withBoundaries = false,
 ): Promise<FieldConnection> {

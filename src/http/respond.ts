@@ -1,5 +1,5 @@
-// Response builders: JSON, HTML and redirects with the headers each kind must carry.
-import { textResponse } from "./fast_bodies.ts";
+// Response builders: JSON through the app's TextResponse, HTML and redirects, with the headers each kind must carry.
+import type { Responders, TextResponse } from "../deps.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -20,19 +20,26 @@ export const PAGE_HEADERS = {
   ...NO_STORE,
 } as const;
 
-/** A JSON response; `headers` add to or override the defaults. */
-export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return textResponse(JSON.stringify(body), { status, headers: { "content-type": JSON_TYPE, ...headers } });
+/** The portable TextResponse, and the default: a standard Response. */
+export const standardTextResponse: TextResponse = (text, init) => new Response(text, init);
+
+/** The app's JSON answers over `make`, which an adapter may replace (AppOptions.textResponse). */
+export function createResponders(make: TextResponse): Responders {
+  const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
+    make(JSON.stringify(body), { status, headers: { "content-type": JSON_TYPE, ...headers } });
+  return {
+    text: make,
+    json,
+    jsonNoStore: (body, status = 200, headers = {}) => json(body, status, { ...NO_STORE, ...headers }),
+  };
 }
 
-/** A JSON response that must never be cached (tokens, introspection, errors of the token endpoint). */
-export function jsonNoStore(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return json(body, status, { ...NO_STORE, ...headers });
-}
-
-/** An HTML page with the page security headers. */
+/**
+ * An HTML page with the page security headers. Pages and redirects are standard Responses: they answer browsers,
+ * and no hot path serves one.
+ */
 export function html(body: string, status = 200, headers: Record<string, string> = {}): Response {
-  return textResponse(body, { status, headers: { ...PAGE_HEADERS, ...headers } });
+  return new Response(body, { status, headers: { ...PAGE_HEADERS, ...headers } });
 }
 
 /** A redirect; 303 after a POST so the browser follows with GET. */

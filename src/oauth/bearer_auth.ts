@@ -4,14 +4,18 @@ import { nowSeconds } from "../deps.ts";
 import { bearerChallenge, readBearer } from "../http/bearer.ts";
 import { insufficientScope, invalidToken } from "./errors.ts";
 import type { TokenDetails } from "../store/tokens.ts";
+import type { OrganizationIds } from "../store/fields.ts";
 import { tokenKey } from "./token_keys.ts";
 
 /** Who is calling: the live access token with its client and acting user. */
 export interface AccessContext {
   token: TokenDetails;
   scopes: ReadonlySet<string>;
-  /** The acting user's organization ids (ascending), read with the token: the scope of every data read. */
-  organizationIds: readonly number[];
+  /**
+   * The acting user's organization ids (ascending), read with the token: the scope of every data read. Passed on as
+   * the store returned it, since it may carry their field total (OrganizationIds).
+   */
+  organizationIds: OrganizationIds;
 }
 
 /**

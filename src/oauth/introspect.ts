@@ -3,7 +3,6 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { Handler } from "../http/router.ts";
 import { readParams } from "../http/body.ts";
-import { jsonNoStore } from "../http/respond.ts";
 import type { TokenClient } from "../store/clients.ts";
 import type { TokenDetails } from "../store/tokens.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
@@ -36,8 +35,8 @@ export function introspectEndpoint(deps: Deps): Handler {
     if (params.token === undefined) throw invalidRequest("Missing parameter: token");
     // RFC 7662 §2.1: the hint is optional and an unknown one is ignored; one digest lookup finds either kind.
     const token = await deps.store.tokens.findByHash(await tokenKey(deps, params.token));
-    if (!token || !isActive(token, client, nowSeconds(deps.clock))) return jsonNoStore({ active: false });
-    return jsonNoStore({
+    if (!token || !isActive(token, client, nowSeconds(deps.clock))) return deps.respond.jsonNoStore({ active: false });
+    return deps.respond.jsonNoStore({
       active: true,
       scope: token.scope,
       client_id: token.clientPublicId,

@@ -2,7 +2,6 @@
 import type { Deps } from "../deps.ts";
 import { KNOWN_SCOPES } from "../config.ts";
 import type { Handler } from "../http/router.ts";
-import { json } from "../http/respond.ts";
 import { GRANT_TYPES } from "./token.ts";
 
 const AUTH_METHODS = ["client_secret_post", "client_secret_basic"];
@@ -30,5 +29,5 @@ export function authorizationServerMetadata(baseUrl: string): Record<string, unk
 /** Handler for the metadata document; public and cacheable for an hour. */
 export function metadataEndpoint(deps: Deps): Handler {
   const body = authorizationServerMetadata(deps.config.baseUrl);
-  return async () => json(body, 200, { "cache-control": "public, max-age=3600" });
+  return async () => deps.respond.json(body, 200, { "cache-control": "public, max-age=3600" });
 }

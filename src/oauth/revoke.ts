@@ -2,7 +2,6 @@
 import type { Deps } from "../deps.ts";
 import type { Handler } from "../http/router.ts";
 import { readParams } from "../http/body.ts";
-import { jsonNoStore } from "../http/respond.ts";
 import { nowSeconds } from "../deps.ts";
 import { audit } from "./audit.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
@@ -41,6 +40,6 @@ export function revokeEndpoint(deps: Deps): Handler {
         detail: { kind: result.kind },
       });
     }
-    return jsonNoStore({});
+    return deps.respond.jsonNoStore({});
   };
 }

@@ -1,10 +1,9 @@
 // POST /oauth/token (RFC 6749 §3.2): reads the body, authenticates the client, dispatches on grant_type.
-import type { Deps } from "../deps.ts";
+import type { Deps, Responders } from "../deps.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
 import type { Handler } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
 import { readParams } from "../http/body.ts";
-import { jsonNoStore } from "../http/respond.ts";
 import type { TokenClient } from "../store/clients.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest, unsupportedGrantType } from "./errors.ts";
@@ -52,7 +51,7 @@ export function tokenEndpoint(deps: Deps): Handler {
     }
     const client = await authenticateClient(deps, request, { params, ctx });
     const result = await grant(deps, { client, params, ip: ctx.clientIp });
-    return tokenResponse(result.minted, result.scope);
+    return tokenResponse(deps.respond, result.minted, result.scope);
   };
 }
 
@@ -60,7 +59,7 @@ export function tokenEndpoint(deps: Deps): Handler {
  * The token response in Doorkeeper's shape: created_at in Unix seconds, refresh_token absent (not null) when none
  * was issued; no-store headers per RFC 6749 §5.1.
  */
-function tokenResponse(minted: MintedTokens, scope: string): Response {
+function tokenResponse(respond: Responders, minted: MintedTokens, scope: string): Response {
   const body: Record<string, string | number> = {
     access_token: minted.accessToken,
     token_type: "Bearer",
@@ -69,5 +68,5 @@ function tokenResponse(minted: MintedTokens, scope: string): Response {
   if (minted.refreshToken !== undefined) body.refresh_token = minted.refreshToken;
   body.scope = scope;
   body.created_at = minted.issuedAt;
-  return jsonNoStore(body);
+  return respond.jsonNoStore(body);
 }

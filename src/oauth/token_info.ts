@@ -2,7 +2,6 @@
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import type { Handler } from "../http/router.ts";
-import { jsonNoStore } from "../http/respond.ts";
 import { authenticateBearer } from "./bearer_auth.ts";
 
 /**
@@ -12,7 +11,7 @@ import { authenticateBearer } from "./bearer_auth.ts";
 export function tokenInfoEndpoint(deps: Deps): Handler {
   return async (request, ctx) => {
     const { token } = await authenticateBearer(deps, request, ctx.url);
-    return jsonNoStore({
+    return deps.respond.jsonNoStore({
       resource_owner_id: token.userId,
       scope: token.scope.split(" ").filter(Boolean),
       expires_in: token.expiresAt - nowSeconds(deps.clock),

@@ -40,9 +40,17 @@ export interface PageOptions {
   limit: number;
 }
 
+/**
+ * Organization ids, ascending. The bearer check's (ActiveAccess.organizationIds) may carry `fieldTotal`, the field
+ * total over exactly these ids read in the same statement (PostgreSQL's check reads it); `count` then answers an
+ * unfiltered count over this very value without reading. Hand the check's value on as it is: a copy is a plain
+ * array and is counted afresh.
+ */
+export type OrganizationIds = readonly number[] & { readonly fieldTotal?: number };
+
 /** Which fields a query may see: always restricted to `organizationIds` (the acting user's memberships). */
 export interface FieldFilter {
-  organizationIds: readonly number[];
+  organizationIds: OrganizationIds;
   crop?: string;
   season?: string;
 }

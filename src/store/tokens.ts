@@ -3,6 +3,7 @@ import { createReadCache, type ReadView } from "./read_cache.ts";
 import type { Db, Row } from "./sqlite.ts";
 import { type AuthorizationCode, consumeCodeRow, type ConsumeResult, revokeFamilyRows } from "./codes.ts";
 import type { NewAuditEvent } from "./audit.ts";
+import type { OrganizationIds } from "./fields.ts";
 import {
   familyRevoked,
   insertIssued,
@@ -22,7 +23,7 @@ export type { RotateInput, RotateResult } from "./token_rotation.ts";
 /** A live access token as the bearer check returns it: its details plus the acting user's organization ids. */
 export interface ActiveAccess extends TokenDetails {
   /** Ids of the organizations the acting user belongs to, ascending; read in the same query as the token. */
-  readonly organizationIds: readonly number[];
+  readonly organizationIds: OrganizationIds;
 }
 
 export interface IssueInput {

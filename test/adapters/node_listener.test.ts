@@ -7,6 +7,8 @@ import type { App } from "../../src/app.ts";
 import { toNodeListener } from "../../src/adapters/node_listener.ts";
 import type { LingerLimits } from "../../src/adapters/node_linger.ts";
 import { listenNode } from "../../src/adapters/serve_node.ts";
+import { lightTextResponse } from "../../src/adapters/light_response.ts";
+import { createResponders } from "../../src/http/respond.ts";
 import { completeAnswer, sendOversized } from "../helpers/oversized_upload.ts";
 
 interface Seen {
@@ -246,8 +248,8 @@ test("listener answers a body-less response (redirect) without Content-Length", 
   }
 });
 
-test("listener writes a deferred JSON response with its UTF-8 Content-Length and headers", async () => {
-  const { json } = await import("../../src/http/respond.ts");
+test("listener writes a light JSON response with its UTF-8 Content-Length and headers", async () => {
+  const { json } = createResponders(lightTextResponse);
   const s = await serve(() => json({ name: "Çé田" }, 201, { "x-a": "1" }));
   try {
     const res = await fetch(`${s.origin}/x`, { method: "POST", body: "é" });

@@ -10,6 +10,7 @@ import { cliHarness, type CliHarness } from "./harness.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { syncSha256Hex } from "../../src/adapters/sync_digest.ts";
 import { syncHmacSha256Base64Url } from "../../src/adapters/sync_hmac.ts";
+import { deferredText, lightTextResponse } from "../../src/adapters/light_response.ts";
 
 interface Served {
   code: number;
@@ -168,6 +169,12 @@ test("serve checks bcrypt digests on the adapter's threads, made once and ended 
   const served = await serveOnce(cliHarness(), {}, undefined, whileServing, { bcrypt });
   assert.equal(served.app.deps.bcrypt, verify);
   assert.deepEqual({ made, closed }, { made: 1, closed: 1 });
+});
+
+test("serve on Node builds the app with the adapter's light responses, which only its listener reads", async () => {
+  const served = await serveOnce(cliHarness());
+  assert.equal(served.app.deps.respond.text, lightTextResponse);
+  assert.notEqual(deferredText(await served.app.fetch(new Request("http://localhost:8080/healthz"))), undefined);
 });
 
 test("serve turns demo mode on when the demo credentials file exists", async () => {

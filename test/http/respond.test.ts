@@ -1,6 +1,8 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { html, json, jsonNoStore, redirect } from "../../src/http/respond.ts";
+import { createResponders, html, redirect, standardTextResponse } from "../../src/http/respond.ts";
+
+const { json, jsonNoStore, text } = createResponders(standardTextResponse);
 
 test("json sets the UTF-8 JSON type and serialises the body", async () => {
   const res = json({ a: 1 }, 201, { "x-extra": "1" });
@@ -8,6 +10,26 @@ test("json sets the UTF-8 JSON type and serialises the body", async () => {
   assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
   assert.equal(res.headers.get("x-extra"), "1");
   assert.deepEqual(await res.json(), { a: 1 });
+});
+
+test("the standard responders build plain Responses", async () => {
+  const res = text("<x/>", { status: 202, headers: { "content-type": "application/xml" } });
+  assert.equal(Object.getPrototypeOf(res), Response.prototype);
+  assert.equal(Object.getPrototypeOf(json({})), Response.prototype);
+  assert.equal(res.status, 202);
+  assert.equal(res.headers.get("content-type"), "application/xml");
+  assert.equal(await res.text(), "<x/>");
+});
+
+test("responders make every answer through the TextResponse they were given", () => {
+  const made: { text: string; status: number }[] = [];
+  const { json: viaSpy, jsonNoStore: noStoreViaSpy } = createResponders((text, init) => {
+    made.push({ text, status: init.status });
+    return new Response(text, init);
+  });
+  viaSpy([1], 201);
+  noStoreViaSpy({ a: "b" });
+  assert.deepEqual(made, [{ text: "[1]", status: 201 }, { text: '{"a":"b"}', status: 200 }]);
 });
 
 test("jsonNoStore forbids caching (RFC 6749 §5.1)", () => {

@@ -184,10 +184,10 @@ async function buildApp(
   const workers = workerCount(ctx.args, deps);
   // With --workers each process has its own password limit, so each sizes it from its share of the cores.
   const cores = deps.cores === undefined ? undefined : Math.max(1, Math.floor(deps.cores / workers));
-  const { clock, random, log, digest, hmac, blockCipher } = deps;
+  const { clock, random, log, digest, hmac, blockCipher, textResponse } = deps;
   const { bcrypt } = options;
   const { version } = deps;
-  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, bcrypt, cores, demo, version });
+  return createApp({ config, store, clock, random, log, digest, hmac, blockCipher, textResponse, bcrypt, cores, demo, version });
 }
 
 export const serve: Command = {

@@ -11,7 +11,7 @@ import {
   SIZED_COLUMNS,
   toField,
 } from "../fields.ts";
-import { type BearerTotals, createBearerTotals } from "./bearer_totals.ts";
+import { totalCarried } from "./bearer_totals.ts";
 
 // The filter travels as one JSON parameter ($1: organization ids, crop, season), so every statement has one fixed
 // text per filter combination, picked from this map. `fields` narrows the fields table, `counts` the trigger-kept
@@ -173,7 +173,7 @@ const INSERT_BATCH =
     AS f(name, area_ha, crop, season, boundary, centroid_lon, centroid_lat, position)
   ORDER BY f.position`;
 
-export function createPgFieldStore(pg: PgClient, totals: BearerTotals = createBearerTotals()): FieldStore {
+export function createPgFieldStore(pg: PgClient): FieldStore {
   return {
     async insertMany(organizationId, fields, { now, replace = false }) {
       const json = batches(fields);
@@ -196,7 +196,7 @@ export function createPgFieldStore(pg: PgClient, totals: BearerTotals = createBe
       });
     },
     async count(filter) {
-      const known = totals.answer(filter);
+      const known = totalCarried(filter);
       if (known !== undefined) return known;
       const { sql, param } = scoped(filter);
       const [row] = await pg.query<{ total: number }>(sql.count, [param]);

@@ -16,7 +16,6 @@ import { createPgSecretStore } from "./secrets.ts";
 import { createPgImportStore } from "./imports.ts";
 import { createPgThrottleStore } from "./throttles.ts";
 import { purgePostgres } from "./purge.ts";
-import { createBearerTotals } from "./bearer_totals.ts";
 
 export interface PostgresStoreOptions extends PgOptions {
   /** Epoch ms, recorded with each applied migration. */
@@ -47,16 +46,15 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 
 /** The Store over an open, migrated pool; close() ends the pool. */
 export function createPostgresStore(pg: PgClient): Store {
-  const totals = createBearerTotals();
   return {
     organizations: createPgOrganizationStore(pg),
     users: createPgUserStore(pg),
     clients: createPgClientStore(pg),
     codes: createPgCodeStore(pg),
-    tokens: createPgTokenStore(pg, totals),
+    tokens: createPgTokenStore(pg),
     sessions: createPgSessionStore(pg),
     consents: createPgConsentStore(pg),
-    fields: createPgFieldStore(pg, totals),
+    fields: createPgFieldStore(pg),
     audit: createPgAuditStore(pg),
     demoStates: createPgDemoStateStore(pg),
     secrets: createPgSecretStore(pg),

@@ -6,7 +6,7 @@ import { toCode } from "../codes.ts";
 import { auditJson, CLIENT_STILL, clientParams, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
   from "./token_sql.ts";
 import { rotateRefreshPg } from "./token_rotation.ts";
-import { type BearerTotals, createBearerTotals, FIELD_TOTAL_COLUMN } from "./bearer_totals.ts";
+import { FIELD_TOTAL_COLUMN, idsWithTotal } from "./bearer_totals.ts";
 
 // One statement, so a client-credentials token costs one round trip after the client lookup. The re-checks lock the
 // client, user and family rows (in that order) FOR SHARE; nothing is inserted unless all three hold.
@@ -40,7 +40,7 @@ function issueOutcome(row: PgRow | undefined): IssueOutcome {
   return withdrawnOf(row) ?? "issued";
 }
 
-export function createPgTokenStore(pg: PgClient, totals: BearerTotals = createBearerTotals()): TokenStore {
+export function createPgTokenStore(pg: PgClient): TokenStore {
   return {
     async issue(input) {
       const owner = { clientId: input.clientId, userId: input.userId, familyId: input.familyId, parentId: null };
@@ -76,8 +76,7 @@ export function createPgTokenStore(pg: PgClient, totals: BearerTotals = createBe
     async findActiveAccess(tokenHash, now) {
       const [row] = await pg.query(ACTIVE_ACCESS, [tokenHash, now]);
       if (!row) return undefined;
-      const organizationIds = Object.freeze((row.organization_ids as unknown[]).map(Number));
-      totals.remember(organizationIds, Number(row.field_total));
+      const organizationIds = idsWithTotal((row.organization_ids as unknown[]).map(Number), Number(row.field_total));
       return Object.freeze({ ...toDetails(row), organizationIds }) satisfies ActiveAccess;
     },
     rotateRefresh: (input) => rotateRefreshPg(pg, input),

@@ -1,9 +1,11 @@
 // The field total read with the bearer check on PostgreSQL: a bearer total_count request costs one round trip, and
 // every count stays that of its own request, filtered or not, whatever committed in between.
 import assert from "node:assert/strict";
+import { test } from "../../helpers/bounded.ts";
 import { openPostgresStore } from "../../../src/store/postgres/store.ts";
+import { idsWithTotal, totalCarried } from "../../../src/store/postgres/bearer_totals.ts";
 import type { Store } from "../../../src/store/store.ts";
-import type { NewField } from "../../../src/store/fields.ts";
+import type { FieldFilter, NewField } from "../../../src/store/fields.ts";
 import { tokenKey } from "../../../src/oauth/token_keys.ts";
 import { at, gql } from "../../helpers/graphql.ts";
 import { postgresTest } from "../../helpers/postgres.ts";
@@ -139,6 +141,8 @@ postgresTest("the store answers a count from a bearer check only for the very id
   await withWorld(db.url, async ({ t, other, acme, acmeToken }) => {
     const key = await tokenKey(t.app.deps, acmeToken);
     const access = (await t.store.tokens.findActiveAccess(key, t.clock.nowSeconds()))!;
+    assert.equal(access.organizationIds.fieldTotal, 7);
+    assert.ok(Object.isFrozen(access.organizationIds));
     await other.fields.insertMany(acme, newFields(3, "rye"), { now: 2 });
     // The check's own ids: its request's snapshot, with no round trip.
     assert.deepEqual(await tripsOf(t, () => t.store.fields.count({ organizationIds: access.organizationIds })), { value: 7, trips: 0 });
@@ -147,4 +151,26 @@ postgresTest("the store answers a count from a bearer check only for the very id
     assert.equal(await t.store.fields.count({ organizationIds: access.organizationIds, crop: "rye" }), 3);
     assert.equal(await t.store.fields.count({ organizationIds: access.organizationIds, season: "2026" }), 10);
   });
+});
+
+const carried = idsWithTotal([1, 2], 9);
+const carriedRows: { name: string; filter: FieldFilter; total: number | undefined }[] = [
+  { name: "the check's own ids, unfiltered", filter: { organizationIds: carried }, total: 9 },
+  { name: "the check's own ids, a filter property left undefined", filter: { organizationIds: carried, crop: undefined }, total: 9 },
+  { name: "a copy of the check's ids", filter: { organizationIds: [...carried] }, total: undefined },
+  { name: "ids no check returned", filter: { organizationIds: [1, 2] }, total: undefined },
+  { name: "the check's ids narrowed by crop", filter: { organizationIds: carried, crop: "wheat" }, total: undefined },
+  { name: "the check's ids narrowed by season", filter: { organizationIds: carried, season: "2026" }, total: undefined },
+];
+
+for (const row of carriedRows) {
+  test(`a count over ${row.name} is ${row.total === undefined ? "read afresh" : "answered from the carried total"}`, () => {
+    assert.equal(totalCarried(row.filter), row.total);
+  });
+}
+
+test("the ids a check returns are frozen and compare and serialise as the plain ids", () => {
+  assert.ok(Object.isFrozen(carried));
+  assert.deepEqual(carried, [1, 2]);
+  assert.equal(JSON.stringify(carried), "[1,2]");
 });

@@ -2,7 +2,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { MapHeaders } from "../../src/http/map_headers.ts";
+import { MapHeaders } from "../../src/adapters/map_headers.ts";
 
 type Op = { kind: "append" | "set" | "delete"; name: string; value: string };
 
