@@ -16,6 +16,7 @@ import { commandLines, denoTasks, fieldgateInvocations, inlineCode, npmScripts, 
 import { applicationsCsv, integrationUsersCsv, ownersCsv, tokensCsv } from "./helpers/doorkeeper_fixtures.ts";
 import { type Instances, postJson, startInstances } from "./helpers/instances.ts";
 import { postgresTest } from "./helpers/postgres.ts";
+import { findExecutable, requireComponent } from "./helpers/system_component.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const NODE = join(ROOT, "node_modules/.bin/node");
@@ -68,9 +69,14 @@ const needsServer = (body: string) => /localhost:8080|<client_id>|<client_secret
 const needsPostgres = (body: string) => /postgres:\/\/|FIELDGATE_DATABASE_URL|\bpg_(dump|restore)\b/.test(body);
 const where = (block: ShellBlock) => `${block.file}:${block.line}`;
 
+// The HTTP examples use curl, which npm install does not bring.
+const curl = !NODE_ONLY && blocks.some((b) => b.run && /\bcurl\b/.test(b.body)) &&
+  requireComponent("curl", () => findExecutable(undefined, "curl"), "apt-get install curl");
+
 for (const block of blocks.filter((b) => b.run)) {
   const name = `the example at ${where(block)} runs as written`;
   if (NODE_ONLY) test(name, { skip: NODE_ONLY }, () => {});
+  else if (/\bcurl\b/.test(block.body) && !curl) test(name, { skip: "curl not found" }, () => {});
   else if (needsPostgres(block.body)) postgresTest(name, (db) => runBlock(block, { postgresUrl: db.url }));
   else test(name, async () => runBlock(block, needsServer(block.body) ? { server: await demoServer() } : {}));
 }
@@ -86,7 +92,7 @@ async function runBlock(block: ShellBlock, given: Given): Promise<void> {
     assert.equal(result.code, 0, `${where(block)} exited ${result.code}:\n${result.stderr}\n${result.stdout}`);
     const outputs = result.stdout.split(`\n${marker}\n`);
     parts.forEach((part, i) => {
-      const printed = outputs[i].trim();
+      const printed = (outputs[i] ?? "").trim();
       // A step that keeps its output (TOKEN=$(curl …)) prints nothing; the steps that use it show it worked.
       if (part.documented === undefined || printed === "") return;
       const mismatch = shapeMismatch(JSON.parse(part.documented), JSON.parse(printed));
@@ -142,7 +148,7 @@ function demoServer(): Promise<Required<Given>["server"]> {
     instances = await startInstances(db, { count: 1, env: { FIELDGATE_DEMO: "true" } });
     const demo = JSON.parse(readFileSync(`${db}.demo-credentials.json`, "utf8"));
     const { client_id: clientId, client_secret: clientSecret } = demo.clientCredentialsClient;
-    const origin = instances.all[0].origin;
+    const origin = instances.all[0]!.origin;
     const issued = await postJson(origin, "/oauth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret });
     assert.equal(issued.status, 200);
     return { origin, clientId, clientSecret, token: String(issued.json?.access_token) };
@@ -150,14 +156,22 @@ function demoServer(): Promise<Required<Given>["server"]> {
   return server;
 }
 
-/** A process bounded in time: an example that hangs fails its test, naming it, instead of stalling the run. */
+/**
+ * A process bounded in time: an example that hangs (a server started in the foreground) fails its test, naming it,
+ * instead of stalling the run. Its own process group, so the bound also kills what it started, which holds its pipes.
+ */
 function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string> }) {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? blockEnv({}), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? blockEnv({}),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 30_000);
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code) => {
@@ -193,18 +207,19 @@ test("every fieldgate command and option the docs name exists", { skip: NODE_ONL
   for (const { at, lines } of allLines) {
     for (const { words, flags } of lines.flatMap(fieldgateInvocations)) {
       if (words.length === 0) continue; // a synopsis: `fieldgate -- <command> [options]`
-      const command = commands.filter((c) => `${words.join(" ")} `.startsWith(`${c} `)).sort((a, b) => b.length - a.length)[0];
+      const command = commands.filter((c) => `${words.join(" ")} `.startsWith(`${c} `)).sort().at(-1);
       if (command === undefined) unknown.push(`${at}: ${words.join(" ")}`);
       else flags.forEach((f) => named.set(command, (named.get(command) ?? new Set()).add(`${f}@${at}`)));
     }
   }
   assert.deepEqual(unknown, []);
-  for (const [command, flags] of named) {
-    const help = await cli([...command.split(" "), "--help"]);
+  const helps = await Promise.all([...named.keys()].map((command) => cli([...command.split(" "), "--help"])));
+  [...named].forEach(([command, flags], i) => {
+    const help = helps[i]!;
     assert.equal(help.code, 0, `${command} --help: ${help.stderr}`);
     const absent = [...flags].filter((f) => !new RegExp(`^ {2}${f.split("@")[0]}(?= |$)`, "m").test(help.stdout));
     assert.deepEqual(absent, [], `fieldgate ${command} --help lists no such option`);
-  }
+  });
 });
 
 test("docs hold runnable examples, so the test above cannot pass by finding none", () => {

@@ -19,13 +19,14 @@ export function shellBlocks(file: string, text: string): ShellBlock[] {
   const blocks: ShellBlock[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
-    const open = /^(`{3,}|~{3,})(.*)$/.exec(lines[i]);
+    const open = /^((`|~)\2{2,})(.*)$/.exec(lines[i] ?? "");
     if (!open) continue;
-    const closing = new RegExp(`^${open[1][0]}{${open[1].length},}\\s*$`);
+    const [, fence = "", char = "", info = ""] = open;
+    const closing = new RegExp(`^${char}{${fence.length},}\\s*$`);
     const end = lines.findIndex((l, j) => j > i && closing.test(l));
     const close = end === -1 ? lines.length : end;
-    const words = open[2].trim().split(/\s+/);
-    if (SHELL_LANGUAGES.has(words[0])) {
+    const words = info.trim().split(/\s+/);
+    if (SHELL_LANGUAGES.has(words[0] ?? "")) {
       blocks.push({ file, line: i + 1, body: lines.slice(i + 1, close).join("\n"), run: !words.includes("no-run") });
     }
     i = close;
@@ -93,19 +94,19 @@ export function commandLines(body: string): string[] {
 
 /** The inline code spans of a markdown text: command lines written into prose. */
 export function inlineCode(text: string): string[] {
-  return [...text.matchAll(/(?<!`)`([^`\n]+)`(?!`)/g)].map((m) => m[1]);
+  return [...text.matchAll(/(?<!`)`([^`\n]+)`(?!`)/g)].map((m) => m[1] ?? "");
 }
 
 /** npm scripts a command line runs: `npm run X`, `npm run --silent X`, `npm start`, `npm test`. */
 export function npmScripts(line: string): string[] {
-  const named = [...line.matchAll(/\bnpm run(?: --?[a-z-]+)* ([a-z][\w:-]*)/g)].map((m) => m[1]);
-  const builtIn = [...line.matchAll(/\bnpm (start|test)\b/g)].map((m) => m[1]);
+  const named = [...line.matchAll(/\bnpm run(?: --?[a-z-]+)* ([a-z][\w:-]*)/g)].map((m) => m[1] ?? "");
+  const builtIn = [...line.matchAll(/\bnpm (start|test)\b/g)].map((m) => m[1] ?? "");
   return [...named, ...builtIn];
 }
 
 /** deno tasks a command line runs: `deno task X`. */
 export function denoTasks(line: string): string[] {
-  return [...line.matchAll(/\bdeno task ([a-z][\w:-]*)/g)].map((m) => m[1]);
+  return [...line.matchAll(/\bdeno task ([a-z][\w:-]*)/g)].map((m) => m[1] ?? "");
 }
 
 /** A fieldgate CLI invocation: the words after the entry point up to the first option or shell operator. */
@@ -118,7 +119,8 @@ export interface Invocation {
 export function fieldgateInvocations(line: string): Invocation[] {
   const starts = [...line.matchAll(/\bnpm run(?: --?[a-z-]+)* fieldgate -- |\bdeno task cli /g)];
   return starts.map((m) => {
-    const rest = line.slice(m.index + m[0].length).split(/\s*(?:\||;|&&|>|\)|$)/)[0];
+    // $(…) is one argument; the first pipe, list operator, redirection or subshell end ends the command.
+    const rest = line.slice(m.index + m[0].length).replace(/\$\([^)]*\)/g, "x").split(/\s*(?:\||;|&&|>|\)|$)/)[0] ?? "";
     const tokens = rest.split(/\s+/).filter(Boolean);
     const firstOption = tokens.findIndex((t) => t.startsWith("-"));
     const words = (firstOption === -1 ? tokens : tokens.slice(0, firstOption)).filter((t) => /^[a-z][a-z-]*$/.test(t));
