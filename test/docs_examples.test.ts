@@ -12,7 +12,7 @@ import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { findPostgresBinaries } from "../scripts/lib/postgres_cluster.ts";
 import { test } from "./helpers/bounded.ts";
-import { commandLines, denoTasks, fieldgateInvocations, inlineCode, npmScripts, shapeMismatch, type ShellBlock, shellBlocks, steps } from "./helpers/doc_blocks.ts";
+import { commandLines, denoTasks, fieldgateInvocations, inlineCode, npmScripts, printingCapture, shapeMismatch, type ShellBlock, shellBlocks, steps } from "./helpers/doc_blocks.ts";
 import { applicationsCsv, integrationUsersCsv, ownersCsv, tokensCsv } from "./helpers/doorkeeper_fixtures.ts";
 import { type Instances, postJson, startInstances } from "./helpers/instances.ts";
 import { postgresTest } from "./helpers/postgres.ts";
@@ -85,7 +85,9 @@ async function runBlock(block: ShellBlock, given: Given): Promise<void> {
   const body = PLACEHOLDERS.reduce((text, [pattern, value]) => text.replace(pattern, () => value(given as Required<Given>)), block.body);
   const marker = "fieldgate-docs-step-end";
   const parts = steps(body);
-  const script = parts.map((s) => `${s.script}\nprintf '\\n%s\\n' '${marker}'`).join("\n");
+  const script = parts
+    .map((s) => `${s.documented === undefined ? s.script : printingCapture(s.script)}\nprintf '\\n%s\\n' '${marker}'`)
+    .join("\n");
   const view = await checkoutCopy();
   try {
     const result = await run("sh", ["-e", "-c", script], { cwd: view, env: blockEnv(given) });
@@ -93,10 +95,10 @@ async function runBlock(block: ShellBlock, given: Given): Promise<void> {
     const outputs = result.stdout.split(`\n${marker}\n`);
     parts.forEach((part, i) => {
       const printed = (outputs[i] ?? "").trim();
-      // A step that keeps its output (TOKEN=$(curl …)) prints nothing; the steps that use it show it worked.
-      if (part.documented === undefined || printed === "") return;
+      if (part.documented === undefined) return;
+      assert.notEqual(printed, "", `${where(block)}, step ${i + 1} printed nothing; it documents ${part.documented}`);
       const mismatch = shapeMismatch(JSON.parse(part.documented), JSON.parse(printed));
-      assert.equal(mismatch, undefined, `${where(block)}, step ${i + 1} printed ${printed}`);
+      assert.equal(mismatch, undefined, `${where(block)}, step ${i + 1}`);
     });
   } finally {
     rmSync(view, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 // The parts of docs_examples.test.ts that decide what runs and what counts as matching the docs.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { test } from "./bounded.ts";
-import { fieldgateInvocations, npmScripts, shapeMismatch, shellBlocks, steps } from "./doc_blocks.ts";
+import { fieldgateInvocations, npmScripts, printingCapture, shapeMismatch, shellBlocks, steps } from "./doc_blocks.ts";
 
 test("shellBlocks finds sh, bash and shell blocks, marks `no-run` ones, and skips other languages", () => {
   const text = [
@@ -10,11 +11,14 @@ test("shellBlocks finds sh, bash and shell blocks, marks `no-run` ones, and skip
     "~~~shell", "echo ```", "~~~",
     "```ts", "const a = 1;", "```",
     "````", "```sh", "not a block", "````",
+    "```` ```sh no-run ````, inline code, not a fence",
+    "```sh", "echo b", "```",
   ].join("\n");
   assert.deepEqual(shellBlocks("x.md", text), [
     { file: "x.md", line: 1, body: "echo a", run: true },
     { file: "x.md", line: 4, body: "npm start", run: false },
     { file: "x.md", line: 7, body: "echo ```", run: true },
+    { file: "x.md", line: 18, body: "echo b", run: true },
   ]);
 });
 
@@ -55,4 +59,10 @@ test("npmScripts and fieldgateInvocations read what a command line runs", () => 
     { words: ["backup"], flags: ["--json"] },
   ]);
   assert.deepEqual(fieldgateInvocations("npm run --silent fieldgate -- <command> [options]"), [{ words: [], flags: [] }]);
+});
+
+test("printingCapture prints what a filtered capture keeps, and sets the variable as before", () => {
+  const script = printingCapture("T=$(printf '%s' '{\"a\":\"x\"}' \\\n  | sed -E 's/.*\"a\":\"([^\"]+)\".*/\\1/')");
+  assert.equal(execFileSync("sh", ["-e", "-c", `${script}\nprintf ' %s' "$T"`], { encoding: "utf8" }), '{"a":"x"} x');
+  assert.equal(printingCapture("curl x"), "curl x");
 });

@@ -19,10 +19,12 @@ export function shellBlocks(file: string, text: string): ShellBlock[] {
   const blocks: ShellBlock[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
-    const open = /^((`|~)\2{2,})(.*)$/.exec(lines[i] ?? "");
+    // A backtick fence's info string holds no backtick (CommonMark 4.5): "```` ```sh ````" opens no block.
+    const open = /^(?:(`{3,})([^`]*)|(~{3,})(.*))$/.exec(lines[i] ?? "");
     if (!open) continue;
-    const [, fence = "", char = "", info = ""] = open;
-    const closing = new RegExp(`^${char}{${fence.length},}\\s*$`);
+    const fence = open[1] ?? open[3] ?? "";
+    const info = open[2] ?? open[4] ?? "";
+    const closing = new RegExp(`^${fence[0]}{${fence.length},}\\s*$`);
     const end = lines.findIndex((l, j) => j > i && closing.test(l));
     const close = end === -1 ? lines.length : end;
     const words = info.trim().split(/\s+/);
@@ -55,6 +57,18 @@ export function steps(body: string): Step[] {
   }
   if (script.some((l) => l.trim() !== "")) result.push({ script: script.join("\n") });
   return result;
+}
+
+/**
+ * A step that keeps a command's output through a filter, `VAR=$(command | filter)`, prints nothing, yet documents
+ * the command's output: the same step that also prints that output, then sets VAR as before. Others are unchanged.
+ */
+export function printingCapture(script: string): string {
+  const capture = /^([A-Za-z_]\w*)=\$\(([\s\S]*)\|([^|]*)\)$/.exec(script.trim());
+  if (!capture) return script;
+  const [, name, command, filter] = capture;
+  return `fieldgate_docs_out=$(${command})\nprintf '%s' "$fieldgate_docs_out"\n` +
+    `${name}=$(printf '%s' "$fieldgate_docs_out" |${filter})`;
 }
 
 /**
