@@ -4,7 +4,7 @@
 // held to the cheaper checks at the end: the npm scripts, deno tasks, commands and options they name exist.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -12,7 +12,7 @@ import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { findPostgresBinaries } from "../scripts/lib/postgres_cluster.ts";
 import { test } from "./helpers/bounded.ts";
-import { commandLines, denoTasks, fieldgateInvocations, inlineCode, npmScripts, printingCapture, shapeMismatch, type ShellBlock, shellBlocks, steps } from "./helpers/doc_blocks.ts";
+import { commandLines, denoTasks, fieldgateInvocations, inlineCode, nodeFiles, npmScripts, printingCapture, shapeMismatch, type ShellBlock, shellBlocks, steps } from "./helpers/doc_blocks.ts";
 import { applicationsCsv, integrationUsersCsv, ownersCsv, tokensCsv } from "./helpers/doorkeeper_fixtures.ts";
 import { type Instances, postJson, startInstances } from "./helpers/instances.ts";
 import { postgresTest } from "./helpers/postgres.ts";
@@ -125,14 +125,16 @@ async function checkoutCopy(): Promise<string> {
   return dir;
 }
 
-const scratch = mkdtempSync(join(tmpdir(), "fieldgate-docs-scratch-"));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+/** A directory for the template database and the server's, made on first use (under Deno, never). */
+let scratchDir: string | undefined;
+const scratch = () => (scratchDir ??= mkdtempSync(join(tmpdir(), "fieldgate-docs-scratch-")));
+after(() => scratchDir && rmSync(scratchDir, { recursive: true, force: true }));
 
 let migrated: Promise<string> | undefined;
 function migratedDatabase(): Promise<string> {
   migrated ??= (async () => {
-    const file = join(scratch, "template.db");
-    const result = await run(NODE, [join(ROOT, "src/adapters/node.ts"), "migrate", "--db", file], { cwd: scratch });
+    const file = join(scratch(), "template.db");
+    const result = await run(NODE, [join(ROOT, "src/adapters/node.ts"), "migrate", "--db", file], { cwd: scratch() });
     assert.equal(result.code, 0, result.stderr);
     return file;
   })();
@@ -146,7 +148,7 @@ after(() => instances?.close());
 /** One `serve` for the file, demo seeded, and an access token of its client-credentials client. */
 function demoServer(): Promise<Required<Given>["server"]> {
   server ??= (async () => {
-    const db = join(scratch, "served.db");
+    const db = join(scratch(), "served.db");
     instances = await startInstances(db, { count: 1, env: { FIELDGATE_DEMO: "true" } });
     const demo = JSON.parse(readFileSync(`${db}.demo-credentials.json`, "utf8"));
     const { client_id: clientId, client_secret: clientSecret } = demo.clientCredentialsClient;
@@ -189,18 +191,19 @@ const allLines = [
   ...docs.map(({ file, text }) => ({ at: file, lines: inlineCode(text) })),
 ];
 
-test("every npm script and deno task the docs name exists", () => {
+test("every npm script, deno task and script file the docs name exists", () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
   const deno = JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8")) as { tasks: Record<string, string> };
   const missing = allLines.flatMap(({ at, lines }) => lines.flatMap((line) => [
     ...npmScripts(line).filter((s) => !(s in pkg.scripts)).map((s) => `${at}: npm script ${s}`),
     ...denoTasks(line).filter((t) => !(t in deno.tasks)).map((t) => `${at}: deno task ${t}`),
+    ...nodeFiles(line).filter((f) => !existsSync(join(ROOT, f))).map((f) => `${at}: node ${f}`),
   ]));
   assert.deepEqual(missing, []);
 });
 
 test("every fieldgate command and option the docs name exists", { skip: NODE_ONLY }, async () => {
-  const cli = (args: string[]) => run(NODE, [join(ROOT, "src/adapters/node.ts"), ...args], { cwd: scratch });
+  const cli = (args: string[]) => run(NODE, [join(ROOT, "src/adapters/node.ts"), ...args], { cwd: scratch() });
   const usage = await cli(["--help"]);
   assert.equal(usage.code, 0, usage.stderr);
   const commands = [...usage.stdout.matchAll(/^ {2}([a-z-]+(?: [a-z-]+)?)\b/gm)].map((m) => m[1]);

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "./bounded.ts";
-import { fieldgateInvocations, npmScripts, printingCapture, shapeMismatch, shellBlocks, steps } from "./doc_blocks.ts";
+import { fieldgateInvocations, nodeFiles, npmScripts, printingCapture, shapeMismatch, shellBlocks, steps } from "./doc_blocks.ts";
 
 test("shellBlocks finds sh, bash and shell blocks, marks `no-run` ones, and skips other languages", () => {
   const text = [
@@ -59,6 +59,9 @@ test("npmScripts and fieldgateInvocations read what a command line runs", () => 
     { words: ["backup"], flags: ["--json"] },
   ]);
   assert.deepEqual(fieldgateInvocations("npm run --silent fieldgate -- <command> [options]"), [{ words: [], flags: [] }]);
+  assert.deepEqual(nodeFiles("node bench/inproc.ts token 100 && node --input-type=module -e 'x' && node --test a/b.test.ts"), [
+    "bench/inproc.ts", "a/b.test.ts",
+  ]);
 });
 
 test("printingCapture prints what a filtered capture keeps, and sets the variable as before", () => {

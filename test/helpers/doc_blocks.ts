@@ -118,6 +118,11 @@ export function npmScripts(line: string): string[] {
   return [...named, ...builtIn];
 }
 
+/** Files of the repository a command line runs with `node`: `node bench/inproc.ts`. */
+export function nodeFiles(line: string): string[] {
+  return [...line.matchAll(/\bnode (?:--?[\w=-]+ )*([\w./-]+\.[cm]?[jt]s)\b/g)].map((m) => m[1] ?? "");
+}
+
 /** deno tasks a command line runs: `deno task X`. */
 export function denoTasks(line: string): string[] {
   return [...line.matchAll(/\bdeno task ([a-z][\w:-]*)/g)].map((m) => m[1] ?? "");
