@@ -1,7 +1,8 @@
 // Every shell example in README.md and docs/ runs as written: each ```sh block not marked `no-run` runs with `sh -e`
 // in a copy of the checkout holding an empty, migrated database of its own; the placeholders it uses are filled from
 // PLACEHOLDERS below. Blocks marked `no-run` (minutes long, a server that never exits, another system's database) are
-// held to the cheaper checks at the end: the npm scripts, deno tasks, commands and options they name exist.
+// held to the cheaper checks at the end: the npm scripts, deno tasks, script files, commands and options they name
+// exist.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -96,8 +97,14 @@ async function runBlock(block: ShellBlock, given: Given): Promise<void> {
     parts.forEach((part, i) => {
       const printed = (outputs[i] ?? "").trim();
       if (part.documented === undefined) return;
-      assert.notEqual(printed, "", `${where(block)}, step ${i + 1} printed nothing; it documents ${part.documented}`);
-      const mismatch = shapeMismatch(JSON.parse(part.documented), JSON.parse(printed));
+      const json = (text: string) => {
+        try {
+          return JSON.parse(text) as unknown;
+        } catch (error) {
+          throw new Error(`${where(block)}, step ${i + 1}: not JSON: ${text.slice(0, 200)}`, { cause: error });
+        }
+      };
+      const mismatch = shapeMismatch(json(part.documented), json(printed));
       assert.equal(mismatch, undefined, `${where(block)}, step ${i + 1}`);
     });
   } finally {
