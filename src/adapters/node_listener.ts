@@ -14,11 +14,14 @@ const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 /** Options of toNodeListener; `linger` bounds the draining of a refused upload (node_linger.ts). */
 export interface NodeListenerOptions {
   linger?: LingerLimits;
+  /** True once the server is shutting down: every response written from then on closes its connection. */
+  closing?: () => boolean;
 }
 
 /** A node:http request listener that serves `app.fetch`; `origin` is used to build absolute request URLs. */
 export function toNodeListener(app: App, origin: string, options: NodeListenerOptions = {}) {
   const linger = options.linger ?? LINGER_LIMITS;
+  const closing = options.closing;
   // Bodies are buffered here, so the adapter enforces the same cap the app does: past it, it stops reading and
   // hands over maxBodyBytes + 1 bytes, which the app refuses with 413 exactly as it would a streamed body.
   const maxBodyBytes = maxBodyBytesOf(app);
@@ -52,6 +55,7 @@ export function toNodeListener(app: App, origin: string, options: NodeListenerOp
     const unread = declaredTooLarge || (body !== undefined && body.byteLength > maxBodyBytes);
     const { status, headers, body: payload, bytes } = await responseParts(response, unread);
     writes.write(() => {
+      if (closing?.()) res.shouldKeepAlive = false;
       res.writeHead(status, headers);
       if (!unread) return void res.end(payload);
       // The answer leaves now, complete by its Content-Length; node:http closes the socket at end(), so that waits

@@ -1,6 +1,6 @@
 // Node runtime services for the CLI and server: node:http listener, signals, files, stdio.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { type AddressInfo, Server as NetServer, type Socket } from "node:net";
+import { type AddressInfo, Server as NetServer } from "node:net";
 import { availableParallelism } from "node:os";
 import { readFileSync } from "node:fs";
 import { chmod, mkdir, open, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -42,63 +42,34 @@ const IDLE_TIMEOUT_MS = 30_000;
  */
 const IDLE_LINGER_MS = 1_000;
 
-/** The open sockets of one server, and which are idle between requests (since when, on performance.now()). */
-interface Connections {
-  idleSince: Map<Socket, number>;
-  busy: Set<Socket>;
-  /** Responses not yet begun: told to close their connection once the shutdown starts. */
-  pending: Set<ServerResponse>;
+/**
+ * A server's shutdown state. Serving touches it once per response (the listener reads `closing`); nothing tracks
+ * requests or sockets while serving, since listeners on each response cost more CPU per request than the app's work.
+ */
+interface Shutdown {
   closing: boolean;
 }
 
 /**
- * Tracks `server`'s sockets and responses so a shutdown can end them without resetting a request: every response
- * from then on says `Connection: close`, and idle connections close only after IDLE_LINGER_MS of quiet.
+ * Ends `server` without resetting a request. From the signal on, every response not yet written says
+ * `Connection: close` (the listener reads `shutdown.closing`), so a connection that carries a request closes after
+ * answering it; the client opens a new one (to another instance). A connection left idle is closed only once it has
+ * been quiet for IDLE_LINGER_MS since the signal: closing it at once would reset a request its client is sending right
+ * now. Connections that carried a request after the signal have closed themselves by then, so what is idle at that
+ * point has been quiet since the signal.
  */
-function trackConnections(server: Server): Connections {
-  const connections: Connections = { idleSince: new Map(), busy: new Set(), pending: new Set(), closing: false };
-  server.on("connection", (socket: Socket) => {
-    connections.idleSince.set(socket, performance.now());
-    socket.once("close", () => {
-      connections.idleSince.delete(socket);
-      connections.busy.delete(socket);
-    });
-  });
-  const track = (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    connections.idleSince.delete(socket);
-    connections.busy.add(socket);
-    if (connections.closing) res.shouldKeepAlive = false;
-    else connections.pending.add(res);
-    res.once("finish", () => connections.pending.delete(res));
-    res.once("close", () => {
-      connections.pending.delete(res);
-      if (!socket.destroyed) {
-        connections.busy.delete(socket);
-        connections.idleSince.set(socket, performance.now());
-      }
-    });
-  };
-  // Registered before the app's listeners, so this runs first for every request.
-  server.prependListener("request", track);
-  server.prependListener("checkContinue", track);
-  return connections;
-}
-
-function closeGracefully(server: Server, connections: Connections, graceMs: number): Promise<void> {
+function closeGracefully(server: Server, shutdown: Shutdown, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
-    connections.closing = true;
-    // Responses not yet begun close their connection once sent; the client opens a new one (to another instance).
-    for (const res of connections.pending) if (!res.headersSent) res.shouldKeepAlive = false;
-    connections.pending.clear();
-    const sweep = () => {
-      const now = performance.now();
-      for (const [socket, since] of connections.idleSince) if (now - since >= IDLE_LINGER_MS) socket.destroy();
-    };
-    const timer = setInterval(sweep, 100);
+    shutdown.closing = true;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const linger = setTimeout(() => {
+      server.closeIdleConnections();
+      timer = setInterval(() => server.closeIdleConnections(), 100);
+    }, IDLE_LINGER_MS);
     // net.Server's close: stop accepting, resolve once every connection has ended. http.Server's own close would
     // also close every idle keep-alive connection at once, resetting a request its client is sending right now.
     NetServer.prototype.close.call(server, () => {
+      clearTimeout(linger);
       clearInterval(timer);
       resolve();
     });
@@ -119,7 +90,7 @@ export async function listenNode(
   });
   // With no "timeout" listener, node:http destroys the socket when it fires.
   server.setTimeout(options.idleMs ?? IDLE_TIMEOUT_MS);
-  const connections = trackConnections(server);
+  const shutdown: Shutdown = { closing: false };
   await new Promise<void>((resolve, reject) => {
     const failed = (error: Error) => reject(cannotListen(options, error));
     server.once("error", failed);
@@ -133,7 +104,7 @@ export async function listenNode(
   const url = `http://${host}:${address.port}`;
   // A request that arrives while the app is being built (seeding runs PBKDF2) waits for it instead of hanging
   // with no listener; once built, requests go straight to the app's listener.
-  const ready = build(address.port).then((app) => ({ listener: toNodeListener(app, url), maxBodyBytes: maxBodyBytesOf(app) }));
+  const ready = build(address.port).then((app) => ({ listener: toNodeListener(app, url, { closing: () => shutdown.closing }), maxBodyBytes: maxBodyBytesOf(app) }));
   const early = (req: IncomingMessage, res: ServerResponse) =>
     void ready.then(({ listener }) => listener(req, res), () => res.destroy());
   server.on("request", early);
@@ -142,7 +113,7 @@ export async function listenNode(
   try {
     ({ listener, maxBodyBytes } = await ready);
   } catch (error) {
-    await closeGracefully(server, connections, options.graceMs);
+    await closeGracefully(server, shutdown, options.graceMs);
     throw error;
   }
   server.off("request", early);
@@ -153,7 +124,7 @@ export async function listenNode(
     if (!declaresMoreThan(req, maxBodyBytes)) res.writeContinue();
     void listener(req, res);
   });
-  return { url, close: () => closeGracefully(server, connections, options.graceMs) };
+  return { url, close: () => closeGracefully(server, shutdown, options.graceMs) };
 }
 
 /**
