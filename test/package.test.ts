@@ -143,11 +143,11 @@ if ("Deno" in globalThis || process.env.NODE_V8_COVERAGE !== undefined) {
     assert.deepEqual(names, [`fieldgate-${VERSION}-${process.platform}-${process.arch}`, `fieldgate-${VERSION}.tgz`]);
   });
 
-  test("the tarball holds dist/, the demo data, docs and the README, and no sources, tests, benchmark or scripts", () => {
-    for (const path of ["dist/mod.js", "dist/mod.d.ts", "dist/mod.js.map", "dist/adapters/node_bin.js", "data/demo-fields.geojson", "README.md", "CHANGELOG.md", "docs/operations.md"]) {
+  test("the tarball holds dist/, the demo data, docs, the README and the licence, and no sources, tests, benchmark or scripts", () => {
+    for (const path of ["dist/mod.js", "dist/mod.d.ts", "dist/mod.js.map", "dist/adapters/node_bin.js", "data/demo-fields.geojson", "README.md", "CHANGELOG.md", "LICENSE", "docs/operations.md"]) {
       assert.ok(installed.files.includes(path), path);
     }
-    const stray = installed.files.filter((path) => !/^(dist\/|docs\/|data\/demo-fields\.geojson$|README\.md$|CHANGELOG\.md$|package\.json$)/.test(path));
+    const stray = installed.files.filter((path) => !/^(dist\/|docs\/|data\/demo-fields\.geojson$|README\.md$|CHANGELOG\.md$|LICENSE$|package\.json$)/.test(path));
     assert.deepEqual(stray, []);
     assert.ok(!installed.files.some((path) => path.endsWith(".ts") && !path.endsWith(".d.ts")), "no TypeScript sources");
   });
