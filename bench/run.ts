@@ -314,6 +314,7 @@ async function mainStores(): Promise<void> {
     serverArgs: (database) => serverCommand(database).args,
     nodeFlags: [...NODE_HEAP_FLAGS, ...(args["server-flags"] ? args["server-flags"].split(" ").filter(Boolean) : [])],
     statements: args["pg-statements"],
+    references: !args["no-references"],
   });
   for (const row of rows.filter((r) => r.exhausted)) notes.push(`${row.scenario} on ${row.store}-${row.instances}: the refresh-token pool ran out; raise --refresh-pool`);
   const machine = { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version, platform: process.platform };

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { copyToPostgres } from "./seed_postgres.ts";
 import { startServer, treeCpuSeconds, type ServerProcess } from "./spawn.ts";
 import { runLoad, type LoadOptions, type LoadResult } from "./load.ts";
-import { mintAccessToken, SCENARIOS, type Scenario } from "./scenarios.ts";
+import { mintAccessToken, REFERENCES, SCENARIOS, type Scenario } from "./scenarios.ts";
+import { seedReferenceDatabase } from "./pg_reference_db.ts";
 import { seedDatabase, type Seeded } from "./seed.ts";
 import { findPostgresBinaries, startPostgresCluster, type PostgresCluster } from "../scripts/lib/postgres_cluster.ts";
 import { openPostgres } from "../src/store/postgres/connect.ts";
@@ -43,6 +44,8 @@ export interface StoreComparisonOptions {
   /** The fieldgate server command for a database: the executable's arguments, `{port}` in place of the port. */
   serverArgs: (database: string) => string[];
   nodeFlags: string[];
+  /** Measure bench/references_postgres.ts's minimal servers beside the scenarios (default true). */
+  references?: boolean;
   /** Load pg_stat_statements and report each PostgreSQL scenario's costliest statements (bench/pg_statements.ts). */
   statements?: boolean;
 }
@@ -85,7 +88,14 @@ export async function compareStores(
   }
   const rows: StoreRow[] = [];
   const statements: string[] = [];
-  for (const setup of setups) rows.push(...await measureSetup(setup, scenarios, seeded, cluster, options, statements));
+  const [sqlite, ...pgSetups] = setups;
+  rows.push(...await measureSetup(sqlite!, scenarios, seeded, cluster, options, statements));
+  if (options.references !== false) {
+    const { url } = await createDatabase(cluster, "bench_reference");
+    await seedReferenceDatabase(url, seeded, Math.floor(Date.now() / 1000));
+    rows.push(...await measureReferences(url, scenarios, seeded, cluster, options));
+  }
+  for (const setup of pgSetups) rows.push(...await measureSetup(setup, scenarios, seeded, cluster, options, statements));
   const notes = [
     `PostgreSQL ${version} on this machine, synchronous_commit=${options.synchronousCommit}, fsync on; ` +
     "SQLite in WAL mode with synchronous=NORMAL",
@@ -160,6 +170,54 @@ async function measureSetup(
   } finally {
     for (const server of servers) await server.stop();
   }
+}
+
+/** Each scenario's minimal references (bench/references_postgres.ts): which server kind, under which title. */
+const PG_REFERENCES: readonly { scenario: string; kind: string; title: string }[] = [
+  { scenario: "token", kind: "token1", title: "ref 1: JSON, random token, SHA-256, INSERT" },
+  { scenario: "token", kind: "token2", title: "ref 2: ref 1 + client SELECT, secret check" },
+  { scenario: "count", kind: "count", title: "ref: bearer SELECT, fixed JSON" },
+  { scenario: "refresh", kind: "refresh", title: "ref: client SELECT, UPDATE, INSERT pair" },
+];
+
+/**
+ * The references of the wanted scenarios, one server each on the reference database at `url`, under the same load
+ * as the scenario they stand beside (the bearer one presents the reference's own token).
+ */
+async function measureReferences(
+  url: string,
+  scenarios: readonly Scenario[],
+  seeded: Seeded,
+  cluster: PostgresCluster,
+  options: StoreComparisonOptions,
+): Promise<StoreRow[]> {
+  const rows: StoreRow[] = [];
+  const bearer = REFERENCES.find((r) => r.id === "ref-bearer")!;
+  for (const ref of PG_REFERENCES.filter((r) => scenarios.some((s) => s.id === r.scenario))) {
+    process.stderr.write(`  reference ${ref.kind}\n`);
+    const server = await startServer({
+      args: [join(import.meta.dirname, "references_postgres.ts"), "--kind", ref.kind, "--port", "{port}", "--database", url],
+      nodeFlags: options.nodeFlags,
+      readyPath: "/",
+      logFile: join(options.work, `reference-${ref.kind}.log`),
+    });
+    try {
+      const load: LoadOptions = {
+        ...options.load,
+        origins: [server.origin],
+        serverCpuSeconds: () => server.cpuSeconds(),
+        databaseCpuSeconds: () => databaseCpu(cluster),
+      };
+      const scenario = SCENARIOS.find((s) => s.id === ref.scenario)!;
+      const built = ref.kind === "count" ? bearer.build(server.origin, seeded) : scenario.build(server.origin, seeded, "");
+      const result = await runLoad(built, load);
+      rows.push({ ...result, scenario: `ref-${ref.kind}`, title: ref.title, store: "postgres", instances: 1 });
+      if (!server.alive()) throw new Error(`the ${ref.kind} reference exited:\n${server.logTail()}`);
+    } finally {
+      await server.stop();
+    }
+  }
+  return rows;
 }
 
 /** CPU seconds of PostgreSQL's postmaster and every backend; NaN when its pid cannot be read. */
