@@ -51,7 +51,7 @@ function handlers(sql: postgres.Sql): Record<Kind, Handler> {
     },
     count: async ({ authorization, now }) => {
       const presented = /^Bearer (\S+)$/.exec(authorization ?? "")?.[1] ?? "";
-      const [row] = await sql`SELECT id FROM ref_tokens WHERE token_hash = ${sha256(presented)} AND expires_at > ${now}`;
+      const [row] = await sql`SELECT id FROM ref_tokens WHERE token_hash = ${sha256(presented)} AND kind = 'access' AND expires_at > ${now}`;
       return row ? [200, '{"data":{"fields":{"total_count":500}}}'] : [401, '{"error":"invalid_token"}'];
     },
     refresh: async ({ text, now }) => {
@@ -91,7 +91,10 @@ function main(): void {
       res.writeHead(500, headers).end('{"error":"server_error"}');
     }
   });
-  server.listen(Number(values.port), "127.0.0.1", () => console.log(`listening on port ${values.port}`));
+  server.listen(Number(values.port), "127.0.0.1", () => {
+    const address = server.address();
+    if (address && typeof address === "object") console.log(`listening on http://127.0.0.1:${address.port}`);
+  });
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.on(signal, () => {
       server.close(() => void sql.end({ timeout: 1 }).then(() => process.exit(0)));
