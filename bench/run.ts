@@ -49,6 +49,8 @@ const { values: args } = parseArgs({
     instances: { type: "string", default: "2" },
     // PostgreSQL's synchronous_commit for --store postgres: off is SQLite's durability (WAL, synchronous=NORMAL).
     "pg-synchronous-commit": { type: "string", default: "off" },
+    // --store postgres: load pg_stat_statements and print each scenario's costliest statements (bench/pg_statements.ts).
+    "pg-statements": { type: "boolean", default: false },
   },
 });
 if (args.runtime !== "node" && args.runtime !== "deno") {
@@ -302,7 +304,7 @@ function peerVersions(): string {
 /** `--store postgres`: the store comparison instead of the scenario table; its figures go to <stamp>-stores.json. */
 async function mainStores(): Promise<void> {
   const started = performance.now();
-  const { rows, notes } = await compareStores({
+  const { rows, notes, statements } = await compareStores({
     work,
     load,
     instances,
@@ -311,13 +313,16 @@ async function mainStores(): Promise<void> {
     synchronousCommit: synchronousCommit as "on" | "off",
     serverArgs: (database) => serverCommand(database).args,
     nodeFlags: [...NODE_HEAP_FLAGS, ...(args["server-flags"] ? args["server-flags"].split(" ").filter(Boolean) : [])],
+    statements: args["pg-statements"],
+    references: !args["no-references"],
   });
   for (const row of rows.filter((r) => r.exhausted)) notes.push(`${row.scenario} on ${row.store}-${row.instances}: the refresh-token pool ran out; raise --refresh-pool`);
   const machine = { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version, platform: process.platform };
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `${stamp}-stores.json`);
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine, options: { ...load, instances }, rows, notes }, null, 2) + "\n");
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine, options: { ...load, instances }, rows, notes, statements }, null, 2) + "\n");
   console.log(formatStoreTable(rows, notes));
+  if (statements.length > 0) console.log(["", ...statements].join("\n"));
   console.log(`\nfigures written to ${file} (${Math.round((performance.now() - started) / 1000)} s)`);
 }
 

@@ -4,10 +4,12 @@ import { join } from "node:path";
 import { copyToPostgres } from "./seed_postgres.ts";
 import { startServer, treeCpuSeconds, type ServerProcess } from "./spawn.ts";
 import { runLoad, type LoadOptions, type LoadResult } from "./load.ts";
-import { mintAccessToken, SCENARIOS, type Scenario } from "./scenarios.ts";
+import { mintAccessToken, REFERENCES, SCENARIOS, type Scenario } from "./scenarios.ts";
+import { seedReferenceDatabase } from "./pg_reference_db.ts";
 import { seedDatabase, type Seeded } from "./seed.ts";
 import { findPostgresBinaries, startPostgresCluster, type PostgresCluster } from "../scripts/lib/postgres_cluster.ts";
 import { openPostgres } from "../src/store/postgres/connect.ts";
+import { enableStatements, formatStatements, readStatements, resetStatements, STATEMENT_SETTINGS } from "./pg_statements.ts";
 
 /** The scenarios this comparison runs: one write path, one read path, the write path with the most locking. */
 export const STORE_SCENARIOS = ["token", "count", "refresh"] as const;
@@ -42,6 +44,10 @@ export interface StoreComparisonOptions {
   /** The fieldgate server command for a database: the executable's arguments, `{port}` in place of the port. */
   serverArgs: (database: string) => string[];
   nodeFlags: string[];
+  /** Measure bench/references_postgres.ts's minimal servers beside the scenarios (default true). */
+  references?: boolean;
+  /** Load pg_stat_statements and report each PostgreSQL scenario's costliest statements (bench/pg_statements.ts). */
+  statements?: boolean;
 }
 
 /** Bearer secret of the servers' /metrics, which the round-trip counter is read from. */
@@ -51,7 +57,9 @@ const METRICS_TOKEN = "bench-metrics-token-0123456789";
  * Seeds one SQLite file, copies it into one PostgreSQL database per PostgreSQL setup (before any refresh token of the
  * pool is spent), then measures SQLite, PostgreSQL with one instance and PostgreSQL with `instances`, in that order.
  */
-export async function compareStores(options: StoreComparisonOptions): Promise<{ rows: StoreRow[]; notes: string[] }> {
+export async function compareStores(
+  options: StoreComparisonOptions,
+): Promise<{ rows: StoreRow[]; notes: string[]; statements: string[] }> {
   const binDir = findPostgresBinaries();
   if (!binDir) throw new Error("--store postgres needs PostgreSQL's initdb and pg_ctl (apt-get install postgresql)");
   const scenarios = SCENARIOS.filter((s) =>
@@ -66,26 +74,35 @@ export async function compareStores(options: StoreComparisonOptions): Promise<{ 
   // for their WAL flush (a crash may lose the last moments' commits, never consistency).
   const cluster = await startPostgresCluster(binDir, {
     purpose: "benchmark",
-    settings: { synchronous_commit: options.synchronousCommit },
+    settings: { synchronous_commit: options.synchronousCommit, ...(options.statements ? STATEMENT_SETTINGS : {}) },
   });
   const setups: StoreSetup[] = [{ store: "sqlite", instances: 1, database: seeded.path }];
   let version = "";
   for (const instances of [...new Set([1, options.instances])]) {
     const { url, serverVersion } = await createDatabase(cluster, `bench_${instances}`);
     version = serverVersion;
+    if (options.statements) await enableStatements(url);
     const { rows } = await copyToPostgres(seeded.path, url);
     process.stderr.write(`copied ${rows} rows to PostgreSQL for ${instances} instance(s)\n`);
     setups.push({ store: "postgres", instances, database: url });
   }
   const rows: StoreRow[] = [];
-  for (const setup of setups) rows.push(...await measureSetup(setup, scenarios, seeded, cluster, options));
+  const statements: string[] = [];
+  const [sqlite, ...pgSetups] = setups;
+  rows.push(...await measureSetup(sqlite!, scenarios, seeded, cluster, options, statements));
+  if (options.references !== false) {
+    const { url } = await createDatabase(cluster, "bench_reference");
+    await seedReferenceDatabase(url, seeded, Math.floor(Date.now() / 1000));
+    rows.push(...await measureReferences(url, scenarios, seeded, cluster, options));
+  }
+  for (const setup of pgSetups) rows.push(...await measureSetup(setup, scenarios, seeded, cluster, options, statements));
   const notes = [
     `PostgreSQL ${version} on this machine, synchronous_commit=${options.synchronousCommit}, fsync on; ` +
     "SQLite in WAL mode with synchronous=NORMAL",
     `${options.load.connections} connections dealt over the instances; app cpu is summed over them, db cpu is PostgreSQL's processes`,
     "round trips per request from the instances' fieldgate_database_round_trips_total; SQLite has none",
   ];
-  return { rows, notes };
+  return { rows, notes, statements };
 }
 
 async function createDatabase(cluster: PostgresCluster, name: string): Promise<{ url: string; serverVersion: string }> {
@@ -109,6 +126,7 @@ async function measureSetup(
   seeded: Seeded,
   cluster: PostgresCluster,
   options: StoreComparisonOptions,
+  statements: string[],
 ): Promise<StoreRow[]> {
   const label = `${setup.store}-${setup.instances}`;
   process.stderr.write(`${setup.store}, ${setup.instances} instance(s)\n`);
@@ -140,7 +158,10 @@ async function measureSetup(
     const rows: StoreRow[] = [];
     for (const scenario of scenarios) {
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
+      const counted = postgres && options.statements === true;
+      if (counted) await resetStatements(setup.database);
       const result = await runLoad(scenario.build(origins[0]!, seeded, accessToken), load);
+      if (counted) statements.push(...formatStatements(`${scenario.id} on ${label}`, await readStatements(setup.database)));
       rows.push({ ...result, scenario: scenario.id, title: scenario.title, store: setup.store, instances: setup.instances });
       const dead = servers.find((s) => !s.alive());
       if (dead) throw new Error(`a ${label} server exited during ${scenario.id}:\n${dead.logTail()}`);
@@ -149,6 +170,54 @@ async function measureSetup(
   } finally {
     for (const server of servers) await server.stop();
   }
+}
+
+/** Each scenario's minimal references (bench/references_postgres.ts): which server kind, under which title. */
+const PG_REFERENCES: readonly { scenario: string; kind: string; title: string }[] = [
+  { scenario: "token", kind: "token1", title: "ref 1: JSON, random token, SHA-256, INSERT" },
+  { scenario: "token", kind: "token2", title: "ref 2: ref 1 + client SELECT, secret check" },
+  { scenario: "count", kind: "count", title: "ref: bearer SELECT, fixed JSON" },
+  { scenario: "refresh", kind: "refresh", title: "ref: client SELECT, UPDATE, INSERT pair" },
+];
+
+/**
+ * The references of the wanted scenarios, one server each on the reference database at `url`, under the same load
+ * as the scenario they stand beside (the bearer one presents the reference's own token).
+ */
+async function measureReferences(
+  url: string,
+  scenarios: readonly Scenario[],
+  seeded: Seeded,
+  cluster: PostgresCluster,
+  options: StoreComparisonOptions,
+): Promise<StoreRow[]> {
+  const rows: StoreRow[] = [];
+  const bearer = REFERENCES.find((r) => r.id === "ref-bearer")!;
+  for (const ref of PG_REFERENCES.filter((r) => scenarios.some((s) => s.id === r.scenario))) {
+    process.stderr.write(`  reference ${ref.kind}\n`);
+    const server = await startServer({
+      args: [join(import.meta.dirname, "references_postgres.ts"), "--kind", ref.kind, "--port", "{port}", "--database", url],
+      nodeFlags: options.nodeFlags,
+      readyPath: "/",
+      logFile: join(options.work, `reference-${ref.kind}.log`),
+    });
+    try {
+      const load: LoadOptions = {
+        ...options.load,
+        origins: [server.origin],
+        serverCpuSeconds: () => server.cpuSeconds(),
+        databaseCpuSeconds: () => databaseCpu(cluster),
+      };
+      const scenario = SCENARIOS.find((s) => s.id === ref.scenario)!;
+      const built = ref.kind === "count" ? bearer.build(server.origin, seeded) : scenario.build(server.origin, seeded, "");
+      const result = await runLoad(built, load);
+      rows.push({ ...result, scenario: `ref-${ref.kind}`, title: ref.title, store: "postgres", instances: 1 });
+      if (!server.alive()) throw new Error(`the ${ref.kind} reference exited:\n${server.logTail()}`);
+    } finally {
+      await server.stop();
+    }
+  }
+  return rows;
 }
 
 /** CPU seconds of PostgreSQL's postmaster and every backend; NaN when its pid cannot be read. */
