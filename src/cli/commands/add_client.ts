@@ -90,7 +90,7 @@ export const addClient: Command = {
     await auditChange({ store, deps, io }, "client_created", {
       clientId: client.clientId,
       userId: integrationUserId,
-      detail: { grant_type: client.grantType, resource_server: client.grantType === null, scope: client.scope },
+      detail: client.grantType === null ? { resource_server: true } : { grant_type: client.grantType, scope: client.scope },
     });
     return {
       json: { ...describeClient(client, username), client_secret: clientSecret },
