@@ -2,6 +2,10 @@
 // none itself (issue 37 part 1; RFC 7662 §2.1).
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { openTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
 import { basicAuth, postForm, postJson } from "../helpers/requests.ts";
 import { authCodeTokens, clientCredentialsToken, codeBody, issueCode, refreshBody } from "../helpers/codes.ts";
@@ -155,4 +159,42 @@ test("a resource server cannot revoke another client's token (RFC 7009 §2.1), w
   assert.equal(res.status, 403);
   assert.equal((await res.json()).error, "unauthorized_client");
   assert.equal((await introspect(t, rs, sync.tokens.access_token)).body.active, true);
+});
+
+type Check = (request: Request) => Promise<{ sub: string } | undefined>;
+type MakeCheck = (options: { issuer: string; clientId: string; clientSecret: string; scope: string; fetch: typeof fetch }) => Check;
+
+/** The `resource-server-check` block of docs/oauth.md, as a module. */
+async function documentedCheck(): Promise<MakeCheck> {
+  const doc = readFileSync(new URL("../../docs/oauth.md", import.meta.url), "utf8");
+  const source = /```ts resource-server-check\n([\s\S]*?)```/.exec(doc)?.[1];
+  assert.ok(source, "docs/oauth.md has a ts resource-server-check block");
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-rs-"));
+  try {
+    writeFileSync(join(dir, "check.ts"), source);
+    return (await import(pathToFileURL(join(dir, "check.ts")).href)).fieldgateCheck as MakeCheck;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("the validator docs/oauth.md shows admits a live token and refuses a revoked one, a refresh token and a wrong scope", async () => {
+  const t = await openTestApp();
+  const rs = await t.seed.client({ grant: null });
+  const { web, sync } = await threeClientsTokens(t);
+  const fieldgateCheck = await documentedCheck();
+  const options = { issuer: "http://fieldgate.test", clientId: rs.clientId, clientSecret: rs.clientSecret };
+  const sendTo = (input: RequestInfo | URL, init?: RequestInit) => t.app.fetch(new Request(input, init));
+  const check = fieldgateCheck({ ...options, scope: "fields:read", fetch: sendTo as typeof fetch });
+  const call = (authorization?: string) =>
+    check(new Request("http://orders.test/", { headers: authorization ? { authorization } : {} }));
+  assert.equal((await call(`Bearer ${web.tokens.access_token}`))?.sub, `user:${web.issued.userId}`);
+  assert.equal(await call(`Bearer ${web.tokens.refresh_token}`), undefined);
+  assert.equal(await call(), undefined);
+  const narrow = fieldgateCheck({ ...options, scope: "fields:write", fetch: sendTo as typeof fetch });
+  assert.equal(await narrow(new Request("http://orders.test/", { headers: { authorization: `Bearer ${sync.tokens.access_token}` } })), undefined);
+  await t.app.fetch(postJson("/oauth/revoke", { token: web.tokens.access_token, client_id: web.client.clientId, client_secret: web.client.clientSecret }));
+  assert.equal(await call(`Bearer ${web.tokens.access_token}`), undefined);
+  const wrong = fieldgateCheck({ ...options, clientSecret: "wrong", scope: "fields:read", fetch: sendTo as typeof fetch });
+  await assert.rejects(wrong(new Request("http://orders.test/", { headers: { authorization: `Bearer ${sync.tokens.access_token}` } })), /answered 401/);
 });
