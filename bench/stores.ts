@@ -9,8 +9,11 @@ import { seedDatabase, type Seeded } from "./seed.ts";
 import { findPostgresBinaries, startPostgresCluster, type PostgresCluster } from "../scripts/lib/postgres_cluster.ts";
 import { openPostgres } from "../src/store/postgres/connect.ts";
 
-/** The scenarios this comparison runs: one write path, one read path, the write path with the most locking. */
-export const STORE_SCENARIOS = ["token", "count", "refresh"] as const;
+/**
+ * The scenarios this comparison runs: one write path, two read paths (a resource server's introspection and
+ * total_count), the write path with the most locking.
+ */
+export const STORE_SCENARIOS = ["token", "count", "introspect", "refresh"] as const;
 
 /** One setup measured: a store and how many instances share it. */
 export interface StoreSetup {

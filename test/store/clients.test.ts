@@ -191,7 +191,7 @@ test("the schema refuses a resource-server row that names a redirect URI or an i
   const insert = db.prepare(`INSERT INTO clients (client_id, secret_hash, name, grant_type, redirect_uri, scope,
     created_at, resource_server) VALUES (?, 'h', 'n', ?, ?, '', 1, 1)`);
   insert.run("ok", "authorization_code", "");
-  for (const [grant, uri] of [["authorization_code", "https://c.example/cb"], ["client_credentials", ""]]) {
+  for (const [grant, uri] of [["authorization_code", "https://c.example/cb"], ["client_credentials", ""]] as const) {
     assert.throws(() => insert.run(`bad-${grant}`, grant, uri), CHECK_VIOLATION);
   }
   db.close();
