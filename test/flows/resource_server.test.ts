@@ -198,3 +198,17 @@ test("the validator docs/oauth.md shows admits a live token and refuses a revoke
   const wrong = fieldgateCheck({ ...options, clientSecret: "wrong", scope: "fields:read", fetch: sendTo as typeof fetch });
   await assert.rejects(wrong(new Request("http://orders.test/", { headers: { authorization: `Bearer ${sync.tokens.access_token}` } })), /answered 401/);
 });
+
+test("a resource server's failed authentications are throttled like every client's: 429 once at the limit", async () => {
+  const t = await openTestApp({ FIELDGATE_THROTTLE_MAX_FAILURES: "3" });
+  const rs = await t.seed.client({ grant: null });
+  const { sync } = await threeClientsTokens(t);
+  const from = { remoteAddress: "203.0.113.7" };
+  const ask = (secret: string) =>
+    t.app.fetch(postJson("/oauth/introspect", { token: sync.tokens.access_token, client_id: rs.clientId, client_secret: secret }), from);
+  for (let i = 0; i < 3; i++) assert.equal((await ask("wrong")).status, 401);
+  const refused = await ask(rs.clientSecret);
+  assert.equal(refused.status, 429);
+  assert.ok(refused.headers.get("retry-after"));
+  assert.equal((await refused.json()).active, undefined);
+});
