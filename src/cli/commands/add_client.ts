@@ -92,10 +92,12 @@ export const addClient: Command = {
       userId: integrationUserId,
       detail: client.grantType === null ? { resource_server: true } : { grant_type: client.grantType, scope: client.scope },
     });
+    const registered = client.grantType === null
+      ? `resource server "${client.name}"`
+      : `client "${client.name}" (${client.grantType})`;
     return {
       json: { ...describeClient(client, username), client_secret: clientSecret },
-      text: `Registered ${client.grantType === null ? "resource server" : "client"} "${client.name}"` +
-        `${client.grantType === null ? "" : ` (${client.grantType})`}.\n` +
+      text: `Registered ${registered}.\n` +
         `  client_id:     ${client.clientId}\n` +
         `  client_secret: ${clientSecret}\n` +
         "The secret is shown only now; keep it in a secrets store, never in source control or logs.\n",
