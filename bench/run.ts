@@ -10,7 +10,7 @@ import { startServer, type ServerProcess } from "./spawn.ts";
 import { ratio } from "./stats.ts";
 import { formatStoreTable, formatTable, withRatio, type Report, type ScenarioResult, type ServerResult } from "./report.ts";
 import { compareStores } from "./stores.ts";
-import { PEERS, REFERENCES, SCENARIOS, comparedWith, mintAccessToken, type Reference, type Scenario } from "./scenarios.ts";
+import { PEER_INTROSPECTION, PEERS, REFERENCES, SCENARIOS, comparedWith, mintAccessToken, type Reference, type Scenario } from "./scenarios.ts";
 import { denoTaskArgs } from "../scripts/lib/deno_tasks.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -279,7 +279,7 @@ async function startReferences(seeded: Seeded, scenarios: Scenario[], chosen: re
       readyPath: reference.server.readyPath,
       logFile: join(work, `${reference.id}.log`),
     });
-    const scenario = reference.build(server.origin, seeded);
+    const scenario = await reference.build(server.origin, seeded);
     started.set(reference.id, {
       reference,
       measure: (when) => {
@@ -350,7 +350,7 @@ async function main(): Promise<void> {
   const servers: ServerResult[] = [];
   if (small.length > 0) {
     process.stderr.write("fresh database\n");
-    const chosen = [...(args["no-references"] ? [] : REFERENCES), ...(args.peers ? PEERS : [])];
+    const chosen = [...(args["no-references"] ? [] : REFERENCES), ...(args.peers ? [...PEERS, PEER_INTROSPECTION] : [])];
     const referenceServers = await startReferences(emptyDb, small, chosen);
     try {
       const run = await measureServer("empty", emptyDb, small, ceilingBefore.requestsPerSecond, { warmUp: WARM_UP, references: referenceServers });

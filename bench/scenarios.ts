@@ -56,6 +56,19 @@ function graphql(origin: string, accessToken: string, query: string): LoadScenar
   };
 }
 
+/** A resource server asks about a live access token of another client (RFC 7662), as a gateway does per request. */
+function introspection(origin: string, seeded: Seeded, accessToken: string): LoadScenario {
+  const { clientId, clientSecret } = seeded.resourceServer;
+  return {
+    origin,
+    method: "POST",
+    path: "/oauth/introspect",
+    headers: { ...FORM_HEADERS, authorization: "Basic " + btoa(`${clientId}:${clientSecret}`) },
+    body: new URLSearchParams({ token: accessToken }).toString(),
+    verifyBody: (body) => body.startsWith('{"active":true'),
+  };
+}
+
 /** Each request presents the next never-used refresh token of the pre-minted pool. */
 function refreshRotation(origin: string, seeded: Seeded): LoadScenario {
   const { clientId, clientSecret, redirectUri } = seeded.authClient;
@@ -98,6 +111,12 @@ export const SCENARIOS: readonly Scenario[] = [
     build: (origin, seeded) => refreshRotation(origin, seeded),
   },
   {
+    // Issue 37: cheap enough for a gateway to call per request; node-oidc-provider's introspection beside it.
+    id: "introspect", title: "5 introspection by a resource server", database: "empty",
+    target: { peers: ["peer-oidc-provider-introspect"] },
+    build: (origin, seeded, token) => introspection(origin, seeded, token),
+  },
+  {
     id: "token-big", title: "1 token, 1M tokens/100k fields", database: "big", target: { relativeTo: "token" },
     build: (origin, seeded) => clientCredentials(origin, seeded),
   },
@@ -116,7 +135,8 @@ export interface Reference {
   title: string;
   /** Started as `node <script> --kind <kind> --port P`; answers 2xx to a GET of `readyPath` once up. */
   server: { script: string; kind: string; readyPath: string };
-  build(origin: string, seeded: Seeded): LoadScenario;
+  /** The load; async where it needs a request first (a token to introspect). */
+  build(origin: string, seeded: Seeded): LoadScenario | Promise<LoadScenario>;
 }
 
 const reference = (kind: "token" | "bearer") => ({ script: "bench/references.ts", kind, readyPath: "/" });
@@ -163,6 +183,28 @@ export const PEERS: readonly Reference[] = (
   server: { script: "bench/peers/serve.ts", kind, readyPath: "/.well-known/openid-configuration" },
   build: (origin: string) => peerClientCredentials(origin),
 }));
+
+/** oidc-provider introspecting one of its client_credentials tokens (its default policy lets a confidential client ask about any). */
+export const PEER_INTROSPECTION: Reference = {
+  id: "peer-oidc-provider-introspect",
+  title: "peer: oidc-provider introspection, in-memory store",
+  server: { script: "bench/peers/serve.ts", kind: "oidc-provider", readyPath: "/.well-known/openid-configuration" },
+  build: async (origin) => {
+    const { clientId, clientSecret } = PEER_CLIENT;
+    const minted = peerClientCredentials(origin);
+    const response = await fetch(origin + minted.path, { method: "POST", headers: minted.headers, body: minted.body });
+    const { access_token: token } = await response.json() as { access_token?: string };
+    if (!response.ok || typeof token !== "string") throw new Error(`oidc-provider token request failed with ${response.status}`);
+    return {
+      origin,
+      method: "POST",
+      path: "/token/introspection",
+      headers: FORM_HEADERS,
+      body: new URLSearchParams({ token, client_id: clientId, client_secret: clientSecret }).toString(),
+      verifyBody: (body) => body.startsWith('{"active":true'),
+    };
+  },
+};
 
 /** A form-encoded client_credentials request with client_secret_post, as RFC 6749 §4.4.2 and §2.3.1 write it. */
 export function peerClientCredentials(origin: string): LoadScenario {

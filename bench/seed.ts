@@ -27,6 +27,8 @@ export interface Seeded {
   path: string;
   ccClient: SeededClient;
   authClient: SeededClient & { redirectUri: string };
+  /** A resource server (clients add --resource-server), which introspects the other clients' tokens. */
+  resourceServer: SeededClient;
   user: { username: string; password: string };
   /** Plaintext refresh tokens of `authClient`, each live and unused. */
   refreshTokens: string[];
@@ -70,6 +72,11 @@ export async function seedDatabase(path: string, options: SeedOptions): Promise<
     clientId: authClient.clientId, secretHash: digestHex(authClient.clientSecret), name: "Bench app",
     grantType: "authorization_code", redirectUris: [REDIRECT_URI], scope: SCOPE, integrationUserId: null, now,
   });
+  const resourceServer = { clientId: "bench-rs", clientSecret: token("fgcs_") };
+  await store.clients.insert({
+    clientId: resourceServer.clientId, secretHash: digestHex(resourceServer.clientSecret), name: "Bench API",
+    grantType: null, redirectUris: [], scope: "", integrationUserId: null, now,
+  });
   await store.fields.insertMany(org.id, makeFields(options.fields, 0), { now });
   await store.close();
   mark("base", t);
@@ -100,6 +107,7 @@ export async function seedDatabase(path: string, options: SeedOptions): Promise<
     path,
     ccClient,
     authClient,
+    resourceServer,
     user: { username: person.username, password },
     refreshTokens,
     timings,

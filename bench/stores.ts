@@ -11,8 +11,11 @@ import { findPostgresBinaries, startPostgresCluster, type PostgresCluster } from
 import { openPostgres } from "../src/store/postgres/connect.ts";
 import { enableStatements, formatStatements, readStatements, resetStatements, STATEMENT_SETTINGS } from "./pg_statements.ts";
 
-/** The scenarios this comparison runs: one write path, one read path, the write path with the most locking. */
-export const STORE_SCENARIOS = ["token", "count", "refresh"] as const;
+/**
+ * The scenarios this comparison runs: one write path, two read paths (a resource server's introspection and
+ * total_count), the write path with the most locking.
+ */
+export const STORE_SCENARIOS = ["token", "count", "introspect", "refresh"] as const;
 
 /** One setup measured: a store and how many instances share it. */
 export interface StoreSetup {

@@ -1,6 +1,7 @@
 // The peers the performance issue names ("the two best-known Node OAuth servers, oidc-provider and
 // @node-oauth/oauth2-server"), each serving client_credentials at POST /token for `npm run bench:peers`:
-//   --kind oidc-provider         oidc-provider with its own quick-start storage (an in-memory LRU);
+//   --kind oidc-provider         oidc-provider with its own quick-start storage (an in-memory LRU), also answering
+//                                RFC 7662 introspection at POST /token/introspection;
 //   --kind oauth2-server         @node-oauth/oauth2-server behind bare node:http, tokens kept in a Map;
 //   --kind oauth2-server-sqlite  the same with the store the issue calls the minimal work of a token endpoint:
 //                                node:sqlite in WAL with synchronous=NORMAL, client secrets and tokens kept as
@@ -121,7 +122,8 @@ async function oidcProvider(port: number) {
       token_endpoint_auth_method: "client_secret_post",
       scope: PEER_CLIENT.scope,
     }],
-    features: { clientCredentials: { enabled: true }, devInteractions: { enabled: false } },
+    // Introspection for the introspect row; its default policy answers a confidential client about any token.
+    features: { clientCredentials: { enabled: true }, introspection: { enabled: true }, devInteractions: { enabled: false } },
     scopes: [PEER_CLIENT.scope],
     ttl: { ClientCredentials: LIFETIME_SECONDS },
   });

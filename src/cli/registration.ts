@@ -1,5 +1,5 @@
 // Registration as the CLI presents it: reading a password from stdin and showing a client.
-import type { Client } from "../store/clients.ts";
+import { type Client, isResourceServer } from "../store/clients.ts";
 import { MIN_PASSWORD_LENGTH, validatePassword } from "../oauth/registration.ts";
 
 /** What a terminal shows when --password-stdin reads from it (the text is not echoed). */
@@ -20,6 +20,8 @@ export function describeClient(client: Client, integrationUsername?: string): Re
     client_id: client.clientId,
     name: client.name,
     grant_type: client.grantType,
+    // Added after grant_type, never in its place: scripts read grant_type (null for a resource server).
+    resource_server: isResourceServer(client),
     redirect_uri: client.redirectUri,
     redirect_uris: client.redirectUris,
     scope: client.scope,

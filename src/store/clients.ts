@@ -12,7 +12,11 @@ export interface Client {
   /** SHA-256 hex of the client secret. */
   secretHash: string;
   name: string;
-  grantType: ClientGrantType;
+  /**
+   * The one grant the client may use; null for a resource server (RFC 7662 §2.1's protected resource), which obtains
+   * no token and may introspect every token.
+   */
+  grantType: ClientGrantType | null;
   /** The first registered redirect URI (what pages and the demo show); null for client_credentials clients. */
   redirectUri: string | null;
   /** Every registered redirect URI, in registration order; empty for client_credentials clients. */
@@ -37,6 +41,26 @@ export type TokenClient = Pick<
   /** True only when the integration user exists and is not disabled; false for clients without one. */
   integrationUserEnabled: boolean;
 };
+
+/** True for a resource server: a client with no grant, which may introspect every token. */
+export function isResourceServer(client: Pick<Client, "grantType">): boolean {
+  return client.grantType === null;
+}
+
+/** The grant a clients row names: none when it is a resource server's (the migration "resource servers"). */
+function grantTypeOf(row: MappedRow): ClientGrantType | null {
+  if (row.resource_server === 1) return null;
+  return row.grant_type === "client_credentials" ? "client_credentials" : "authorization_code";
+}
+
+/**
+ * The grant_type, redirect_uri and resource_server columns for a new client: a resource server's row keeps the
+ * grant_type CHECK with authorization_code and an empty redirect list (shared with the PostgreSQL store).
+ */
+export function grantColumns(c: Pick<NewClient, "grantType" | "redirectUris">): [string, string | null, number] {
+  if (c.grantType === null) return ["authorization_code", "", 1];
+  return [c.grantType, redirectUriColumn(c.redirectUris), 0];
+}
 
 /** A client to register: its attributes without the row id and the flags and times the store sets. */
 export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRotatedAt" | "redirectUri"> & { now: number };
@@ -100,7 +124,7 @@ export function toClient(row: MappedRow): Client {
     clientId: String(row.client_id),
     secretHash: String(row.secret_hash),
     name: String(row.name),
-    grantType: row.grant_type === "client_credentials" ? "client_credentials" : "authorization_code",
+    grantType: grantTypeOf(row),
     ...redirectFields(row),
     scope: String(row.scope),
     integrationUserId: row.integration_user_id === null ? null : Number(row.integration_user_id),
@@ -116,7 +140,7 @@ export function toTokenClient(row: MappedRow): TokenClient {
     id: Number(row.id),
     clientId: String(row.client_id),
     secretHash: String(row.secret_hash),
-    grantType: row.grant_type === "client_credentials" ? "client_credentials" : "authorization_code",
+    grantType: grantTypeOf(row),
     ...redirectFields(row),
     scope: String(row.scope),
     integrationUserId: row.integration_user_id === null ? null : Number(row.integration_user_id),
@@ -145,16 +169,16 @@ export function createClientStore(db: Db): ClientStore {
     db.prepare("SELECT * FROM clients WHERE client_id = ?").get(clientId) as Row | undefined;
   return {
     async insert(c) {
-      const redirectUri = redirectUriColumn(c.redirectUris);
+      const [grantType, redirectUri, resourceServer] = grantColumns(c);
       let row: Row | undefined;
       try {
         // One statement, so two registrations racing for the same integration user cannot both win. In a
         // transaction: see Db.transaction on RETURNING.
         row = db.transaction(() => db.prepare(`INSERT INTO clients
-          (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at)
-          SELECT ?, ?, ?, ?, ?, ?, ?, ?
+          (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at, resource_server)
+          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?
           WHERE ?7 IS NULL OR NOT EXISTS (SELECT 1 FROM clients WHERE integration_user_id = ?7) RETURNING *`)
-          .get(c.clientId, c.secretHash, c.name, c.grantType, redirectUri, c.scope, c.integrationUserId, c.now) as Row | undefined);
+          .get(c.clientId, c.secretHash, c.name, grantType, redirectUri, c.scope, c.integrationUserId, c.now, resourceServer) as Row | undefined);
       } catch (error) {
         rethrowConflict(error, "client_id already exists");
       }
@@ -187,7 +211,8 @@ export function createClientStore(db: Db): ClientStore {
     },
     async replaceRedirectUri(clientId, redirectUri) {
       return db.transaction(() => {
-        const row = db.prepare("SELECT redirect_uri FROM clients WHERE client_id = ? AND grant_type = 'authorization_code'")
+        const row = db.prepare(`SELECT redirect_uri FROM clients WHERE client_id = ? AND grant_type = 'authorization_code'
+          AND resource_server = 0`)
           .get(clientId) as Row | undefined;
         if (!row) return undefined;
         if (row.redirect_uri !== redirectUri) {

@@ -353,4 +353,12 @@ CREATE TABLE doorkeeper_imports (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // A resource server (RFC 7662 §2.1's protected resource) may introspect every token and obtains none itself. The
+    // grant_type CHECK cannot change without rebuilding the table, so its row says authorization_code with an empty
+    // redirect list, and this column, which the store reads first, says what it is: no grant.
+    name: "resource servers",
+    sql: `ALTER TABLE clients ADD COLUMN resource_server INTEGER NOT NULL DEFAULT 0 CHECK (resource_server = 0 OR
+  (resource_server = 1 AND grant_type = 'authorization_code' AND redirect_uri = '' AND integration_user_id IS NULL));`,
+  },
 ];

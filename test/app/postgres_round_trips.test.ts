@@ -1,5 +1,6 @@
 // What whole requests cost in PostgreSQL round trips, counted by the pool (the figure /metrics reports): the design
-// targets of docs/scaling.md, client-credentials issuance 2 and a refresh 3, whatever the throttle has to count.
+// targets of docs/scaling.md, client-credentials issuance 2, a refresh 3 and an introspection 2, whatever the throttle
+// has to count.
 import assert from "node:assert/strict";
 import { codeBody, ccRequest, issueCode, refreshBody, type TokenPair } from "../helpers/codes.ts";
 import { postgresTest } from "../helpers/postgres.ts";
@@ -56,6 +57,25 @@ postgresTest("a refresh costs 3 round trips", async (db) => {
       const next = await tripsOf(t, () => t.app.fetch(postJson("/oauth/token", refreshBody(client, tokens.refresh_token)), FROM));
       assert.deepEqual([next.trips, next.status], [3, 200]);
       tokens = next.body as TokenPair;
+    }
+  } finally {
+    await t.store.close();
+  }
+});
+
+postgresTest("introspection by a resource server costs 2 round trips and 2 statements: authentication, one read", async (db) => {
+  const t = await appOn(db.url);
+  try {
+    const client = await t.seed.client({ grant: "client_credentials" });
+    const rs = await t.seed.client({ grant: null });
+    const issued = await t.app.fetch(ccRequest(client), FROM);
+    const token = ((await issued.json()) as { access_token: string }).access_token;
+    const creds = { client_id: rs.clientId, client_secret: rs.clientSecret };
+    for (const asked of [token, "fgat_unknown"]) {
+      const before = t.store.stats!().statements;
+      const answer = await tripsOf(t, () => t.app.fetch(postJson("/oauth/introspect", { ...creds, token: asked }), FROM));
+      assert.deepEqual([answer.trips, answer.status, t.store.stats!().statements - before], [2, 200, 2]);
+      assert.equal((answer.body as { active: boolean }).active, asked === token);
     }
   } finally {
     await t.store.close();

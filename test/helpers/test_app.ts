@@ -39,9 +39,10 @@ export interface Seeder {
   /** A platform user who can sign in with `password`, member of `org` (default "acme"). */
   user(options?: { username?: string; password?: string; org?: string }): Promise<User & { password: string }>;
   integrationUser(options?: { username?: string; org?: string }): Promise<User>;
-  /** An authorization-code client (redirect https://client.example/cb) or a client-credentials client. */
+  /** An authorization-code client (redirect https://client.example/cb), a client-credentials client or a resource server. */
   client(options?: {
-    grant?: ClientGrantType;
+    /** null: a resource server, which has no grant. */
+    grant?: ClientGrantType | null;
     redirectUri?: string;
     /** Several registered redirect URIs; overrides redirectUri. */
     redirectUris?: string[];
@@ -133,7 +134,7 @@ function assemble(config: Readonly<Config>, clock: FakeClock, store: Store, opti
       return user;
     },
     async client(options = {}) {
-      const grant = options.grant ?? "authorization_code";
+      const grant = options.grant === undefined ? "authorization_code" : options.grant;
       const clientSecret = randomToken(random, "clientSecret");
       let integrationUserId: number | null = null;
       if (grant === "client_credentials") {
@@ -145,10 +146,10 @@ function assemble(config: Readonly<Config>, clock: FakeClock, store: Store, opti
       const client = await store.clients.insert({
         clientId: randomId(random),
         secretHash: await sha256Hex(clientSecret),
-        name: options.name ?? (grant === "client_credentials" ? "Nightly sync" : "Field notes app"),
+        name: options.name ?? (grant === "client_credentials" ? "Nightly sync" : grant === null ? "Orders API" : "Field notes app"),
         grantType: grant,
         redirectUris: grant === "authorization_code" ? options.redirectUris ?? [options.redirectUri ?? "https://client.example/cb"] : [],
-        scope: options.scope ?? "fields:read",
+        scope: options.scope ?? (grant === null ? "" : "fields:read"),
         integrationUserId,
         now: now(),
       });

@@ -175,3 +175,24 @@ for (const [presented, expected] of [
     assert.equal(isRegisteredRedirectUri(registered, presented), expected);
   });
 }
+
+rowsTest("a resource server is stored and read back with no grant, and replaceRedirectUri leaves it alone", async (store) => {
+  const rs = await store.clients.insert({ ...web, clientId: "rs", grantType: null, redirectUris: [], scope: "" });
+  assert.equal(rs.grantType, null);
+  assert.deepEqual([rs.redirectUri, rs.redirectUris], [null, []]);
+  assert.deepEqual(await store.clients.findByClientId("rs"), rs);
+  assert.equal(await store.clients.replaceRedirectUri("rs", "https://c.example/cb"), undefined);
+  assert.deepEqual(await store.clients.findByClientId("rs"), rs);
+  assert.equal((await store.clients.insert(web)).grantType, "authorization_code");
+});
+
+test("the schema refuses a resource-server row that names a redirect URI or an integration user", () => {
+  const db = openDatabase(":memory:");
+  const insert = db.prepare(`INSERT INTO clients (client_id, secret_hash, name, grant_type, redirect_uri, scope,
+    created_at, resource_server) VALUES (?, 'h', 'n', ?, ?, '', 1, 1)`);
+  insert.run("ok", "authorization_code", "");
+  for (const [grant, uri] of [["authorization_code", "https://c.example/cb"], ["client_credentials", ""]] as const) {
+    assert.throws(() => insert.run(`bad-${grant}`, grant, uri), CHECK_VIOLATION);
+  }
+  db.close();
+});

@@ -1,13 +1,24 @@
-// `clients add`: registers an authorization_code or client_credentials client; the secret is printed this once.
+// `clients add`: registers an authorization_code or client_credentials client, or a resource server; the secret is
+// printed this once.
 import { auditChange } from "../audit_change.ts";
 import { optionalFlag, repeatedFlag, requireFlag } from "../args.ts";
 import { describeClient } from "../registration.ts";
 import { createClient, MAX_REDIRECT_URIS, validateRedirectUri, validateScope } from "../../oauth/registration.ts";
+import type { ClientGrantType } from "../../store/clients.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
+
+/** The flags that describe a grant, none of which a resource server takes. */
+const GRANT_FLAGS = ["grant", "scope", "redirect-uri", "integration-user"] as const;
 
 function checkArgs(args: ParsedArgs): void {
   const name = requireFlag(args, "name");
   if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
+  if (args.flags["resource-server"] === true) {
+    // RFC 7662 §2.1's protected resource: it only asks about tokens, so it has no grant, scope or callback.
+    const given = GRANT_FLAGS.find((flag) => args.flags[flag] !== undefined);
+    if (given !== undefined) throw new UsageError(`--${given} does not apply to --resource-server: it obtains no token`);
+    return;
+  }
   const grant = requireFlag(args, "grant");
   validateScope(requireFlag(args, "scope"));
   const redirectUris = repeatedFlag(args, "redirect-uri");
@@ -28,12 +39,18 @@ function checkArgs(args: ParsedArgs): void {
   }
 }
 
+/** The grant the flags ask for; null for a resource server. */
+function grantOf(args: ParsedArgs): ClientGrantType | null {
+  if (args.flags["resource-server"] === true) return null;
+  return requireFlag(args, "grant") === "client_credentials" ? "client_credentials" : "authorization_code";
+}
+
 export const addClient: Command = {
   name: "clients add",
   // A client_credentials client needs its integration user, which a new database cannot hold: on a mistyped --db
   // the command would create and migrate a file only to refuse, and later commands would find it ("No users.").
   createsDatabase: (args) => optionalFlag(args, "grant") !== "client_credentials",
-  summary: "register a client; prints its client_id and client_secret once",
+  summary: "register a client or a resource server; prints its client_id and client_secret once",
   positionals: [],
   flags: {
     name: { type: "string", value: "N", description: "application name shown on the consent page" },
@@ -46,10 +63,14 @@ export const addClient: Command = {
     },
     scope: { type: "string", value: "SCOPE", description: 'space-separated scopes, e.g. "fields:read"' },
     "integration-user": { type: "string", value: "U", description: "integration user the client acts as (client_credentials)" },
+    "resource-server": {
+      type: "boolean",
+      description: "an API that introspects any token (RFC 7662); takes no --grant or --scope and obtains no token",
+    },
   },
   validate: checkArgs,
   async run({ args, deps, io, store, now }) {
-    const grantType = requireFlag(args, "grant") === "client_credentials" ? "client_credentials" : "authorization_code";
+    const grantType = grantOf(args);
     let integrationUserId: number | null = null;
     const username = optionalFlag(args, "integration-user");
     if (username !== undefined) {
@@ -63,17 +84,20 @@ export const addClient: Command = {
       name: requireFlag(args, "name"),
       grantType,
       redirectUris: grantType === "authorization_code" ? repeatedFlag(args, "redirect-uri") : [],
-      scope: validateScope(requireFlag(args, "scope")),
+      scope: grantType === null ? "" : validateScope(requireFlag(args, "scope")),
       integrationUserId,
     }, { random: deps.random, now });
     await auditChange({ store, deps, io }, "client_created", {
       clientId: client.clientId,
       userId: integrationUserId,
-      detail: { grant_type: client.grantType, scope: client.scope },
+      detail: client.grantType === null ? { resource_server: true } : { grant_type: client.grantType, scope: client.scope },
     });
+    const registered = client.grantType === null
+      ? `resource server "${client.name}"`
+      : `client "${client.name}" (${client.grantType})`;
     return {
       json: { ...describeClient(client, username), client_secret: clientSecret },
-      text: `Registered client "${client.name}" (${client.grantType}).\n` +
+      text: `Registered ${registered}.\n` +
         `  client_id:     ${client.clientId}\n` +
         `  client_secret: ${clientSecret}\n` +
         "The secret is shown only now; keep it in a secrets store, never in source control or logs.\n",

@@ -18,7 +18,7 @@ export const setRedirectUri: Command = {
     const client = await store.clients.findByClientId(clientId);
     if (!client) throw new UsageError(`no client with client_id "${clientId}"`);
     if (client.grantType !== "authorization_code") {
-      throw new CommandError(`${clientId} is a ${client.grantType} client: it has no redirect URI`);
+      throw new CommandError(`${clientId} is a ${client.grantType ?? "resource_server"} client: it has no redirect URI`);
     }
     const previous = await store.clients.replaceRedirectUri(clientId, redirectUri);
     if (previous === undefined) throw new CommandError(`${clientId} is not an authorization-code client`);

@@ -3,7 +3,7 @@ import type { PgClient, PgRow } from "./connect.ts";
 import {
   type ClientStore,
   INTEGRATION_USER_TAKEN,
-  redirectUriColumn,
+  grantColumns,
   redirectUrisOf,
   toClient,
   toTokenClient,
@@ -15,13 +15,13 @@ import { rethrowConflict, StoreConflictError } from "../errors.ts";
  * integration user; a missing one reads as not enabled (NULL).
  */
 export const TOKEN_CLIENT_SQL = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
-  c.integration_user_id, c.disabled, (u.disabled = 0)::integer AS user_enabled
+  c.integration_user_id, c.disabled, c.resource_server, (u.disabled = 0)::integer AS user_enabled
   FROM clients c LEFT JOIN users u ON u.id = c.integration_user_id WHERE c.client_id = $1`;
 
 // A second statement after the user's row lock, so it sees a registration that committed while this one waited.
 const INSERT_SQL = `INSERT INTO clients
-  (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at)
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8
+  (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at, resource_server)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
   WHERE $7::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM clients WHERE integration_user_id = $7) RETURNING *`;
 
 // The counts read the rows as they were before the delete cascaded through them.
@@ -36,14 +36,14 @@ export function createPgClientStore(pg: PgClient): ClientStore {
     (await pg.query(text, params))[0];
   return {
     async insert(c) {
-      const redirectUri = redirectUriColumn(c.redirectUris);
+      const [grantType, redirectUri, resourceServer] = grantColumns(c);
       let row: PgRow | undefined;
       try {
         row = await pg.transaction(async (tx) => {
           // The integration user's row lock orders two registrations racing for it: the second then finds the first.
           if (c.integrationUserId !== null) await tx.query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE", [c.integrationUserId]);
-          const [inserted] = await tx.query(INSERT_SQL, [c.clientId, c.secretHash, c.name, c.grantType, redirectUri, c.scope,
-            c.integrationUserId, c.now]);
+          const [inserted] = await tx.query(INSERT_SQL, [c.clientId, c.secretHash, c.name, grantType, redirectUri, c.scope,
+            c.integrationUserId, c.now, resourceServer]);
           return inserted;
         });
       } catch (error) {
@@ -83,7 +83,8 @@ export function createPgClientStore(pg: PgClient): ClientStore {
     },
     async replaceRedirectUri(clientId, redirectUri) {
       const row = await one(`UPDATE clients c SET redirect_uri = $2
-        FROM (SELECT id, redirect_uri FROM clients WHERE client_id = $1 AND grant_type = 'authorization_code' FOR UPDATE) old
+        FROM (SELECT id, redirect_uri FROM clients WHERE client_id = $1 AND grant_type = 'authorization_code'
+          AND resource_server = 0 FOR UPDATE) old
         WHERE c.id = old.id RETURNING old.redirect_uri AS previous`, [clientId, redirectUri]);
       return row && redirectUrisOf(row.previous);
     },

@@ -262,6 +262,14 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   PRIMARY KEY (kind, source_key)
 );`,
   },
+  {
+    // As SQLite's step of the same name: the row of a resource server, which has no grant, keeps the grant_type
+    // CHECK with authorization_code and an empty redirect list.
+    name: "resource servers",
+    sql: `ALTER TABLE clients ADD COLUMN resource_server integer NOT NULL DEFAULT 0,
+  ADD CONSTRAINT clients_resource_server_check CHECK (resource_server = 0 OR
+    (resource_server = 1 AND grant_type = 'authorization_code' AND redirect_uri = '' AND integration_user_id IS NULL));`,
+  },
 ];
 
 /** What one migration run did: the steps it applied (often none) and the version the database is now at. */
