@@ -54,3 +54,34 @@ export function unsignedProof(key: ProofKey, claims: Record<string, unknown>): s
 function dropUndefined(record: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined));
 }
+
+/** One way a proof is wrong: built from a good proof's options (`base`: the right htm, htu, iat and ath). */
+export interface BadProof {
+  name: string;
+  proof: (key: ProofKey, base: ProofOptions) => Promise<string> | string;
+}
+
+/** The proofs RFC 9449 §4.3 refuses, for every endpoint that checks one (STYLE §9: one test per row). */
+export const BAD_PROOFS: readonly BadProof[] = [
+  { name: "wrong typ", proof: (key, base) => makeProof(key, { ...base, header: { typ: "JWT" } }) },
+  {
+    name: "alg none",
+    proof: (key, base) => unsignedProof(key, { jti: randomUUID(), htm: base.htm, htu: base.htu, iat: base.iat }),
+  },
+  {
+    name: "HS256",
+    proof: (key, base) =>
+      new SignJWT({ jti: randomUUID(), htm: base.htm, htu: base.htu, iat: base.iat })
+        .setProtectedHeader({ alg: "HS256", typ: "dpop+jwt", jwk: key.publicJwk })
+        .sign(new Uint8Array(32)),
+  },
+  { name: "a private key in jwk", proof: async (key, base) => makeProof(key, { ...base, header: { jwk: await exportJWK(key.privateKey) } }) },
+  { name: "missing jti", proof: (key, base) => makeProof(key, { ...base, claims: { jti: undefined } }) },
+  { name: "missing htm", proof: (key, base) => makeProof(key, { ...base, claims: { htm: undefined } }) },
+  { name: "missing htu", proof: (key, base) => makeProof(key, { ...base, claims: { htu: undefined } }) },
+  { name: "missing iat", proof: (key, base) => makeProof(key, { ...base, claims: { iat: undefined } }) },
+  { name: "htm mismatch", proof: (key, base) => makeProof(key, { ...base, htm: base.htm === "GET" ? "PUT" : "GET" }) },
+  { name: "htu mismatch", proof: (key, base) => makeProof(key, { ...base, htu: `${base.htu}/other` }) },
+  { name: "iat too old", proof: (key, base) => makeProof(key, { ...base, iat: base.iat! - 61 }) },
+  { name: "iat in the future", proof: (key, base) => makeProof(key, { ...base, iat: base.iat! + 61 }) },
+];

@@ -9,7 +9,7 @@ import { sha256Base64Url } from "../../crypto/hash.ts";
 import { constantTimeEqual } from "../../crypto/compare.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, type OAuthError, unauthorizedClient } from "../errors.ts";
-import { type GrantResult, mintTokens } from "../issue_tokens.ts";
+import { type GrantRequest, type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { clientAuthenticationWithdrawn } from "../client_auth.ts";
 
 // RFC 7636 §4.1: code-verifier = 43*128unreserved.
@@ -92,9 +92,9 @@ async function readPresented(
  */
 export async function exchangeAuthorizationCode(
   deps: Deps,
-  options: { client: TokenClient; params: Params; ip: string },
+  options: GrantRequest,
 ): Promise<GrantResult> {
-  const { client, params, ip } = options;
+  const { client, params, ip, dpopJkt } = options;
   const { codeValue, presented } = await readPresented(deps, client, params);
   const { now } = presented;
   // Minted up front (digests are async) so the store can insert them in the consuming transaction.
@@ -103,6 +103,7 @@ export async function exchangeAuthorizationCode(
     scope: "",
     now,
     withRefresh: true,
+    dpopJkt,
   });
   const codeHash = await deps.digest(codeValue);
   const result = await deps.store.tokens.exchangeCode<CodePlan, OAuthError>(codeHash, client, now, (code, facts) => {
