@@ -4,7 +4,7 @@ import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
 import type { Handler } from "../http/router.ts";
 import { readParams } from "../http/body.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
-import { invalidRequest, unsupportedGrantType } from "./errors.ts";
+import { invalidDpopProof, invalidRequest, unsupportedGrantType } from "./errors.ts";
 import type { GrantRequest, GrantResult, MintedTokens } from "./issue_tokens.ts";
 import { spendDpopProof } from "./dpop_check.ts";
 import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
@@ -51,6 +51,7 @@ export function tokenEndpoint(deps: Deps): Handler {
     const client = await authenticateClient(deps, request, { params, ctx });
     // RFC 9449 §5: a proof binds the access token to its key; a client that sends none gets a Bearer token.
     const dpopJkt = await spendDpopProof(deps, request, { path: "/oauth/token" });
+    if (dpopJkt === undefined && client.requireDpop) throw invalidDpopProof("This client must send a DPoP proof");
     const result = await grant(deps, { client, params, ip: ctx.clientIp, dpopJkt });
     return tokenResponse(deps.respond, result.minted, result.scope);
   };

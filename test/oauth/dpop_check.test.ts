@@ -99,3 +99,15 @@ for (const row of BAD_PROOFS) {
     assert.equal(await t.store.tokens.count(), 0, "no token was issued");
   });
 }
+
+test("a client registered to require DPoP is refused a token without a proof, and gets a DPoP token with one", async () => {
+  const t = await openTestApp();
+  const client = await t.seed.client({ grant: "client_credentials" });
+  await t.store.clients.setRequireDpop(client.clientId, true);
+  const refused = await t.app.fetch(ccRequest(client));
+  assert.equal(refused.status, 400);
+  assert.equal((await refused.json()).error, "invalid_dpop_proof");
+  assert.equal(await t.store.tokens.count(), 0);
+  const res = await t.app.fetch(withProof(ccRequest(client), await proofFor(t, await proofKey())));
+  assert.equal((await res.json()).token_type, "DPoP");
+});

@@ -46,6 +46,7 @@ export const addClient: Command = {
     },
     scope: { type: "string", value: "SCOPE", description: 'space-separated scopes, e.g. "fields:read"' },
     "integration-user": { type: "string", value: "U", description: "integration user the client acts as (client_credentials)" },
+    "require-dpop": { type: "boolean", description: "token requests must carry a DPoP proof (RFC 9449); tokens are always DPoP-bound" },
   },
   validate: checkArgs,
   async run({ args, deps, io, store, now }) {
@@ -65,11 +66,12 @@ export const addClient: Command = {
       redirectUris: grantType === "authorization_code" ? repeatedFlag(args, "redirect-uri") : [],
       scope: validateScope(requireFlag(args, "scope")),
       integrationUserId,
+      requireDpop: args.flags["require-dpop"] === true,
     }, { random: deps.random, now });
     await auditChange({ store, deps, io }, "client_created", {
       clientId: client.clientId,
       userId: integrationUserId,
-      detail: { grant_type: client.grantType, scope: client.scope },
+      detail: { grant_type: client.grantType, scope: client.scope, ...(client.requireDpop ? { require_dpop: true } : {}) },
     });
     return {
       json: { ...describeClient(client, username), client_secret: clientSecret },
