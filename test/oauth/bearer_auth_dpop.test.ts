@@ -1,7 +1,8 @@
 // DPoP-bound tokens at the protected resources (RFC 9449 §7): /graphql and /oauth/token/info through app.fetch.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { openTestApp, type TestApp } from "../helpers/test_app.ts";
+import { openTestApp, type SeededClient, type TestApp } from "../helpers/test_app.ts";
+import { postJson } from "../helpers/requests.ts";
 import { ccRequest } from "../helpers/codes.ts";
 import { BAD_PROOFS, makeProof, proofKey, type ProofKey } from "../helpers/dpop.ts";
 
@@ -9,7 +10,7 @@ const GRAPHQL = "http://fieldgate.test/graphql";
 const CHALLENGE = 'DPoP error="invalid_dpop_proof", algs="ES256 EdDSA"';
 
 /** A world with one client-credentials client holding a DPoP token bound to `key`. */
-async function boundToken(): Promise<{ t: TestApp; key: ProofKey; token: string; bearer: string }> {
+async function boundToken(): Promise<{ t: TestApp; client: SeededClient; key: ProofKey; token: string; bearer: string }> {
   const t = await openTestApp();
   const client = await t.seed.client({ grant: "client_credentials" });
   const key = await proofKey();
@@ -19,7 +20,7 @@ async function boundToken(): Promise<{ t: TestApp; key: ProofKey; token: string;
   const body = await (await t.app.fetch(request)).json();
   assert.equal(body.token_type, "DPoP");
   const bearer = (await (await t.app.fetch(ccRequest(client))).json()).access_token;
-  return { t, key, token: body.access_token, bearer };
+  return { t, client, key, token: body.access_token, bearer };
 }
 
 function graphql(authorization: string, proof?: string, url = GRAPHQL): Request {
@@ -121,4 +122,25 @@ test("a Bearer token keeps working exactly as before beside DPoP tokens", async 
   assert.equal(res.status, 200);
   const unknown = await w.t.app.fetch(graphql("Bearer fgat_unknown"));
   assert.equal(unknown.headers.get("www-authenticate"), 'Bearer realm="fieldgate", error="invalid_token"');
+});
+
+test("introspection and token info say a bound token is DPoP with its key's thumbprint in cnf.jkt", async () => {
+  const w = await boundToken();
+  const { calculateJwkThumbprint } = await import("jose");
+  const jkt = await calculateJwkThumbprint(w.key.publicJwk);
+  const url = "http://fieldgate.test/oauth/token/info";
+  const proof = await makeProof(w.key, { htm: "GET", htu: url, iat: w.t.clock.nowSeconds(), accessToken: w.token });
+  const info = await (await w.t.app.fetch(new Request(url, { headers: { authorization: `DPoP ${w.token}`, dpop: proof } }))).json();
+  assert.equal(info.token_type, "DPoP");
+  assert.deepEqual(info.cnf, { jkt });
+  const bearerInfo = await (await w.t.app.fetch(new Request(url, { headers: { authorization: `Bearer ${w.bearer}` } }))).json();
+  assert.equal("cnf" in bearerInfo || "token_type" in bearerInfo, false, "a Bearer token's answer is unchanged");
+  const introspect = (token: string) =>
+    w.t.app.fetch(postJson("/oauth/introspect", { token, client_id: w.client.clientId, client_secret: w.client.clientSecret }));
+  const introspected = await (await introspect(w.token)).json();
+  assert.equal(introspected.token_type, "DPoP");
+  assert.deepEqual(introspected.cnf, { jkt });
+  const bearer = await (await introspect(w.bearer)).json();
+  assert.equal(bearer.token_type, "Bearer");
+  assert.equal("cnf" in bearer, false);
 });
