@@ -4,8 +4,11 @@ import type { JWK } from "jose";
 import { sha256Base64Url } from "../crypto/hash.ts";
 import { invalidDpopProof } from "./errors.ts";
 
-/** Signature algorithms accepted in a proof: asymmetric only (RFC 9449 §4.3 refuses `none` and MACs). */
-export const DPOP_ALGORITHMS = ["ES256", "EdDSA"] as const;
+/**
+ * Signature algorithms accepted in a proof: asymmetric only (RFC 9449 §4.3 refuses `none` and MACs). Ed25519 is
+ * EdDSA's fully specified name (RFC 9864), which current clients (oauth4webapi) sign with.
+ */
+export const DPOP_ALGORITHMS = ["ES256", "EdDSA", "Ed25519"] as const;
 
 /**
  * Longest DPoP header read, in characters: an ES256 or Ed25519 proof with `ath` and a nonce is under 1 KB, so this

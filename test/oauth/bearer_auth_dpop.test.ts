@@ -7,7 +7,7 @@ import { ccRequest } from "../helpers/codes.ts";
 import { BAD_PROOFS, makeProof, proofKey, type ProofKey } from "../helpers/dpop.ts";
 
 const GRAPHQL = "http://fieldgate.test/graphql";
-const CHALLENGE = 'DPoP error="invalid_dpop_proof", algs="ES256 EdDSA"';
+const CHALLENGE = 'DPoP error="invalid_dpop_proof", algs="ES256 EdDSA Ed25519"';
 
 /** A world with one client-credentials client holding a DPoP token bound to `key`. */
 async function boundToken(): Promise<{ t: TestApp; client: SeededClient; key: ProofKey; token: string; bearer: string }> {
@@ -84,12 +84,12 @@ const ROWS: Row[] = [
   {
     name: "an unknown token with the DPoP scheme",
     request: async (w) => graphql("DPoP fgat_unknown", await goodProof({ ...w, token: "fgat_unknown" })),
-    challenge: 'DPoP error="invalid_token", algs="ES256 EdDSA"',
+    challenge: 'DPoP error="invalid_token", algs="ES256 EdDSA Ed25519"',
   },
   {
     name: "a Bearer (unbound) token with the DPoP scheme",
     request: async (w) => graphql(`DPoP ${w.bearer}`, await goodProof({ ...w, token: w.bearer })),
-    challenge: 'DPoP error="invalid_token", algs="ES256 EdDSA"',
+    challenge: 'DPoP error="invalid_token", algs="ES256 EdDSA Ed25519"',
   },
   ...BAD_PROOFS.map((bad): Row => ({
     name: `a proof with ${bad.name}`,
@@ -113,7 +113,7 @@ test("a malformed DPoP authorization header is 400 invalid_request, not a 500", 
   const w = await boundToken();
   const res = await w.t.app.fetch(graphql("DPoP a b c", await goodProof(w)));
   assert.equal(res.status, 400);
-  assert.equal(res.headers.get("www-authenticate"), 'DPoP error="invalid_request", algs="ES256 EdDSA"');
+  assert.equal(res.headers.get("www-authenticate"), 'DPoP error="invalid_request", algs="ES256 EdDSA Ed25519"');
 });
 
 test("a Bearer token keeps working exactly as before beside DPoP tokens", async () => {

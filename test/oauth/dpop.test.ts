@@ -114,3 +114,9 @@ test("malformed proofs are only ever refused with invalid_dpop_proof, never anot
     { numRuns: 300, seed: 37 },
   );
 });
+
+test("an Ed25519 proof under EdDSA's fully specified name (RFC 9864), as oauth4webapi signs, is accepted", async () => {
+  const key = await proofKey("EdDSA");
+  const proof = await makeProof(key, { header: { alg: "Ed25519" } });
+  assert.equal((await verifyDpopProof(proof, EXPECTED)).iat, NOW);
+});
