@@ -3,7 +3,7 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import { bearerChallenge, readBearer } from "../http/bearer.ts";
 import { badRequest } from "../http/errors.ts";
-import { insufficientScope, invalidDpopProof, invalidToken, isOAuthError, type OAuthError } from "./errors.ts";
+import { insufficientScope, invalidDpopProof, invalidToken, isOAuthError, OAuthError } from "./errors.ts";
 import { DPOP_ALGORITHMS } from "./dpop.ts";
 import { spendDpopProof } from "./dpop_check.ts";
 import type { TokenDetails } from "../store/tokens.ts";
@@ -84,8 +84,16 @@ async function authenticateDpop(deps: Deps, request: Request, { url, token }: { 
   try {
     jkt = await spendDpopProof(deps, request, { path: url.pathname, accessToken: token });
   } catch (error) {
-    // The token endpoint answers a bad proof with 400; a resource answers it with a 401 challenge (RFC 9449 §7.1).
+    // The token endpoint answers a bad proof with 400; a resource answers it with a 401 challenge (RFC 9449 §7.1,
+    // §9), keeping the DPoP-Nonce header of a nonce refusal.
     if (isOAuthError(error) && error.code === "invalid_dpop_proof") throw dpopRefusal(error.description, error);
+    if (isOAuthError(error) && error.code === "use_dpop_nonce") {
+      throw new OAuthError("use_dpop_nonce", error.description, {
+        status: 401,
+        headers: { ...error.headers, "www-authenticate": dpopChallenge("use_dpop_nonce") },
+        cause: error,
+      });
+    }
     throw error;
   }
   if (jkt === undefined) throw dpopRefusal("A DPoP token needs a DPoP proof");

@@ -24,6 +24,8 @@ export interface DpopProof {
   jti: string;
   /** The proof's `iat`, epoch seconds. */
   iat: number;
+  /** The proof's `nonce` as sent (RFC 9449 §8), unchecked; undefined when absent. */
+  nonce: unknown;
 }
 
 /** What a proof must match: the request it came with, the current time and, at a resource, the access token. */
@@ -60,7 +62,7 @@ export function readDpopHeader(request: Request): string | undefined {
  */
 export async function verifyDpopProof(proof: string, expected: DpopExpectation): Promise<DpopProof> {
   const { payload, protectedHeader } = await verifySignature(proof);
-  const { jti, htm, htu, iat, ath } = payload;
+  const { jti, htm, htu, iat, ath, nonce } = payload;
   if (typeof jti !== "string" || jti.length === 0 || jti.length > 256) throw invalidDpopProof("The proof needs a jti");
   if (typeof htm !== "string") throw invalidDpopProof("The proof needs an htm");
   if (typeof htu !== "string") throw invalidDpopProof("The proof needs an htu");
@@ -72,7 +74,7 @@ export async function verifyDpopProof(proof: string, expected: DpopExpectation):
   }
   await checkAth(ath, expected.accessToken);
   const jkt = await calculateJwkThumbprint(protectedHeader.jwk as JWK, "sha256");
-  return { jkt, jti, iat };
+  return { jkt, jti, iat, nonce };
 }
 
 /** Signature, `typ` and algorithm through jose; the embedded `jwk` must be a public key. */

@@ -11,11 +11,11 @@ import { ccRequest, issueCode } from "../helpers/codes.ts";
 import { makeProof, proofKey } from "../helpers/dpop.ts";
 import { postgresTest } from "../helpers/postgres.ts";
 
-async function listen(): Promise<{ server: Server; origin: string; t: TestApp }> {
+async function listen(env: Record<string, string> = {}): Promise<{ server: Server; origin: string; t: TestApp }> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const t = await openTestApp({ FIELDGATE_BASE_URL: origin });
+  const t = await openTestApp({ FIELDGATE_BASE_URL: origin, ...env });
   server.on("request", toNodeListener(t.app, origin));
   return { server, origin, t };
 }
@@ -93,6 +93,68 @@ postgresTest("a DPoP proof spent at one instance is refused at another sharing t
     const replayed = await send(two);
     assert.equal(replayed.status, 400);
     assert.equal((await replayed.json()).error, "invalid_dpop_proof");
+  } finally {
+    await one.store.close();
+    await two.store.close();
+  }
+});
+
+/** `attempt` once more when the server asked for a DPoP nonce, as RFC 9449 §8 has a client do. */
+async function withNonceRetry<T>(attempt: () => Promise<T>): Promise<{ result: T; retried: boolean }> {
+  try {
+    return { result: await attempt(), retried: false };
+  } catch (error) {
+    if (!oauth.isDPoPNonceError(error)) throw error;
+    return { result: await attempt(), retried: true };
+  }
+}
+
+test("with server nonces on, oauth4webapi retries once with the nonce the server sent, at the token endpoint and /graphql", async () => {
+  const { server, origin, t } = await listen({ FIELDGATE_DPOP_NONCE: "true" });
+  try {
+    const issuer = new URL(origin);
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...insecure, algorithm: "oauth2" }));
+    const robot = await t.seed.client({ grant: "client_credentials" });
+    const client = clientOf(t, robot.clientId);
+    const DPoP = oauth.DPoP(client, await oauth.generateKeyPair("ES256"));
+    const cc = await withNonceRetry(async () =>
+      oauth.processClientCredentialsResponse(as, client, await oauth.clientCredentialsGrantRequest(
+        as, client, oauth.ClientSecretBasic(robot.clientSecret), new URLSearchParams(), { ...insecure, DPoP },
+      ))
+    );
+    assert.equal(cc.retried, true, "the first proof carried no nonce");
+    assert.equal(cc.result.token_type, "dpop");
+    const query = JSON.stringify({ query: "{ __typename }" });
+    const graphql = await withNonceRetry(async () => {
+      const response = await oauth.protectedResourceRequest(cc.result.access_token, "POST", new URL(`${origin}/graphql`),
+        new Headers({ "content-type": "application/json" }), query, { ...insecure, DPoP });
+      return response;
+    });
+    assert.equal(graphql.retried, false, "the nonce from the token endpoint is still current at /graphql");
+    assert.equal(graphql.result.status, 200);
+    await graphql.result.body?.cancel();
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+postgresTest("a DPoP nonce one instance hands out is accepted by another sharing the database", async (db) => {
+  const env = { FIELDGATE_DPOP_NONCE: "true" };
+  const one = await openTestAppOn(db.url, env);
+  const two = await openTestAppOn(db.url, env);
+  try {
+    const client = await one.seed.client({ grant: "client_credentials" });
+    const key = await proofKey();
+    const send = async (t: TestApp, claims: Record<string, unknown>) => {
+      const request = ccRequest(client);
+      request.headers.set("dpop", await makeProof(key, { htu: "http://fieldgate.test/oauth/token", iat: t.clock.nowSeconds(), claims }));
+      return t.app.fetch(request);
+    };
+    const asked = await send(one, {});
+    assert.equal((await asked.json()).error, "use_dpop_nonce");
+    const nonce = asked.headers.get("dpop-nonce");
+    assert.ok(nonce);
+    assert.equal((await send(two, { nonce })).status, 200);
   } finally {
     await one.store.close();
     await two.store.close();
