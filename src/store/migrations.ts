@@ -376,4 +376,9 @@ CREATE INDEX dpop_proofs_by_expiry ON dpop_proofs(expires_at);
     name: "clients requiring dpop",
     sql: "ALTER TABLE clients ADD COLUMN require_dpop INTEGER NOT NULL DEFAULT 0;",
   },
+  {
+    // The key an authorization request named in dpop_jkt (RFC 9449 §10): the code's exchange must prove it.
+    name: "dpop bound codes",
+    sql: "ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT;",
+  },
 ];

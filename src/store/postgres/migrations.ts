@@ -274,6 +274,7 @@ CREATE INDEX dpop_proofs_by_expiry ON dpop_proofs(expires_at);`,
   },
   { name: "dpop bound tokens", sql: "ALTER TABLE tokens ADD COLUMN dpop_jkt text;" },
   { name: "clients requiring dpop", sql: "ALTER TABLE clients ADD COLUMN require_dpop integer NOT NULL DEFAULT 0;" },
+  { name: "dpop bound codes", sql: "ALTER TABLE authorization_codes ADD COLUMN dpop_jkt text;" },
 ];
 
 /** What one migration run did: the steps it applied (often none) and the version the database is now at. */
