@@ -10,7 +10,7 @@ import { findPostgresBinaries, startPostgresCluster, type PostgresCluster } from
 import { openPostgres } from "../src/store/postgres/connect.ts";
 
 /** The scenarios this comparison runs: one write path, one read path, the write path with the most locking. */
-export const STORE_SCENARIOS = ["token", "count", "refresh"] as const;
+export const STORE_SCENARIOS = ["token", "count", "refresh", "token-dpop", "count-dpop"] as const;
 
 /** One setup measured: a store and how many instances share it. */
 export interface StoreSetup {
@@ -118,7 +118,8 @@ async function measureSetup(
       servers.push(await startServer({
         args: options.serverArgs(setup.database),
         nodeFlags: options.nodeFlags,
-        env: { FIELDGATE_DEMO: "false", FIELDGATE_METRICS_TOKEN: METRICS_TOKEN },
+        // One issuer for every instance, as behind one load balancer: DPoP proofs name it, whichever instance serves.
+        env: { FIELDGATE_DEMO: "false", FIELDGATE_METRICS_TOKEN: METRICS_TOKEN, FIELDGATE_BASE_URL: "http://localhost:8080" },
         readyPath: "/healthz",
         logFile: join(options.work, `${label}-${i + 1}.log`),
         timeoutMs: 30_000,
@@ -136,11 +137,11 @@ async function measureSetup(
     const health = SCENARIOS.find((s) => s.id === "health")!;
     const accessToken = await mintAccessToken(origins[0]!, seeded);
     process.stderr.write("  health (warm-up, not reported)\n");
-    await runLoad(health.build(origins[0]!, seeded, accessToken), load);
+    await runLoad(await health.build(origins[0]!, seeded, accessToken), load);
     const rows: StoreRow[] = [];
     for (const scenario of scenarios) {
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
-      const result = await runLoad(scenario.build(origins[0]!, seeded, accessToken), load);
+      const result = await runLoad(await scenario.build(origins[0]!, seeded, accessToken), load);
       rows.push({ ...result, scenario: scenario.id, title: scenario.title, store: setup.store, instances: setup.instances });
       const dead = servers.find((s) => !s.alive());
       if (dead) throw new Error(`a ${label} server exited during ${scenario.id}:\n${dead.logTail()}`);
