@@ -27,7 +27,7 @@ test("a well-formed ES256 proof yields its key's RFC 7638 thumbprint and its jti
   const { crv, kty, x, y } = key.publicJwk;
   const { createHash } = await import("node:crypto");
   const expected = createHash("sha256").update(JSON.stringify({ crv, kty, x, y })).digest("base64url");
-  assert.deepEqual(checked, { jkt: expected, jti: "j1", iat: NOW });
+  assert.deepEqual(checked, { jkt: expected, jti: "j1", iat: NOW, nonce: undefined });
 });
 
 test("an EdDSA (Ed25519) proof is accepted, and htu is compared without query and fragment", async () => {
