@@ -63,7 +63,10 @@ export function readDpopHeader(request: Request): string | undefined {
 export async function verifyDpopProof(proof: string, expected: DpopExpectation): Promise<DpopProof> {
   const { payload, protectedHeader } = await verifySignature(proof);
   const { jti, htm, htu, iat, ath, nonce } = payload;
-  if (typeof jti !== "string" || jti.length === 0 || jti.length > 256) throw invalidDpopProof("The proof needs a jti");
+  // A jti is a random identifier (RFC 9449 §4.2 suggests 96 bits or more); 256 characters leave ample room.
+  if (typeof jti !== "string" || jti.length === 0 || jti.length > 256) {
+    throw invalidDpopProof("The proof needs a jti of 1 to 256 characters");
+  }
   if (typeof htm !== "string") throw invalidDpopProof("The proof needs an htm");
   if (typeof htu !== "string") throw invalidDpopProof("The proof needs an htu");
   if (typeof iat !== "number" || !Number.isFinite(iat)) throw invalidDpopProof("The proof needs a numeric iat");

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as oauth from "oauth4webapi";
+import { calculateJwkThumbprint, type JWK } from "jose";
 import { toNodeListener } from "../../src/adapters/node_listener.ts";
 import { openTestApp, openTestAppOn, type TestApp } from "../helpers/test_app.ts";
 import { ccRequest, issueCode } from "../helpers/codes.ts";
@@ -27,7 +28,7 @@ function clientOf(t: TestApp, clientId: string): oauth.Client {
   return { client_id: clientId, [oauth.clockSkew]: t.clock.nowSeconds() - Math.floor(Date.now() / 1000) };
 }
 
-test("oauth4webapi obtains DPoP tokens by client credentials, code and refresh, and reads /graphql with them", async () => {
+test("oauth4webapi obtains DPoP tokens by client credentials, code bound with dpop_jkt and refresh, and reads /graphql with them", async () => {
   const { server, origin, t } = await listen();
   try {
     const issuer = new URL(origin);
@@ -56,9 +57,12 @@ test("oauth4webapi obtains DPoP tokens by client credentials, code and refresh, 
     const app = await t.seed.client();
     const appClient = clientOf(t, app.clientId);
     const appAuth = oauth.ClientSecretPost(app.clientSecret);
-    const appDPoP = oauth.DPoP(appClient, await oauth.generateKeyPair("EdDSA"));
+    const appKeys = await oauth.generateKeyPair("EdDSA");
+    const appDPoP = oauth.DPoP(appClient, appKeys);
     const verifier = oauth.generateRandomCodeVerifier();
-    const issued = await issueCode(t, app, { verifier });
+    // The code as /oauth/authorize issues it for a request naming dpop_jkt (RFC 9449 §10).
+    const dpopJkt = await calculateJwkThumbprint(await crypto.subtle.exportKey("jwk", appKeys.publicKey) as JWK);
+    const issued = await issueCode(t, app, { verifier, dpopJkt });
     const callback = new URL(`${issued.redirectUri}?code=${issued.code}&iss=${encodeURIComponent(origin)}`);
     const params = oauth.validateAuthResponse(as, appClient, callback, oauth.expectNoState);
     const code = await oauth.processAuthorizationCodeResponse(as, appClient, await oauth.authorizationCodeGrantRequest(
@@ -133,6 +137,28 @@ test("with server nonces on, oauth4webapi retries once with the nonce the server
     assert.equal(graphql.retried, false, "the nonce from the token endpoint is still current at /graphql");
     assert.equal(graphql.result.status, 200);
     await graphql.result.body?.cancel();
+
+    // Code and refresh with a key of their own: its first proof carries no nonce, and the refresh's the cached one.
+    const app = await t.seed.client();
+    const appClient = clientOf(t, app.clientId);
+    const appAuth = oauth.ClientSecretPost(app.clientSecret);
+    const appDPoP = oauth.DPoP(appClient, await oauth.generateKeyPair("ES256"));
+    const issued = await issueCode(t, app);
+    const callback = new URL(`${issued.redirectUri}?code=${issued.code}&iss=${encodeURIComponent(origin)}`);
+    const params = oauth.validateAuthResponse(as, appClient, callback, oauth.expectNoState);
+    const code = await withNonceRetry(async () =>
+      oauth.processAuthorizationCodeResponse(as, appClient, await oauth.authorizationCodeGrantRequest(
+        as, appClient, appAuth, params, issued.redirectUri, oauth.nopkce, { ...insecure, DPoP: appDPoP },
+      ))
+    );
+    assert.equal(code.result.token_type, "dpop");
+    const refreshed = await withNonceRetry(async () =>
+      oauth.processRefreshTokenResponse(as, appClient, await oauth.refreshTokenGrantRequest(
+        as, appClient, appAuth, code.result.refresh_token!, { ...insecure, DPoP: appDPoP },
+      ))
+    );
+    assert.equal(refreshed.retried, false, "the nonce cached from the code exchange is current");
+    assert.equal(refreshed.result.token_type, "dpop");
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }

@@ -68,6 +68,7 @@ const ROWS: Row[] = [
   { name: "no jwk", proof: signed({ header: { jwk: undefined } }) },
   { name: "another key's jwk", proof: async (key) => makeProof(key, { header: { jwk: (await proofKey()).publicJwk } }) },
   { name: "missing jti", proof: signed({ claims: { jti: undefined } }) },
+  { name: "jti over 256 characters", proof: signed({ jti: "j".repeat(257) }) },
   { name: "missing htm", proof: signed({ claims: { htm: undefined } }) },
   { name: "missing htu", proof: signed({ claims: { htu: undefined } }) },
   { name: "missing iat", proof: signed({ claims: { iat: undefined } }) },
