@@ -12,6 +12,8 @@ export interface LoadScenario {
   body?: string;
   /** A fresh body per request (refresh rotation needs a new refresh token each time); undefined when exhausted. */
   nextBody?: () => string | undefined;
+  /** Headers added to each request as it is sent (a DPoP proof is accepted once, so each request needs its own). */
+  nextHeaders?: () => Record<string, string>;
   /** A 2xx body that fails this check counts as a failure too (GraphQL reports errors with status 200). */
   verifyBody?: (body: string) => boolean;
 }
@@ -164,15 +166,16 @@ async function phase(
     body: scenario.body,
   };
   const next = scenario.nextBody;
-  if (next) {
+  const nextHeaders = scenario.nextHeaders;
+  if (next || nextHeaders) {
     request.setupRequest = (req) => {
-      const body = next();
+      const body = next ? next() : req.body;
       if (body === undefined) {
         exhausted = true;
         for (const instance of instances) instance.stop();
         return req;
       }
-      return { ...req, body };
+      return nextHeaders ? { ...req, body, headers: { ...req.headers, ...nextHeaders() } } : { ...req, body };
     };
   }
   const started = performance.now();

@@ -158,14 +158,14 @@ async function measureServer(
     const accessToken = await mintAccessToken(server.origin, seeded);
     for (const scenario of warmUp) {
       process.stderr.write(`  ${scenario.id}: ${scenario.title} (warm-up, not reported)\n`);
-      await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
+      await runLoad(await scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
     }
     for (const scenario of scenarios) {
       const compared = comparedWith(scenario.target).flatMap((id) => references.get(id) ?? []);
       const before: LoadResult[] = [];
       for (const reference of compared) before.push(await reference.measure(`before ${scenario.id}`));
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
-      const result = await runLoad(scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
+      const result = await runLoad(await scenario.build(server.origin, seeded, accessToken), { ...load, serverCpuSeconds: server.cpuSeconds });
       // After the scenario in the reverse order, so each comparison's two runs sit symmetrically around it.
       const after: LoadResult[] = [];
       for (const [i, reference] of [...compared.entries()].reverse()) after[i] = await reference.measure(`after ${scenario.id}`);
@@ -204,7 +204,7 @@ async function measurePaired(emptyDb: Seeded, bigDb: Seeded, bigScenarios: Scena
     const run = async (which: "empty" | "big", scenario: Scenario) => {
       const app = which === "empty" ? empty : big;
       const seeded = which === "empty" ? emptyDb : bigDb;
-      const result = await runLoad(scenario.build(app.server.origin, seeded, tokens[which]), { ...load, serverCpuSeconds: app.server.cpuSeconds });
+      const result = await runLoad(await scenario.build(app.server.origin, seeded, tokens[which]), { ...load, serverCpuSeconds: app.server.cpuSeconds });
       // A server that died shows as a row of connection errors; say so, with its last words.
       if (!app.server.alive()) {
         notes.push(`${scenario.id}: the ${app.info.name} server exited during the run`);

@@ -1,13 +1,15 @@
 // The benchmark scenarios: what each one sends, which database it runs against, and the issue's target for it.
 import type { LoadScenario } from "./load.ts";
 import type { Seeded } from "./seed.ts";
+import { createDpopSigner, issuerOf } from "./dpop.ts";
 
 export interface Scenario {
   id: string;
   title: string;
   database: "empty" | "big";
   target?: Target;
-  build(origin: string, seeded: Seeded, accessToken: string): LoadScenario;
+  /** May be async: a DPoP scenario first reads the server's issuer and obtains a DPoP-bound token. */
+  build(origin: string, seeded: Seeded, accessToken: string): LoadScenario | Promise<LoadScenario>;
 }
 
 /** What a row is held to: a ratio to the ceiling, a p99, a base row (big database), a reference server. */
@@ -87,6 +89,36 @@ function refreshRotation(origin: string, seeded: Seeded): LoadScenario {
   };
 }
 
+/** Client credentials with a fresh DPoP proof per request: issuance plus a signature check and a replay record. */
+async function dpopClientCredentials(origin: string, seeded: Seeded): Promise<LoadScenario> {
+  const htu = `${await issuerOf(origin)}/oauth/token`;
+  const signer = createDpopSigner();
+  return {
+    ...clientCredentials(origin, seeded),
+    nextHeaders: () => ({ dpop: signer.proof("POST", htu) }),
+    verifyBody: (body) => body.includes('"token_type":"DPoP"'),
+  };
+}
+
+/** total_count with a DPoP-bound token and a fresh proof carrying its hash per request. */
+async function dpopGraphql(origin: string, seeded: Seeded, query: string): Promise<LoadScenario> {
+  const issuer = await issuerOf(origin);
+  const signer = createDpopSigner();
+  const issue = clientCredentials(origin, seeded);
+  const response = await fetch(origin + issue.path, {
+    method: "POST",
+    headers: { ...issue.headers, dpop: signer.proof("POST", `${issuer}/oauth/token`) },
+    body: issue.body,
+  });
+  const { access_token: token } = await response.json() as { access_token?: string };
+  if (!response.ok || typeof token !== "string") throw new Error(`DPoP token request failed with ${response.status}`);
+  return {
+    ...graphql(origin, token, query),
+    headers: { ...JSON_HEADERS, authorization: `DPoP ${token}` },
+    nextHeaders: () => ({ dpop: signer.proof("POST", `${issuer}/graphql`, token) }),
+  };
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     id: "health", title: "0 GET /healthz (app overhead)", database: "empty",
@@ -115,6 +147,14 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "introspect", title: "5 introspection by a resource server", database: "empty",
     target: { peers: ["peer-oidc-provider-introspect"] },
     build: (origin, seeded, token) => introspection(origin, seeded, token),
+  },
+  {
+    id: "token-dpop", title: "1d client_credentials token with a DPoP proof", database: "empty",
+    build: (origin, seeded) => dpopClientCredentials(origin, seeded),
+  },
+  {
+    id: "count-dpop", title: "2d graphql fields.total_count with a DPoP token", database: "empty",
+    build: (origin, seeded) => dpopGraphql(origin, seeded, COUNT_QUERY),
   },
   {
     id: "token-big", title: "1 token, 1M tokens/100k fields", database: "big", target: { relativeTo: "token" },

@@ -13,9 +13,9 @@ import { enableStatements, formatStatements, readStatements, resetStatements, ST
 
 /**
  * The scenarios this comparison runs: one write path, two read paths (a resource server's introspection and
- * total_count), the write path with the most locking.
+ * total_count), the write path with the most locking, and token issuance and total_count with DPoP proofs.
  */
-export const STORE_SCENARIOS = ["token", "count", "introspect", "refresh"] as const;
+export const STORE_SCENARIOS = ["token", "count", "introspect", "refresh", "token-dpop", "count-dpop"] as const;
 
 /** One setup measured: a store and how many instances share it. */
 export interface StoreSetup {
@@ -139,7 +139,8 @@ async function measureSetup(
       servers.push(await startServer({
         args: options.serverArgs(setup.database),
         nodeFlags: options.nodeFlags,
-        env: { FIELDGATE_DEMO: "false", FIELDGATE_METRICS_TOKEN: METRICS_TOKEN },
+        // One issuer for every instance, as behind one load balancer: DPoP proofs name it, whichever instance serves.
+        env: { FIELDGATE_DEMO: "false", FIELDGATE_METRICS_TOKEN: METRICS_TOKEN, FIELDGATE_BASE_URL: "http://localhost:8080" },
         readyPath: "/healthz",
         logFile: join(options.work, `${label}-${i + 1}.log`),
         timeoutMs: 30_000,
@@ -157,13 +158,13 @@ async function measureSetup(
     const health = SCENARIOS.find((s) => s.id === "health")!;
     const accessToken = await mintAccessToken(origins[0]!, seeded);
     process.stderr.write("  health (warm-up, not reported)\n");
-    await runLoad(health.build(origins[0]!, seeded, accessToken), load);
+    await runLoad(await health.build(origins[0]!, seeded, accessToken), load);
     const rows: StoreRow[] = [];
     for (const scenario of scenarios) {
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
       const counted = postgres && options.statements === true;
       if (counted) await resetStatements(setup.database);
-      const result = await runLoad(scenario.build(origins[0]!, seeded, accessToken), load);
+      const result = await runLoad(await scenario.build(origins[0]!, seeded, accessToken), load);
       if (counted) statements.push(...formatStatements(`${scenario.id} on ${label}`, await readStatements(setup.database)));
       rows.push({ ...result, scenario: scenario.id, title: scenario.title, store: setup.store, instances: setup.instances });
       const dead = servers.find((s) => !s.alive());
@@ -212,7 +213,7 @@ async function measureReferences(
         databaseCpuSeconds: () => databaseCpu(cluster),
       };
       const scenario = SCENARIOS.find((s) => s.id === ref.scenario)!;
-      const built = ref.kind === "count" ? bearer.build(server.origin, seeded) : scenario.build(server.origin, seeded, "");
+      const built = ref.kind === "count" ? await bearer.build(server.origin, seeded) : await scenario.build(server.origin, seeded, "");
       const result = await runLoad(built, load);
       rows.push({ ...result, scenario: `ref-${ref.kind}`, title: ref.title, store: "postgres", instances: 1 });
       if (!server.alive()) throw new Error(`the ${ref.kind} reference exited:\n${server.logTail()}`);

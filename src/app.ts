@@ -17,6 +17,7 @@ import { requestUrl } from "./http/host.ts";
 import { createResponders, standardTextResponse } from "./http/respond.ts";
 import { isHttpError } from "./http/errors.ts";
 import { isOAuthError, temporarilyUnavailable } from "./oauth/errors.ts";
+import { createDpopNonces } from "./oauth/dpop_nonce.ts";
 import { createDrain } from "./app/drain.ts";
 import { createFinisher } from "./app/finish.ts";
 import { answerFor } from "./app/head.ts";
@@ -109,11 +110,13 @@ function answerFailure(error: unknown, { deps, faults, surface, ctx }: FailureSi
 
 /** Builds the application from its collaborators; nothing here listens on a socket or starts a timer. */
 export function createApp(options: AppOptions): App {
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? cryptoRandom;
   const deps: Deps = {
     config: options.config,
     store: options.store,
-    clock: options.clock ?? systemClock,
-    random: options.random ?? cryptoRandom,
+    clock,
+    random,
     log: options.log ? sheltered(options.log) : jsonLog,
     digest: options.digest ?? sha256Hex,
     hmac: options.hmac ?? hmacSha256Base64Url,
@@ -130,6 +133,7 @@ export function createApp(options: AppOptions): App {
     demo: options.config.demo ? options.demo : undefined,
     selfFetch: (request) => fetch(request),
     version: options.version ?? "unknown",
+    dpopNonces: createDpopNonces({ store: options.store, clock, random, config: options.config }),
   };
   const faults: StorageFaults = {};
   const router = createRouteTable(deps, faults);

@@ -121,6 +121,16 @@ export interface Config {
   /** Failed client authentications or sign-ins tolerated per key inside the window before 429. */
   throttleMaxFailures: number;
   throttleWindowSeconds: number;
+  /**
+   * Seconds a DPoP proof's `iat` may lie before or after the server's clock (RFC 9449 §11.1,
+   * FIELDGATE_DPOP_WINDOW): a proof is accepted once within it, and its replay record is kept that long.
+   */
+  dpopWindowSeconds: number;
+  /**
+   * Demand server nonces in DPoP proofs (RFC 9449 §8, FIELDGATE_DPOP_NONCE): proofs can then not be made ahead of
+   * time. A nonce changes every dpopWindowSeconds and is accepted for one more step.
+   */
+  dpopNonce: boolean;
   graphql: GraphqlLimits;
 }
 
@@ -268,6 +278,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     trustProxy: flag(env, "FIELDGATE_TRUST_PROXY", false),
     throttleMaxFailures: integer(env, "FIELDGATE_THROTTLE_MAX_FAILURES", 10, 1, 10_000),
     throttleWindowSeconds: integer(env, "FIELDGATE_THROTTLE_WINDOW", 60, 1, 86_400),
+    dpopWindowSeconds: integer(env, "FIELDGATE_DPOP_WINDOW", 60, 5, 600),
+    dpopNonce: flag(env, "FIELDGATE_DPOP_NONCE", false),
     graphql: Object.freeze({
       maxDepth: integer(env, "FIELDGATE_GRAPHQL_MAX_DEPTH", 10, 2, 100),
       maxCost: integer(env, "FIELDGATE_GRAPHQL_MAX_COST", 5_000, 10, 1_000_000),

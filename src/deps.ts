@@ -200,6 +200,19 @@ export interface Deps {
   selfFetch: (request: Request) => Promise<Response>;
   /** The fieldgate release serving (package.json's version), or "unknown" when the embedder did not say. */
   version: string;
+  /** Server DPoP nonces (oauth/dpop_nonce.ts), keyed once per app; consulted only when Config.dpopNonce is on. */
+  dpopNonces: DpopNonces;
+}
+
+/** Server-provided DPoP nonces (RFC 9449 §8): `current()` to hand out, `check()` for a proof's. */
+export interface DpopNonces {
+  /** The nonce of the current time step. */
+  current(): Promise<string>;
+  /**
+   * Nothing when `nonce` is one this or another instance handed out recently enough.
+   * @throws OAuthError use_dpop_nonce (400) carrying a current nonce in DPoP-Nonce when it is missing, stale or forged
+   */
+  check(nonce: unknown): Promise<void>;
 }
 
 /** Real clock: wall time. */

@@ -7,7 +7,7 @@ import { GLOBAL_FLAGS, optionalFlag, parseArgs } from "./args.ts";
 import { addClient } from "./commands/add_client.ts";
 import { addUser } from "./commands/add_user.ts";
 import { backup } from "./commands/backup.ts";
-import { disableClient, enableClient } from "./commands/client_state.ts";
+import { allowBearer, disableClient, enableClient, requireDpop } from "./commands/client_state.ts";
 import { importDoorkeeper } from "./commands/import_doorkeeper.ts";
 import { importFields } from "./commands/import_fields.ts";
 import { listAudit } from "./commands/list_audit.ts";
@@ -40,7 +40,7 @@ import { messageOf } from "./text.ts";
 /** Every command, like the route table: the first one or two words of argv pick one. */
 export const COMMANDS: readonly Command[] = [
   serve, addUser, listUsers, disableUser, enableUser, setPassword, deleteUser, joinOrganization, leaveOrganization,
-  addClient, listClients, showClient, disableClient, enableClient, deleteClient, rotateSecret, setRedirectUri,
+  addClient, listClients, showClient, disableClient, enableClient, requireDpop, allowBearer, deleteClient, rotateSecret, setRedirectUri,
   importFields, importDoorkeeper, purge, listAudit, backup, migrate, copyStore,
 ];
 

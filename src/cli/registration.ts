@@ -27,6 +27,7 @@ export function describeClient(client: Client, integrationUsername?: string): Re
     scope: client.scope,
     integration_user: integrationUsername ?? null,
     disabled: client.disabled,
+    require_dpop: client.requireDpop,
     created_at: client.createdAt,
     secret_rotated_at: client.secretRotatedAt,
   };

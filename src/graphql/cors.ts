@@ -2,9 +2,10 @@
 import type { Config } from "../config.ts";
 
 const ALLOWED_METHODS = "GET, POST, OPTIONS";
-// X-Request-Id: a caller may send its own for log correlation (docs/operations.md#logs), browsers included.
-const ALLOWED_HEADERS = "authorization, content-type, accept, x-request-id";
-const EXPOSED_HEADERS = "www-authenticate, x-request-id";
+// X-Request-Id: a caller may send its own for log correlation (docs/operations.md#logs), browsers included. DPoP
+// carries a browser client's proof, and DPoP-Nonce tells it the nonce to use (RFC 9449 §7, §9).
+const ALLOWED_HEADERS = "authorization, content-type, accept, x-request-id, dpop";
+const EXPOSED_HEADERS = "www-authenticate, x-request-id, dpop-nonce";
 
 /**
  * Headers every /graphql response carries whatever the request, the router's 405 included: Vary: Origin when CORS

@@ -32,6 +32,7 @@ export type AuditEventName =
   | "membership_removed"
   | "password_changed"
   | "redirect_uri_changed"
+  | "client_dpop_changed"
   | "throttled";
 
 export interface AuditFacts {

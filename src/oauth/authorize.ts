@@ -34,6 +34,7 @@ export async function issueCode(
     redirectUri: request.redirectUri,
     scope: request.scope,
     codeChallenge: request.codeChallenge ?? null,
+    dpopJkt: request.dpopJkt ?? null,
     issuedAt,
     expiresAt: issuedAt + deps.config.codeTtlSeconds,
   }, { sessionHash: approver.sessionHash, clientId: request.client.clientId, now: issuedAt, consent });
@@ -67,6 +68,7 @@ export function requestFields(request: AuthorizeRequest): Record<string, string 
     state: request.state,
     code_challenge: request.codeChallenge,
     code_challenge_method: request.codeChallenge === undefined ? undefined : "S256",
+    dpop_jkt: request.dpopJkt,
   };
 }
 

@@ -10,6 +10,8 @@ export interface AuthorizeRequest {
   scope: string;
   state: string | undefined;
   codeChallenge: string | undefined;
+  /** The DPoP key thumbprint the code is bound to (RFC 9449 §10); undefined when the request named none. */
+  dpopJkt: string | undefined;
 }
 
 /** Either a request to act on, or an error to send back to the (now trusted) redirect URI. */
@@ -26,6 +28,7 @@ export interface RawParams {
 
 // RFC 7636 §4.2: S256 of a verifier, base64url without padding, is always 43 characters.
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+const JKT = /^[A-Za-z0-9_-]{43}$/;
 const MAX_STATE_LENGTH = 1_024;
 // RFC 6749 Appendix A.5: state = 1*VSCHAR, VSCHAR = %x20-7E.
 const VSCHARS = /^[\x20-\x7e]*$/;
@@ -111,7 +114,7 @@ function sameScopes(requested: string, registered: string): boolean {
 
 /** The first problem of a request whose client is trusted, or undefined. */
 function problem(deps: Deps, params: RawParams, client: Client): OAuthError | undefined {
-  for (const name of ["response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method"]) {
+  for (const name of ["response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method", "dpop_jkt"]) {
     if (params.repeated(name)) return invalidRequest(`Parameter ${name} is repeated`);
   }
   const responseType = params.get("response_type");
@@ -128,6 +131,9 @@ function problem(deps: Deps, params: RawParams, client: Client): OAuthError | un
   if (!sameScopes(scope, client.scope)) return invalidScope("The scope does not match the registered scope");
   const badState = stateProblem(params.get("state") ?? "");
   if (badState) return invalidRequest(badState);
+  // RFC 9449 §10: a base64url SHA-256 JWK thumbprint (RFC 7638), 43 characters.
+  const jkt = params.get("dpop_jkt");
+  if (jkt !== undefined && !JKT.test(jkt)) return invalidRequest("dpop_jkt is not a base64url SHA-256 JWK thumbprint");
   const challenge = params.get("code_challenge");
   const method = params.get("code_challenge_method");
   if (challenge === undefined) {
@@ -162,11 +168,20 @@ export async function validateAuthorizeRequest(deps: Deps, params: RawParams): P
   if (found) return { ok: false, redirect: errorRedirectUrl(deps, redirectUri, found, state) };
   return {
     ok: true,
-    request: { client, redirectUri, scope: client.scope, state, codeChallenge: params.get("code_challenge") },
+    request: {
+      client,
+      redirectUri,
+      scope: client.scope,
+      state,
+      codeChallenge: params.get("code_challenge"),
+      dpopJkt: params.get("dpop_jkt"),
+    },
   };
 }
 
 /** The exact request a consent form approves, as the string its CSRF token is bound to. */
 export function canonicalRequest(request: AuthorizeRequest): string {
-  return JSON.stringify([request.client.clientId, request.redirectUri, request.scope, request.state ?? "", request.codeChallenge ?? ""]);
+  const fields = [request.client.clientId, request.redirectUri, request.scope, request.state ?? "", request.codeChallenge ?? ""];
+  // Appended only when present, so a form issued for a request without it stays valid across an upgrade.
+  return JSON.stringify(request.dpopJkt === undefined ? fields : [...fields, request.dpopJkt]);
 }

@@ -1,6 +1,6 @@
 // OAuthError: the one error type domain code throws; each surface renders it in one place.
 
-/** Error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1 and RFC 7009 §2.2.1, plus 429. */
+/** Error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1 and RFC 9449 §12.2, plus 429. */
 export type OAuthErrorCode =
   | "invalid_request"
   | "invalid_client"
@@ -15,7 +15,9 @@ export type OAuthErrorCode =
   | "unsupported_token_type"
   | "temporarily_unavailable"
   | "server_error"
-  | "too_many_requests";
+  | "too_many_requests"
+  | "invalid_dpop_proof"
+  | "use_dpop_nonce";
 
 const STATUS: Record<OAuthErrorCode, number> = {
   invalid_request: 400,
@@ -32,6 +34,8 @@ const STATUS: Record<OAuthErrorCode, number> = {
   temporarily_unavailable: 503,
   server_error: 500,
   too_many_requests: 429,
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
 };
 
 export interface OAuthErrorOptions {
@@ -81,3 +85,5 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
   new OAuthError("too_many_requests", "Too many failed attempts, try again later", {
     headers: { "retry-after": String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   });
+/** A DPoP proof that is missing, malformed, replayed or not for this request (RFC 9449 §4.3); 401 at a resource. */
+export const invalidDpopProof = (msg: string, o?: OAuthErrorOptions) => new OAuthError("invalid_dpop_proof", msg, o);

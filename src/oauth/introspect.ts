@@ -57,9 +57,11 @@ export function introspectionOf(token: TokenDetails): Record<string, unknown> {
     client_id: token.clientPublicId,
     username: token.username,
     // A refresh token is not a bearer credential for resource servers; saying so keeps them from accepting it.
-    token_type: token.kind === "access" ? "Bearer" : "refresh_token",
+    token_type: token.kind === "refresh" ? "refresh_token" : token.dpopJkt === null ? "Bearer" : "DPoP",
     exp: token.expiresAt,
     iat: token.issuedAt,
     sub: subjectOf(token),
+    // RFC 9449 §6.2: a resource server must then demand a proof by this key.
+    ...(token.dpopJkt === null ? {} : { cnf: { jkt: token.dpopJkt } }),
   };
 }

@@ -3,6 +3,7 @@ import type { Deps } from "../deps.ts";
 import { KNOWN_SCOPES } from "../config.ts";
 import type { Handler } from "../http/router.ts";
 import { GRANT_TYPES } from "./token.ts";
+import { DPOP_ALGORITHMS } from "./dpop.ts";
 
 const AUTH_METHODS = ["client_secret_post", "client_secret_basic"];
 
@@ -23,6 +24,7 @@ export function authorizationServerMetadata(baseUrl: string): Record<string, unk
     introspection_endpoint_auth_methods_supported: AUTH_METHODS,
     code_challenge_methods_supported: ["S256"],
     authorization_response_iss_parameter_supported: true,
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
   };
 }
 

@@ -127,7 +127,14 @@ export async function createUser(
 /** Registers a client with a fresh id and secret; only the secret's SHA-256 is stored, the secret is returned once. */
 export async function createClient(
   store: Store,
-  input: { name: string; grantType: ClientGrantType | null; redirectUris: readonly string[]; scope: string; integrationUserId: number | null },
+  input: {
+    name: string;
+    grantType: ClientGrantType | null;
+    redirectUris: readonly string[];
+    scope: string;
+    integrationUserId: number | null;
+    requireDpop?: boolean;
+  },
   options: { random: Random; now: number },
 ): Promise<{ client: Client; clientSecret: string }> {
   const clientSecret = randomToken(options.random, "clientSecret");

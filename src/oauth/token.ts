@@ -2,12 +2,11 @@
 import type { Deps, Responders } from "../deps.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
 import type { Handler } from "../http/router.ts";
-import type { Params } from "../http/body.ts";
 import { readParams } from "../http/body.ts";
-import type { TokenClient } from "../store/clients.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
-import { invalidRequest, unsupportedGrantType } from "./errors.ts";
-import type { GrantResult, MintedTokens } from "./issue_tokens.ts";
+import { invalidDpopProof, invalidRequest, unsupportedGrantType } from "./errors.ts";
+import type { GrantRequest, GrantResult, MintedTokens } from "./issue_tokens.ts";
+import { spendDpopProof } from "./dpop_check.ts";
 import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
 import { exchangeRefreshToken } from "./grants/refresh_token.ts";
 import { issueClientCredentials } from "./grants/client_credentials.ts";
@@ -24,7 +23,7 @@ const TOKEN_PARAMS = [
   "scope",
 ] as const;
 
-type Grant = (deps: Deps, options: { client: TokenClient; params: Params; ip: string }) => Promise<GrantResult>;
+type Grant = (deps: Deps, options: GrantRequest) => Promise<GrantResult>;
 
 /** Supported grants; a Map so a grant_type like "constructor" cannot reach an object prototype. */
 const GRANTS = new Map<string, Grant>([
@@ -50,7 +49,10 @@ export function tokenEndpoint(deps: Deps): Handler {
       );
     }
     const client = await authenticateClient(deps, request, { params, ctx });
-    const result = await grant(deps, { client, params, ip: ctx.clientIp });
+    // RFC 9449 §5: a proof binds the access token to its key; a client that sends none gets a Bearer token.
+    const dpopJkt = await spendDpopProof(deps, request, { path: "/oauth/token" });
+    if (dpopJkt === undefined && client.requireDpop) throw invalidDpopProof("This client must send a DPoP proof");
+    const result = await grant(deps, { client, params, ip: ctx.clientIp, dpopJkt });
     return tokenResponse(deps.respond, result.minted, result.scope);
   };
 }
@@ -62,7 +64,7 @@ export function tokenEndpoint(deps: Deps): Handler {
 function tokenResponse(respond: Responders, minted: MintedTokens, scope: string): Response {
   const body: Record<string, string | number> = {
     access_token: minted.accessToken,
-    token_type: "Bearer",
+    token_type: minted.dpopJkt === undefined ? "Bearer" : "DPoP",
     expires_in: ACCESS_TOKEN_TTL_SECONDS[minted.grantType],
   };
   if (minted.refreshToken !== undefined) body.refresh_token = minted.refreshToken;

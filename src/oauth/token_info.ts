@@ -17,6 +17,8 @@ export function tokenInfoEndpoint(deps: Deps): Handler {
       expires_in: token.expiresAt - nowSeconds(deps.clock),
       application: { uid: token.clientPublicId },
       created_at: token.issuedAt,
+      // Not in Doorkeeper's shape, so only for a bound token: a Bearer token's answer stays byte for byte the same.
+      ...(token.dpopJkt === null ? {} : { token_type: "DPoP", cnf: { jkt: token.dpopJkt } }),
     });
   };
 }

@@ -22,7 +22,7 @@ import {
  * client, ?3 (the address's) for an unknown one. One statement, so one snapshot and one read transaction.
  */
 const CLIENT_AND_GATE = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
-  c.integration_user_id, c.disabled, c.resource_server, u.disabled = 0 AS user_enabled, g.window_end, g.failures
+  c.integration_user_id, c.disabled, c.resource_server, c.require_dpop, u.disabled = 0 AS user_enabled, g.window_end, g.failures
   FROM (SELECT ?1 AS client_id) p
   LEFT JOIN clients c ON c.client_id = p.client_id
   LEFT JOIN users u ON u.id = c.integration_user_id

@@ -27,6 +27,8 @@ export interface Client {
   disabled: boolean;
   createdAt: number;
   secretRotatedAt: number | null;
+  /** Token requests must carry a DPoP proof (RFC 9449 §5.2, dpop_bound_access_tokens). */
+  requireDpop: boolean;
 }
 
 /**
@@ -37,6 +39,7 @@ export interface Client {
 export type TokenClient = Pick<
   Client,
   "id" | "clientId" | "secretHash" | "grantType" | "redirectUri" | "redirectUris" | "scope" | "integrationUserId" | "disabled"
+  | "requireDpop"
 > & {
   /** True only when the integration user exists and is not disabled; false for clients without one. */
   integrationUserEnabled: boolean;
@@ -63,7 +66,11 @@ export function grantColumns(c: Pick<NewClient, "grantType" | "redirectUris">): 
 }
 
 /** A client to register: its attributes without the row id and the flags and times the store sets. */
-export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRotatedAt" | "redirectUri"> & { now: number };
+export type NewClient = Omit<Client, "id" | "disabled" | "createdAt" | "secretRotatedAt" | "redirectUri" | "requireDpop"> & {
+  now: number;
+  /** False unless given. */
+  requireDpop?: boolean;
+};
 
 // The redirect_uri column holds the registered URIs joined by this: registration refuses a URI the URL standard
 // would rewrite, and it rewrites every raw newline, so no URI can contain it.
@@ -102,6 +109,8 @@ export interface ClientStore {
    * only; any other client's URI changes when an operator runs `clients set-redirect-uri` for its owner.
    */
   replaceRedirectUri(clientId: string, redirectUri: string): Promise<readonly string[] | undefined>;
+  /** Makes a client's token requests need a DPoP proof, or not; the updated client, or undefined when unknown. */
+  setRequireDpop(clientId: string, required: boolean): Promise<Client | undefined>;
   /** Disables (or re-enables) a client; a disabled client's tokens stop being accepted. */
   setDisabled(clientId: string, disabled: boolean): Promise<Client | undefined>;
   /**
@@ -131,6 +140,7 @@ export function toClient(row: MappedRow): Client {
     disabled: row.disabled === 1,
     createdAt: Number(row.created_at),
     secretRotatedAt: row.secret_rotated_at === null ? null : Number(row.secret_rotated_at),
+    requireDpop: row.require_dpop === 1,
   };
 }
 
@@ -145,6 +155,7 @@ export function toTokenClient(row: MappedRow): TokenClient {
     scope: String(row.scope),
     integrationUserId: row.integration_user_id === null ? null : Number(row.integration_user_id),
     disabled: row.disabled === 1,
+    requireDpop: row.require_dpop === 1,
     integrationUserEnabled: row.user_enabled === 1,
   };
 }
@@ -175,10 +186,12 @@ export function createClientStore(db: Db): ClientStore {
         // One statement, so two registrations racing for the same integration user cannot both win. In a
         // transaction: see Db.transaction on RETURNING.
         row = db.transaction(() => db.prepare(`INSERT INTO clients
-          (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at, resource_server)
-          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?
+          (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at, resource_server,
+            require_dpop)
+          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
           WHERE ?7 IS NULL OR NOT EXISTS (SELECT 1 FROM clients WHERE integration_user_id = ?7) RETURNING *`)
-          .get(c.clientId, c.secretHash, c.name, grantType, redirectUri, c.scope, c.integrationUserId, c.now, resourceServer) as Row | undefined);
+          .get(c.clientId, c.secretHash, c.name, grantType, redirectUri, c.scope, c.integrationUserId, c.now, resourceServer,
+            c.requireDpop ? 1 : 0) as Row | undefined);
       } catch (error) {
         rethrowConflict(error, "client_id already exists");
       }
@@ -232,6 +245,12 @@ export function createClientStore(db: Db): ClientStore {
         db.prepare("DELETE FROM clients WHERE id = ?").run(id);
         return { client: toClient(row), tokensRevoked, consentsRemoved };
       });
+    },
+    async setRequireDpop(clientId, required) {
+      const row = db.transaction(() =>
+        db.prepare("UPDATE clients SET require_dpop = ? WHERE client_id = ? RETURNING *").get(required ? 1 : 0, clientId) as Row | undefined
+      );
+      return row && toClient(row);
     },
     async setDisabled(clientId, disabled) {
       const row = db.transaction(() =>

@@ -17,10 +17,16 @@ export interface AuthorizationCode {
   issuedAt: number;
   expiresAt: number;
   usedAt: number | null;
+  /** The key thumbprint the request named in dpop_jkt (RFC 9449 §10), which the exchange must prove; null if none. */
+  dpopJkt: string | null;
 }
 
 /** A code to store: its digest plus the approved request; the method is always S256 when a challenge is set. */
-export type NewAuthorizationCode = Omit<AuthorizationCode, "id" | "codeChallengeMethod" | "usedAt"> & { codeHash: string };
+export type NewAuthorizationCode = Omit<AuthorizationCode, "id" | "codeChallengeMethod" | "usedAt" | "dpopJkt"> & {
+  codeHash: string;
+  /** Null unless given. */
+  dpopJkt?: string | null;
+};
 
 export type ConsumeResult =
   | { status: "ok"; code: AuthorizationCode }
@@ -52,6 +58,7 @@ export function toCode(row: MappedRow): AuthorizationCode {
     issuedAt: Number(row.issued_at),
     expiresAt: Number(row.expires_at),
     usedAt: row.used_at === null ? null : Number(row.used_at),
+    dpopJkt: typeof row.dpop_jkt === "string" ? row.dpop_jkt : null,
   };
 }
 
@@ -105,7 +112,7 @@ export function createCodeStore(db: Db): CodeStore {
           .run(c.familyId, c.clientId, c.userId, c.scope, c.issuedAt);
         db.prepare(
           `INSERT INTO authorization_codes (code_hash, family_id, client_id, user_id, redirect_uri, scope,
-          code_challenge, code_challenge_method, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          code_challenge, code_challenge_method, issued_at, expires_at, dpop_jkt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
           .run(
             c.codeHash,
@@ -118,6 +125,7 @@ export function createCodeStore(db: Db): CodeStore {
             c.codeChallenge === null ? null : "S256",
             c.issuedAt,
             c.expiresAt,
+            c.dpopJkt ?? null,
           );
         return true;
       });

@@ -361,4 +361,32 @@ CREATE TABLE doorkeeper_imports (
     sql: `ALTER TABLE clients ADD COLUMN resource_server INTEGER NOT NULL DEFAULT 0 CHECK (resource_server = 0 OR
   (resource_server = 1 AND grant_type = 'authorization_code' AND redirect_uri = '' AND integration_user_id IS NULL));`,
   },
+  {
+    // DPoP proofs seen (RFC 9449 §11.1): a proof is accepted once, across every instance on the database. Keyed by
+    // a digest of the key thumbprint and jti; a row is useless once the proof's iat window is over, and purge deletes
+    // it then.
+    name: "dpop proofs seen",
+    sql: `
+CREATE TABLE dpop_proofs (
+  key_hash TEXT PRIMARY KEY,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX dpop_proofs_by_expiry ON dpop_proofs(expires_at);
+`,
+  },
+  {
+    // The RFC 7638 thumbprint of the key a DPoP-bound access token is bound to (RFC 9449 §6); NULL for a Bearer token.
+    name: "dpop bound tokens",
+    sql: "ALTER TABLE tokens ADD COLUMN dpop_jkt TEXT;",
+  },
+  {
+    // A client whose token requests must carry a DPoP proof (RFC 9449 §5.2, dpop_bound_access_tokens).
+    name: "clients requiring dpop",
+    sql: "ALTER TABLE clients ADD COLUMN require_dpop INTEGER NOT NULL DEFAULT 0;",
+  },
+  {
+    // The key an authorization request named in dpop_jkt (RFC 9449 §10): the code's exchange must prove it.
+    name: "dpop bound codes",
+    sql: "ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT;",
+  },
 ];

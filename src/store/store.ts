@@ -26,6 +26,8 @@ export interface PurgeCounts {
   families: number;
   auditEvents: number;
   demoStates: number;
+  /** DPoP proofs seen, whose iat window is over: kept no longer, as no proof they guard can be accepted again. */
+  dpopProofs: number;
 }
 
 /** How long purge keeps rows past their time; Config has both fields, so a caller may pass its config. */
@@ -168,6 +170,7 @@ function createStore(db: Db): SqliteStore {
         ),
         auditEvents: Number(db.prepare("DELETE FROM audit_events WHERE at < ?").run(auditCutoff).changes),
         demoStates: Number(db.prepare("DELETE FROM demo_states WHERE expires_at < ?").run(cutoff).changes),
+        dpopProofs: Number(db.prepare("DELETE FROM dpop_proofs WHERE expires_at < ?").run(now).changes),
       }));
     },
     maintenance: {

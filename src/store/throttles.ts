@@ -72,6 +72,12 @@ export interface ThrottleStore {
    * are checked than the limit allows, and none waits for another.
    */
   authenticateClient(attempt: ClientAttempt, times: CounterTimes): Promise<ClientCheck>;
+  /**
+   * Records a DPoP proof (`keyHash`: a digest naming its key and jti) as seen until `expiresAt`; false when it was
+   * already recorded, by any instance. One insert-if-absent, so of two parallel uses exactly one passes (RFC 9449
+   * §11.1). Store.purge deletes the records whose time is over.
+   */
+  rememberProof(keyHash: string, expiresAt: number): Promise<boolean>;
   /** Counters whose key starts with `prefix`, whether or not their window has ended. */
   count(prefix: string): Promise<number>;
   /** Deletes the counters whose window has ended by `now`; how many. */
@@ -218,6 +224,12 @@ export function createThrottleStore(db: Db): Omit<ThrottleStore, "authenticateCl
             WHERE key = ?1`).run(key, reset ? 1 : 0, forgive ? 1 : 0);
         }
       });
+    },
+    rememberProof(keyHash, expiresAt) {
+      return db.transactionBatched(() =>
+        db.prepare("INSERT INTO dpop_proofs (key_hash, expires_at) VALUES (?, ?) ON CONFLICT (key_hash) DO NOTHING")
+          .run(keyHash, expiresAt).changes === 1
+      );
     },
     async count(prefix) {
       const row = db.prepare("SELECT COUNT(*) AS n FROM throttle_counters WHERE substr(key, 1, length(?1)) = ?1").get(prefix);

@@ -18,6 +18,8 @@ export interface TokenRecord {
   expiresAt: number;
   revokedAt: number | null;
   rotatedAt: number | null;
+  /** RFC 7638 thumbprint of the key a DPoP-bound access token is bound to (RFC 9449 §6); null for a Bearer token. */
+  dpopJkt: string | null;
 }
 
 /** A token joined with what introspection, token info and bearer checks need to know about it. */
@@ -38,6 +40,8 @@ export interface NewToken {
   scope: string;
   issuedAt: number;
   expiresAt: number;
+  /** The DPoP key thumbprint an access token is bound to; absent for a Bearer token. */
+  dpopJkt?: string;
 }
 
 /** Whom new tokens belong to, and the refresh token they replace (rotation) if any. */
@@ -67,6 +71,7 @@ export function toRecord(row: MappedRow): TokenRecord {
     expiresAt: Number(row.expires_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     rotatedAt: row.rotated_at === null ? null : Number(row.rotated_at),
+    dpopJkt: typeof row.dpop_jkt === "string" ? row.dpop_jkt : null,
   };
 }
 
@@ -85,10 +90,10 @@ export function toDetails(row: MappedRow): TokenDetails {
 /** Every issuing operation stores its tokens together with the audit row of the issuance, in its transaction. */
 export function insertIssued(db: Db, owner: TokenOwner, tokens: readonly NewToken[], audit?: NewAuditEvent): void {
   const insert = db.prepare(`INSERT INTO tokens (token_hash, kind, grant_type, family_id, client_id, user_id, scope,
-    issued_at, expires_at, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    issued_at, expires_at, parent_id, dpop_jkt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   for (const t of tokens) {
     insert.run(t.tokenHash, t.kind, t.grantType, owner.familyId, owner.clientId, owner.userId, t.scope, t.issuedAt,
-      t.expiresAt, owner.parentId);
+      t.expiresAt, owner.parentId, t.dpopJkt ?? null);
   }
   if (audit) insertAuditRow(db, audit);
 }

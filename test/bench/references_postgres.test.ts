@@ -15,6 +15,7 @@ const SEEDED: Seeded = {
   path: "unused",
   ccClient: { clientId: "cc", clientSecret: "cc-secret" },
   authClient: { clientId: "app", clientSecret: "app-secret", redirectUri: "http://127.0.0.1/cb" },
+  resourceServer: { clientId: "rs", clientSecret: "rs-secret" },
   user: { username: "u", password: "p" },
   refreshTokens: ["refresh-one", "refresh-two"],
   timings: {},

@@ -60,6 +60,7 @@ const ROWS: Row[] = [
   { name: "clients add --resource-server with --scope", args: ["clients", "add", "--name", "n", "--resource-server", "--scope", "fields:read"], message: /--scope does not apply/ },
   { name: "clients add --resource-server with --redirect-uri", args: ["clients", "add", "--name", "n", "--resource-server", "--redirect-uri", "https://a.example/cb"], message: /--redirect-uri does not apply/ },
   { name: "clients add --resource-server with --integration-user", args: ["clients", "add", "--name", "n", "--resource-server", "--integration-user", "robot"], message: /--integration-user does not apply/ },
+  { name: "clients add --resource-server with --require-dpop", args: ["clients", "add", "--name", "n", "--resource-server", "--require-dpop"], message: /--require-dpop does not apply/ },
   { name: "clients add --resource-server=yes", args: ["clients", "add", "--name", "n", "--resource-server=yes"], message: /takes no value/ },
   { name: "clients add with an unknown scope", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb", "--scope", "nope:nope"], message: /unknown scope/ },
   { name: "clients add with one unknown scope among known ones", args: ["clients", "add", "--name", "n", "--grant", "authorization_code", "--redirect-uri", "https://a.example/cb", "--scope", "fields:read fields:write"], message: /fields:write/ },

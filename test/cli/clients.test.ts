@@ -291,3 +291,21 @@ for (const row of [
     assert.equal(h.snapshot(), "absent");
   });
 }
+
+test("clients add --require-dpop registers a client whose token requests need a proof; require-dpop and allow-bearer change it, list and show say so", async () => {
+  const h = cliHarness();
+  const added = await h.json(["clients", "add", "--name", "spa", "--grant", "authorization_code", "--redirect-uri",
+    "https://a.example/cb", "--scope", "fields:read", "--require-dpop"]);
+  assert.equal(added.require_dpop, true);
+  const id = String(added.client_id);
+  assert.match((await h.run(["clients", "list"])).stdout, /dpop=required/);
+  assert.deepEqual(await h.json(["clients", "allow-bearer", id]), { client_id: id, require_dpop: false });
+  assert.equal((await h.json(["clients", "show", id])).require_dpop, false);
+  assert.doesNotMatch((await h.run(["clients", "list"])).stdout, /dpop=required/);
+  assert.deepEqual(await h.json(["clients", "require-dpop", id]), { client_id: id, require_dpop: true });
+  assert.equal((await h.json(["clients", "show", id])).require_dpop, true);
+  assert.deepEqual(h.query("SELECT detail FROM audit_events WHERE event = 'client_dpop_changed' ORDER BY id").map((r) => r.detail), [
+    '{"require_dpop":false}', '{"require_dpop":true}',
+  ]);
+  assert.equal((await h.run(["clients", "require-dpop", "no-such-client"])).code, 2);
+});

@@ -80,3 +80,13 @@ test("clients set-redirect-uri refuses a resource server with exit 1 and changes
   assert.match(result.stderr, /resource_server client: it has no redirect URI/);
   assert.equal(h.snapshot(), before);
 });
+
+test("clients require-dpop refuses a resource server, which obtains no token, and changes nothing", async () => {
+  const h = cliHarness();
+  const rs = await addResourceServer(h);
+  const before = h.snapshot();
+  const result = await h.run(["clients", "require-dpop", String(rs.client_id)]);
+  assert.notEqual(result.code, 0);
+  assert.match(result.stderr, /is a resource server: it obtains no token/);
+  assert.equal(h.snapshot(), before);
+});

@@ -72,7 +72,7 @@ test("purge reports what it deleted past the retention window; audit events are 
   await store.audit.insert({ at: now, event: "fresh", clientId: null, userId: null, ip: null, detail: null });
   await store.close();
   const out = await h.json(["purge"]);
-  assert.deepEqual(Object.keys(out).sort(), ["auditEvents", "codes", "demoStates", "families", "sessions", "tokens"]);
+  assert.deepEqual(Object.keys(out).sort(), ["auditEvents", "codes", "demoStates", "dpopProofs", "families", "sessions", "tokens"]);
   assert.equal(out.auditEvents, 1);
   assert.deepEqual(h.query("SELECT event FROM audit_events ORDER BY at").map((r) => r.event), ["month_old", "fresh"]);
   const text = (await h.run(["purge"], { env: { FIELDGATE_AUDIT_RETENTION: String(7 * 86_400) } })).stdout;
@@ -176,6 +176,8 @@ const ON_EXISTING_DATABASE: Record<string, (h: ReturnType<typeof cliHarness>) =>
   "clients show": () => ({ args: ["clients", "show", "abc"] }),
   "clients disable": () => ({ args: ["clients", "disable", "abc"] }),
   "clients enable": () => ({ args: ["clients", "enable", "abc"] }),
+  "clients require-dpop": () => ({ args: ["clients", "require-dpop", "abc"] }),
+  "clients allow-bearer": () => ({ args: ["clients", "allow-bearer", "abc"] }),
   "clients delete": () => ({ args: ["clients", "delete", "abc"] }),
   "clients rotate-secret": () => ({ args: ["clients", "rotate-secret", "abc"] }),
   "clients set-redirect-uri": () => ({ args: ["clients", "set-redirect-uri", "abc", "https://a.example/cb"] }),

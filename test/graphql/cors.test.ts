@@ -30,6 +30,8 @@ test("a configured origin gets a preflight answer and CORS headers without crede
   assert.match(pre.headers.get("access-control-allow-headers") ?? "", /authorization/);
   // A browser client may send its own X-Request-Id to correlate with the server's log.
   assert.match(pre.headers.get("access-control-allow-headers") ?? "", /(^|, )x-request-id(,|$)/);
+  // A browser DPoP client sends its proof in a DPoP header (RFC 9449 §7).
+  assert.match(pre.headers.get("access-control-allow-headers") ?? "", /(^|, )dpop(,|$)/);
   assert.equal(pre.headers.get("access-control-allow-credentials"), null);
   assert.match(pre.headers.get("vary") ?? "", /Origin/);
   const res = await t.app.fetch(graphqlRequest(acmeToken, { query: "{ __typename }" }, { origin: ORIGIN }));
@@ -43,6 +45,8 @@ test("a refused request still carries CORS headers so the browser can read the 4
   assert.equal(res.status, 401);
   assert.equal(res.headers.get("access-control-allow-origin"), ORIGIN);
   assert.match(res.headers.get("access-control-expose-headers") ?? "", /www-authenticate/);
+  // A browser DPoP client must read the nonce the server asks for (RFC 9449 §9).
+  assert.match(res.headers.get("access-control-expose-headers") ?? "", /(^|, )dpop-nonce(,|$)/);
 });
 
 test("an origin not on the list gets no CORS headers", async () => {

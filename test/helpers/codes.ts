@@ -21,7 +21,7 @@ export interface IssuedCode {
 export async function issueCode(
   t: TestApp,
   client: SeededClient,
-  options: { userId?: number; redirectUri?: string; scope?: string; verifier?: string; ttl?: number } = {},
+  options: { userId?: number; redirectUri?: string; scope?: string; verifier?: string; ttl?: number; dpopJkt?: string } = {},
 ): Promise<IssuedCode> {
   const userId = options.userId ?? (await t.seed.user()).id;
   const code = randomToken(cryptoRandom, "authorizationCode");
@@ -36,6 +36,7 @@ export async function issueCode(
     redirectUri,
     scope: options.scope ?? client.client.scope,
     codeChallenge: options.verifier === undefined ? null : await sha256Base64Url(options.verifier),
+    dpopJkt: options.dpopJkt ?? null,
     issuedAt: now,
     expiresAt: now + (options.ttl ?? t.config.codeTtlSeconds),
   });

@@ -18,6 +18,8 @@ test("metadata publishes the RFC 8414 document with the configured issuer", asyn
   assert.deepEqual(body.response_types_supported, ["code"]);
   assert.deepEqual(body.code_challenge_methods_supported, ["S256"]);
   assert.deepEqual(body.scopes_supported, ["fields:read"]);
+  // RFC 9449 §5.1: the proof algorithms the server accepts.
+  assert.deepEqual(body.dpop_signing_alg_values_supported, ["ES256", "EdDSA", "Ed25519"]);
   for (
     const key of [
       "token_endpoint_auth_methods_supported",

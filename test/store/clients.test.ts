@@ -24,6 +24,7 @@ rowsTest("clients insert and find by public and internal id", async (store, rows
   assert.deepEqual(client, {
     id: client.id, clientId: "web", secretHash: "h1", name: "Web", grantType: "authorization_code", redirectUri: "https://c.example/cb",
     redirectUris: ["https://c.example/cb"], scope: "fields:read", integrationUserId: null, disabled: false, createdAt: 10, secretRotatedAt: null,
+    requireDpop: false,
   });
   await assert.rejects(store.clients.insert(web), StoreConflictError);
   assert.equal(await store.clients.findByClientId("nope"), undefined);
@@ -195,4 +196,20 @@ test("the schema refuses a resource-server row that names a redirect URI or an i
     assert.throws(() => insert.run(`bad-${grant}`, grant, uri), CHECK_VIOLATION);
   }
   db.close();
+});
+
+rowsTest("clients: require_dpop is set at registration or later, and client authentication reads it", async (store) => {
+  const client = await store.clients.insert({ ...web, requireDpop: true });
+  assert.equal(client.requireDpop, true);
+  const times = { now: 100, windowSeconds: 60 };
+  const attempt = { clientId: "web", digest: "h1", keys: { registered: { key: "c:web", limit: 5 }, unknown: undefined } };
+  const authenticated = async () => {
+    const check = await store.throttles.authenticateClient(attempt, times);
+    return check.outcome === "authenticated" ? check.client.requireDpop : undefined;
+  };
+  assert.equal(await authenticated(), true);
+  assert.equal((await store.clients.setRequireDpop("web", false))?.requireDpop, false);
+  assert.equal(await authenticated(), false);
+  assert.equal((await store.clients.findByClientId("web"))?.requireDpop, false);
+  assert.equal(await store.clients.setRequireDpop("nope", true), undefined);
 });

@@ -30,7 +30,7 @@ rowsTest("codes.issue stores only the digest and opens a grant family", async (s
   assert.deepEqual(result.code, {
     id: result.code.id, familyId: "family-1", clientId: client.id, userId, redirectUri: "https://web.example/cb",
     scope: "fields:read", codeChallenge: "c".repeat(43), codeChallengeMethod: "S256", issuedAt: NOW, expiresAt: NOW + 600,
-    usedAt: NOW + 1,
+    usedAt: NOW + 1, dpopJkt: null,
   });
   // The family is open: tokens may be issued into it.
   assert.equal(await store.tokens.issue({ clientId: client.id, userId, familyId: "family-1", tokens: [] }), "issued");
@@ -117,4 +117,16 @@ rowsTest("codes.issue with a remembered consent stores the code only while that 
   // A given consent replaces the remembered one.
   assert.equal(await issueWithBasis(store, { clientId: client.id, userId, scope: "fields:write" }, { ...basis, consent: "given" }), true);
   assert.equal(await rows.consentScope(userId, client.id), "fields:write");
+});
+
+rowsTest("codes keep the DPoP key thumbprint the authorization request bound them to (RFC 9449 §10)", async (store, rows) => {
+  const client = await webClient(store);
+  const userId = await rows.user();
+  const codeHash = randomHash();
+  await store.codes.issue({
+    codeHash, familyId: "family-j", clientId: client.id, userId, redirectUri: "https://web.example/cb", scope: "fields:read",
+    codeChallenge: null, dpopJkt: "j".repeat(43), issuedAt: NOW, expiresAt: NOW + 600,
+  });
+  const result = await consume(store, codeHash, NOW + 1, client.id);
+  assert.equal(result.status === "refused" && result.code.dpopJkt, "j".repeat(43));
 });

@@ -51,7 +51,7 @@ storeTest("purge with the default settings keeps audit events past FIELDGATE_RET
   await store.sessions.insert({ sessionHash: "s".repeat(64), userId: user.id, createdAt: now - 9 * day, expiresAt: now - 8 * day });
   await store.sessions.insert({ sessionHash: "t".repeat(64), userId: user.id, createdAt: now - 9 * day, expiresAt: now - 6 * day });
   const counts = await store.purge(now, config);
-  assert.deepEqual(counts, { codes: 0, tokens: 0, sessions: 1, families: 0, auditEvents: 1, demoStates: 0 });
+  assert.deepEqual(counts, { codes: 0, tokens: 0, sessions: 1, families: 0, auditEvents: 1, demoStates: 0, dpopProofs: 0 });
   assert.deepEqual((await store.audit.list({})).map((e) => e.event), ["month_old"]);
 });
 

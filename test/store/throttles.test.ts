@@ -127,3 +127,16 @@ storeTest("throttle counters: a key holding a NUL or a lone surrogate (whatever 
   await store.throttles.release(odd.map(({ key }) => ({ key, reset: true })));
   assert.equal(await store.throttles.retryAfter(odd, at(0)), 0);
 });
+
+storeTest("dpop proofs: a proof is remembered once, parallel uses let exactly one through, and purge drops it after its time", async (store) => {
+  assert.equal(await store.throttles.rememberProof("p1", 100), true);
+  assert.equal(await store.throttles.rememberProof("p1", 100), false, "the same proof again");
+  assert.equal(await store.throttles.rememberProof("p2", 100), true, "another proof");
+  const parallel = await Promise.all(Array.from({ length: 8 }, () => store.throttles.rememberProof("p3", 100)));
+  assert.equal(parallel.filter(Boolean).length, 1);
+  const counts = await store.purge(100, { retentionSeconds: 3_600, auditRetentionSeconds: 3_600 });
+  assert.equal(counts.dpopProofs, 0, "still inside its window at its last second");
+  assert.equal((await store.purge(101, { retentionSeconds: 3_600, auditRetentionSeconds: 3_600 })).dpopProofs, 3,
+    "no retention: a proof past its window is refused by its iat anyway");
+  assert.equal(await store.throttles.rememberProof("p1", 200), true);
+});

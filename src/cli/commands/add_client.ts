@@ -8,7 +8,7 @@ import type { ClientGrantType } from "../../store/clients.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 
 /** The flags that describe a grant, none of which a resource server takes. */
-const GRANT_FLAGS = ["grant", "scope", "redirect-uri", "integration-user"] as const;
+const GRANT_FLAGS = ["grant", "scope", "redirect-uri", "integration-user", "require-dpop"] as const;
 
 function checkArgs(args: ParsedArgs): void {
   const name = requireFlag(args, "name");
@@ -67,6 +67,7 @@ export const addClient: Command = {
       type: "boolean",
       description: "an API that introspects any token (RFC 7662); takes no --grant or --scope and obtains no token",
     },
+    "require-dpop": { type: "boolean", description: "token requests must carry a DPoP proof (RFC 9449); tokens are always DPoP-bound" },
   },
   validate: checkArgs,
   async run({ args, deps, io, store, now }) {
@@ -86,11 +87,14 @@ export const addClient: Command = {
       redirectUris: grantType === "authorization_code" ? repeatedFlag(args, "redirect-uri") : [],
       scope: grantType === null ? "" : validateScope(requireFlag(args, "scope")),
       integrationUserId,
+      requireDpop: args.flags["require-dpop"] === true,
     }, { random: deps.random, now });
     await auditChange({ store, deps, io }, "client_created", {
       clientId: client.clientId,
       userId: integrationUserId,
-      detail: client.grantType === null ? { resource_server: true } : { grant_type: client.grantType, scope: client.scope },
+      detail: client.grantType === null
+        ? { resource_server: true }
+        : { grant_type: client.grantType, scope: client.scope, ...(client.requireDpop ? { require_dpop: true } : {}) },
     });
     const registered = client.grantType === null
       ? `resource server "${client.name}"`

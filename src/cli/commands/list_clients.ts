@@ -24,7 +24,8 @@ export const listClients: Command = {
   async run({ store }) {
     const clients = await Promise.all((await store.clients.list()).map((c) => describe(store, c)));
     const lines = clients.map((c) =>
-      `${c.client_id}  ${c.resource_server ? "resource_server" : c.grant_type}  ${c.name}${c.disabled ? " (disabled)" : ""}  scope=${c.scope}`
+      `${c.client_id}  ${c.resource_server ? "resource_server" : c.grant_type}  ${c.name}${c.disabled ? " (disabled)" : ""}  scope=${c.scope}` +
+      (c.require_dpop ? "  dpop=required" : "")
     );
     return { json: { clients }, text: clients.length ? lines.join("\n") + "\n" : "No clients.\n" };
   },

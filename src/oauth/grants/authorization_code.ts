@@ -8,8 +8,8 @@ import type { ExchangeFacts, IssuePlan } from "../../store/tokens.ts";
 import { sha256Base64Url } from "../../crypto/hash.ts";
 import { constantTimeEqual } from "../../crypto/compare.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
-import { invalidGrant, invalidRequest, type OAuthError, unauthorizedClient } from "../errors.ts";
-import { type GrantResult, mintTokens } from "../issue_tokens.ts";
+import { invalidDpopProof, invalidGrant, invalidRequest, type OAuthError, unauthorizedClient } from "../errors.ts";
+import { type GrantRequest, type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { clientAuthenticationWithdrawn } from "../client_auth.ts";
 
 // RFC 7636 §4.1: code-verifier = 43*128unreserved.
@@ -46,6 +46,8 @@ interface Presented {
   redirectUri: string;
   verifierHash: string | undefined;
   now: number;
+  /** Thumbprint of the key of the request's DPoP proof. */
+  dpopJkt: string | undefined;
 }
 
 /** The first rule a consumed code breaks (RFC 6749 §4.1.3), or undefined when tokens may be issued. */
@@ -56,14 +58,17 @@ function codeError(code: AuthorizationCode, facts: ExchangeFacts, p: Presented):
     return invalidGrant("redirect_uri does not match the authorization request");
   }
   if (facts.userDisabled) return invalidGrant("The user who approved this code is disabled");
+  // RFC 9449 §10: a code the request bound with dpop_jkt is exchanged only with a proof by that key.
+  if (code.dpopJkt !== null && code.dpopJkt !== p.dpopJkt) {
+    return invalidDpopProof("The authorization request bound this code to another DPoP key (dpop_jkt)");
+  }
   return pkceError(code, p.verifierHash);
 }
 
 /** Checks the client's grant and the request's shape (RFC 6749 §4.1.3, RFC 7636 §4.5) before any code is touched. */
 async function readPresented(
   deps: Deps,
-  client: TokenClient,
-  params: Params,
+  { client, params, dpopJkt }: GrantRequest,
 ): Promise<{ codeValue: string; presented: Presented }> {
   if (client.grantType !== "authorization_code") {
     throw unauthorizedClient("This client is not registered for the authorization_code grant");
@@ -79,6 +84,7 @@ async function readPresented(
     client,
     redirectUri,
     now,
+    dpopJkt,
     verifierHash: verifier === undefined ? undefined : await sha256Base64Url(verifier, deps.digest),
   };
   return { codeValue, presented };
@@ -92,10 +98,10 @@ async function readPresented(
  */
 export async function exchangeAuthorizationCode(
   deps: Deps,
-  options: { client: TokenClient; params: Params; ip: string },
+  options: GrantRequest,
 ): Promise<GrantResult> {
-  const { client, params, ip } = options;
-  const { codeValue, presented } = await readPresented(deps, client, params);
+  const { client, ip, dpopJkt } = options;
+  const { codeValue, presented } = await readPresented(deps, options);
   const { now } = presented;
   // Minted up front (digests are async) so the store can insert them in the consuming transaction.
   const minted = await mintTokens(deps, {
@@ -103,6 +109,7 @@ export async function exchangeAuthorizationCode(
     scope: "",
     now,
     withRefresh: true,
+    dpopJkt,
   });
   const codeHash = await deps.digest(codeValue);
   const result = await deps.store.tokens.exchangeCode<CodePlan, OAuthError>(codeHash, client, now, (code, facts) => {

@@ -1,11 +1,9 @@
 // grant_type=client_credentials (RFC 6749 §4.4): an access token acting as the client's integration user.
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
-import type { Params } from "../../http/body.ts";
-import type { TokenClient } from "../../store/clients.ts";
 import { announceAudit, auditRow } from "../audit.ts";
 import { invalidGrant, unauthorizedClient } from "../errors.ts";
-import { type GrantResult, mintTokens } from "../issue_tokens.ts";
+import { type GrantRequest, type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
 import { clientAuthenticationWithdrawn } from "../client_auth.ts";
 
@@ -16,9 +14,9 @@ import { clientAuthenticationWithdrawn } from "../client_auth.ts";
  */
 export async function issueClientCredentials(
   deps: Deps,
-  options: { client: TokenClient; params: Params; ip: string },
+  options: GrantRequest,
 ): Promise<GrantResult> {
-  const { client, params, ip } = options;
+  const { client, params, ip, dpopJkt } = options;
   if (client.grantType !== "client_credentials" || client.integrationUserId === null) {
     throw unauthorizedClient("This client is not registered for the client_credentials grant");
   }
@@ -27,7 +25,7 @@ export async function issueClientCredentials(
   if (!client.integrationUserEnabled) throw invalidGrant("The client's integration user is disabled");
   const userId = client.integrationUserId;
   const now = nowSeconds(deps.clock);
-  const minted = await mintTokens(deps, { grantType: "client_credentials", scope, now, withRefresh: false });
+  const minted = await mintTokens(deps, { grantType: "client_credentials", scope, now, withRefresh: false, dpopJkt });
   const facts = { clientId: client.clientId, userId, ip, detail: { grant_type: "client_credentials", scope } };
   const outcome = await deps.store.tokens.issue({
     clientId: client.id,

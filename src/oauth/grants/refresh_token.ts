@@ -1,12 +1,11 @@
 // grant_type=refresh_token (RFC 6749 §6): rotation, reuse detection (RFC 9700 §4.14.2) and an optional grace period.
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
-import type { Params } from "../../http/body.ts";
 import { isRegisteredRedirectUri, type TokenClient } from "../../store/clients.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
 import { clientAuthenticationWithdrawn } from "../client_auth.ts";
-import { type GrantResult, mintTokens } from "../issue_tokens.ts";
+import { type GrantRequest, type GrantResult, mintTokens } from "../issue_tokens.ts";
 import { narrowScope } from "../scope.ts";
 import { tokenKey } from "../token_keys.ts";
 
@@ -27,11 +26,11 @@ function checkRedirectUri(deps: Deps, client: TokenClient, redirectUri: string |
 /** Mints the new pair and rotates in one store transaction; the scope is fixed once the presented token is known. */
 async function rotate(
   deps: Deps,
-  options: { client: TokenClient; refreshHash: string; requested: string | undefined; now: number; ip: string },
+  options: { client: TokenClient; refreshHash: string; requested: string | undefined; now: number; ip: string; dpopJkt: string | undefined },
 ) {
-  const { client, refreshHash, requested, now, ip } = options;
+  const { client, refreshHash, requested, now, ip, dpopJkt } = options;
   // Minted before the transaction because digests are async.
-  const minted = await mintTokens(deps, { grantType: "refresh_token", scope: "", now, withRefresh: true });
+  const minted = await mintTokens(deps, { grantType: "refresh_token", scope: "", now, withRefresh: true, dpopJkt });
   const result = await deps.store.tokens.rotateRefresh({
     refreshHash,
     client,
@@ -64,9 +63,9 @@ async function rotate(
  */
 export async function exchangeRefreshToken(
   deps: Deps,
-  options: { client: TokenClient; params: Params; ip: string },
+  options: GrantRequest,
 ): Promise<GrantResult> {
-  const { client, params, ip } = options;
+  const { client, params, ip, dpopJkt } = options;
   if (client.grantType !== "authorization_code") {
     throw unauthorizedClient("This client is not registered for the refresh_token grant");
   }
@@ -75,7 +74,7 @@ export async function exchangeRefreshToken(
   checkRedirectUri(deps, client, params.redirect_uri);
   const now = nowSeconds(deps.clock);
   const refreshHash = await tokenKey(deps, presentedToken);
-  const { result, minted } = await rotate(deps, { client, refreshHash, requested: params.scope, now, ip });
+  const { result, minted } = await rotate(deps, { client, refreshHash, requested: params.scope, now, ip, dpopJkt });
   switch (result.status) {
     case "reused": {
       const { userId, familyId } = result.presented;

@@ -15,13 +15,13 @@ import { rethrowConflict, StoreConflictError } from "../errors.ts";
  * integration user; a missing one reads as not enabled (NULL).
  */
 export const TOKEN_CLIENT_SQL = `SELECT c.id, c.client_id, c.secret_hash, c.grant_type, c.redirect_uri, c.scope,
-  c.integration_user_id, c.disabled, c.resource_server, (u.disabled = 0)::integer AS user_enabled
+  c.integration_user_id, c.disabled, c.resource_server, c.require_dpop, (u.disabled = 0)::integer AS user_enabled
   FROM clients c LEFT JOIN users u ON u.id = c.integration_user_id WHERE c.client_id = $1`;
 
 // A second statement after the user's row lock, so it sees a registration that committed while this one waited.
 const INSERT_SQL = `INSERT INTO clients
-  (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at, resource_server)
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
+  (client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at, resource_server, require_dpop)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
   WHERE $7::bigint IS NULL OR NOT EXISTS (SELECT 1 FROM clients WHERE integration_user_id = $7) RETURNING *`;
 
 // The counts read the rows as they were before the delete cascaded through them.
@@ -43,7 +43,7 @@ export function createPgClientStore(pg: PgClient): ClientStore {
           // The integration user's row lock orders two registrations racing for it: the second then finds the first.
           if (c.integrationUserId !== null) await tx.query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE", [c.integrationUserId]);
           const [inserted] = await tx.query(INSERT_SQL, [c.clientId, c.secretHash, c.name, grantType, redirectUri, c.scope,
-            c.integrationUserId, c.now, resourceServer]);
+            c.integrationUserId, c.now, resourceServer, c.requireDpop ? 1 : 0]);
           return inserted;
         });
       } catch (error) {
@@ -87,6 +87,10 @@ export function createPgClientStore(pg: PgClient): ClientStore {
           AND resource_server = 0 FOR UPDATE) old
         WHERE c.id = old.id RETURNING old.redirect_uri AS previous`, [clientId, redirectUri]);
       return row && redirectUrisOf(row.previous);
+    },
+    async setRequireDpop(clientId, required) {
+      const row = await one("UPDATE clients SET require_dpop = $1 WHERE client_id = $2 RETURNING *", [required ? 1 : 0, clientId]);
+      return row && toClient(row);
     },
     async setDisabled(clientId, disabled) {
       const row = await one("UPDATE clients SET disabled = $1 WHERE client_id = $2 RETURNING *", [disabled ? 1 : 0, clientId]);

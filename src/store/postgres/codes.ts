@@ -16,8 +16,8 @@ const ISSUE = `WITH basis AS (SELECT $11::text IS NULL OR (
   family AS (INSERT INTO grant_families (id, client_id, user_id, scope, created_at)
     SELECT $2, $3, $4, $6, $9 WHERE (SELECT holds FROM basis) RETURNING id),
   code AS (INSERT INTO authorization_codes (code_hash, family_id, client_id, user_id, redirect_uri, scope,
-      code_challenge, code_challenge_method, issued_at, expires_at)
-    SELECT $1, id, $3, $4, $5, $6, $7, $8, $9, $10 FROM family)
+      code_challenge, code_challenge_method, issued_at, expires_at, dpop_jkt)
+    SELECT $1, id, $3, $4, $5, $6, $7, $8, $9, $10, $15 FROM family)
   SELECT holds FROM basis`;
 
 export function createPgCodeStore(pg: PgClient): CodeStore {
@@ -25,7 +25,7 @@ export function createPgCodeStore(pg: PgClient): CodeStore {
     async issue(c, basis) {
       const [row] = await pg.query(ISSUE, [c.codeHash, c.familyId, c.clientId, c.userId, c.redirectUri, c.scope,
         c.codeChallenge, c.codeChallenge === null ? null : "S256", c.issuedAt, c.expiresAt,
-        basis?.sessionHash ?? null, basis?.clientId ?? null, basis?.now ?? null, basis?.consent ?? null]);
+        basis?.sessionHash ?? null, basis?.clientId ?? null, basis?.now ?? null, basis?.consent ?? null, c.dpopJkt ?? null]);
       return row?.holds === true;
     },
   };

@@ -27,9 +27,10 @@ export const COPIED_TABLES = [
  * Tables the target fills itself. field_counts follows the fields rows through PostgreSQL's triggers as they go in,
  * so it comes out exact for the rows copied; copying it as well would count every field twice. schema_migrations
  * was written by the target's own migration. throttle_counters holds failure counts for the current window only,
- * which the move (a stop and a start) ends anyway.
+ * which the move (a stop and a start) ends anyway; dpop_proofs likewise the DPoP proofs of the current window, whose
+ * replay the move's stop outlasts unless it takes under FIELDGATE_DPOP_WINDOW.
  */
-const FILLED_BY_TARGET: readonly string[] = ["field_counts", "schema_migrations", "throttle_counters"];
+const FILLED_BY_TARGET: readonly string[] = ["field_counts", "schema_migrations", "throttle_counters", "dpop_proofs"];
 
 /** Rows per INSERT at most; fewer when they would pass the parameter or byte bound (a boundary can be 400 KB). */
 const BATCH_ROWS = 500;

@@ -270,6 +270,19 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   ADD CONSTRAINT clients_resource_server_check CHECK (resource_server = 0 OR
     (resource_server = 1 AND grant_type = 'authorization_code' AND redirect_uri = '' AND integration_user_id IS NULL));`,
   },
+  // Unlogged for the throttle counters' reason: rows live for one iat window, and a crash that empties the table
+  // reopens at most that window to replays. See the SQLite step of the same name.
+  {
+    name: "dpop proofs seen",
+    sql: `CREATE UNLOGGED TABLE dpop_proofs (
+  key_hash text PRIMARY KEY,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX dpop_proofs_by_expiry ON dpop_proofs(expires_at);`,
+  },
+  { name: "dpop bound tokens", sql: "ALTER TABLE tokens ADD COLUMN dpop_jkt text;" },
+  { name: "clients requiring dpop", sql: "ALTER TABLE clients ADD COLUMN require_dpop integer NOT NULL DEFAULT 0;" },
+  { name: "dpop bound codes", sql: "ALTER TABLE authorization_codes ADD COLUMN dpop_jkt text;" },
 ];
 
 /** What one migration run did: the steps it applied (often none) and the version the database is now at. */

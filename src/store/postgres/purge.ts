@@ -29,6 +29,8 @@ const BATCHES: ReadonlyArray<[keyof PurgeCounts, string]> = [
   ["auditEvents", "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)"],
   ["demoStates", `DELETE FROM demo_states WHERE key_hash IN (SELECT key_hash FROM demo_states WHERE expires_at < $1
     LIMIT $2 FOR UPDATE SKIP LOCKED)`],
+  ["dpopProofs", `DELETE FROM dpop_proofs WHERE key_hash IN (SELECT key_hash FROM dpop_proofs WHERE expires_at < $1
+    LIMIT $2 FOR UPDATE SKIP LOCKED)`],
 ];
 
 /**
@@ -46,10 +48,11 @@ export async function purgePostgres(
   { retentionSeconds, auditRetentionSeconds }: Retention,
   { batchRows = PURGE_BATCH_ROWS }: { batchRows?: number } = {},
 ): Promise<PurgeCounts> {
-  const counts: PurgeCounts = { codes: 0, tokens: 0, sessions: 0, families: 0, auditEvents: 0, demoStates: 0 };
+  const counts: PurgeCounts = { codes: 0, tokens: 0, sessions: 0, families: 0, auditEvents: 0, demoStates: 0, dpopProofs: 0 };
   for (const [table, text] of BATCHES) {
-    // The audit trail outlives the credentials it describes: it is reviewed weeks later.
-    const cutoff = now - (table === "auditEvents" ? auditRetentionSeconds : retentionSeconds);
+    // The audit trail outlives the credentials it describes: it is reviewed weeks later. A seen DPoP proof is useless
+    // once its window is over.
+    const cutoff = now - (table === "auditEvents" ? auditRetentionSeconds : table === "dpopProofs" ? 0 : retentionSeconds);
     const params: PgValue[] = text.includes("$3") ? [cutoff, batchRows, now] : [cutoff, batchRows];
     for (;;) {
       const deleted = await deleteBatch(pg, text, params);

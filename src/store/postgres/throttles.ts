@@ -209,6 +209,13 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
         return { client, outcome: "failed", lockout };
       }
     },
+    async rememberProof(keyHash, expiresAt) {
+      const rows = await pg.query(
+        "INSERT INTO dpop_proofs (key_hash, expires_at) VALUES ($1, $2) ON CONFLICT (key_hash) DO NOTHING RETURNING 1 AS added",
+        [keyHash, expiresAt],
+      );
+      return rows.length === 1;
+    },
     async count(prefix) {
       const [row] = await pg.query<{ n: number }>("SELECT count(*) AS n FROM throttle_counters WHERE starts_with(key, $1)", [
         storable([{ key: prefix }])[0]!.key,

@@ -48,6 +48,7 @@ export function tokensJson(owner: TokenOwner, tokens: readonly NewToken[]): stri
     issued_at: t.issuedAt,
     expires_at: t.expiresAt,
     parent_id: owner.parentId,
+    dpop_jkt: t.dpopJkt ?? null,
   })));
 }
 
@@ -58,9 +59,9 @@ export function auditJson(audit: NewAuditEvent | undefined): string {
   return JSON.stringify([{ at, event, client_id: clientId, user_id: userId, ip, detail: detail === null ? null : JSON.stringify(detail) }]);
 }
 
-const TOKEN_COLUMNS = "token_hash, kind, grant_type, family_id, client_id, user_id, scope, issued_at, expires_at, parent_id";
+const TOKEN_COLUMNS = "token_hash, kind, grant_type, family_id, client_id, user_id, scope, issued_at, expires_at, parent_id, dpop_jkt";
 const TOKEN_RECORD = `r(token_hash text, kind text, grant_type text, family_id text, client_id bigint, user_id bigint,
-  scope text, issued_at bigint, expires_at bigint, parent_id bigint)`;
+  scope text, issued_at bigint, expires_at bigint, parent_id bigint, dpop_jkt text)`;
 const AUDIT_COLUMNS = "at, event, client_id, user_id, ip, detail";
 const AUDIT_RECORD = "a(at bigint, event text, client_id text, user_id bigint, ip text, detail text)";
 

@@ -7,7 +7,7 @@ import type { PgClient } from "../../../src/store/postgres/connect.ts";
 
 const NOW = 100_000;
 const RETENTION = { retentionSeconds: 1_000, auditRetentionSeconds: 5_000 };
-const ZERO = { codes: 0, tokens: 0, sessions: 0, families: 0, auditEvents: 0, demoStates: 0 };
+const ZERO = { codes: 0, tokens: 0, sessions: 0, families: 0, auditEvents: 0, demoStates: 0, dpopProofs: 0 };
 
 const count = async (pg: PgClient, table: string) =>
   (await pg.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))[0]!.n;
@@ -41,6 +41,7 @@ postgresTest("purge deletes in batches until nothing past retention is left, by 
       families: 4,
       auditEvents: 5,
       demoStates: 5,
+      dpopProofs: 0,
     });
     assert.deepEqual(await pg.query("SELECT id FROM authorization_codes"), [{ id: live.codeId }]);
     assert.deepEqual((await pg.query("SELECT id FROM grant_families ORDER BY id")).map((r) => r.id), [live.familyId]);
