@@ -11,8 +11,8 @@ import {
   type GraphQLFieldConfigArgumentMap,
   type GraphQLNullableType,
 } from "graphql";
-import type { Field } from "../store/fields.ts";
-import type { Organization } from "../store/organizations.ts";
+import type { Field } from "../store/sqlite/fields.ts";
+import type { Organization } from "../store/sqlite/organizations.ts";
 import type { GraphqlContext } from "./context.ts";
 import { DateTimeScalar, JsonScalar } from "./json_scalar.ts";
 import { cursorOf, fieldConnection, resolveFieldOrganization, type FieldConnection, type FieldsArgs } from "./resolvers.ts";

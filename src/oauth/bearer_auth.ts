@@ -3,8 +3,8 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import { bearerChallenge, readBearer } from "../http/bearer.ts";
 import { insufficientScope, invalidToken } from "./errors.ts";
-import type { TokenDetails } from "../store/tokens.ts";
-import type { OrganizationIds } from "../store/fields.ts";
+import type { TokenDetails } from "../store/sqlite/tokens.ts";
+import type { OrganizationIds } from "../store/sqlite/fields.ts";
 import { tokenKey } from "./token_keys.ts";
 
 /** Who is calling: the live access token with its client and acting user. */

@@ -1,9 +1,9 @@
 // The Doorkeeper import's contract, shared by both backends: what it is given, what it answers, and the small set of
 // queries each backend runs inside the import's one transaction (the decisions over them are in import_decisions.ts).
-import type { NewAuditEvent } from "./audit.ts";
-import type { ClientGrantType } from "./clients.ts";
+import type { NewAuditEvent } from "./sqlite/audit.ts";
+import type { ClientGrantType } from "./sqlite/clients.ts";
 import { applyImportRows } from "./import_decisions.ts";
-import type { NewToken } from "./token_rows.ts";
+import type { NewToken } from "./sqlite/token_rows.ts";
 
 /**
  * Grant families made by an import start with this: only they may hold two live refresh tokens at once (a

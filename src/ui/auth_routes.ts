@@ -8,7 +8,7 @@ import { redirect } from "../http/respond.ts";
 import { hashPassword, passwordIterations, verifyPassword } from "../crypto/hash.ts";
 import { invalidRequest, tooManyRequests } from "../oauth/errors.ts";
 import { audit } from "../oauth/audit.ts";
-import { MAX_USERNAME_LENGTH, signInHash, type User } from "../store/users.ts";
+import { MAX_USERNAME_LENGTH, signInHash, type User } from "../store/sqlite/users.ts";
 import { verifyCsrf } from "./csrf.ts";
 import { createDemoStore } from "./demo_state.ts";
 import { chargeBusyRefusal, createBusyAudit, queuePlace } from "./sign_in_queue.ts";

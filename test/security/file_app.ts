@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type App } from "../../src/app.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { openStore, type Store } from "../../src/store/contract.ts";
 import { hashPassword, sha256Hex } from "../../src/crypto/hash.ts";
 import { cryptoRandom } from "../../src/deps.ts";
 import { randomId, randomToken } from "../../src/crypto/random.ts";

@@ -6,7 +6,7 @@ import { postgresTest } from "../helpers/postgres.ts";
 import { tempDb } from "../helpers/temp_db.ts";
 import type { App } from "../../src/app.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { openStore, type Store } from "../../src/store/contract.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 import { holdDerivations, type HeldDerivations } from "../helpers/held_derivations.ts";
 import { SHARED_KEY_FACTOR } from "../../src/http/throttle.ts";

@@ -1,6 +1,6 @@
 // audit_events table on PostgreSQL: security events kept for review.
-import type { Row } from "../sqlite.ts";
-import { type AuditStore, type NewAuditEvent, toEvent } from "../audit.ts";
+import type { Row } from "../sqlite/database.ts";
+import { type AuditStore, type NewAuditEvent, toEvent } from "../sqlite/audit.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 
 /** Inserts one audit row; on its own or inside a caller's transaction, so an operation and its row commit together. */

@@ -7,7 +7,7 @@ import {
   redirectUrisOf,
   toClient,
   toTokenClient,
-} from "../clients.ts";
+} from "../sqlite/clients.ts";
 import { rethrowConflict, StoreConflictError } from "../errors.ts";
 
 /**

@@ -1,6 +1,6 @@
 // consents table on PostgreSQL: which user approved which client for which scope, so consent can be remembered.
-import type { Row } from "../sqlite.ts";
-import { CONSENT_SELECT, type ConsentStore, toConsent } from "../consents.ts";
+import type { Row } from "../sqlite/database.ts";
+import { CONSENT_SELECT, type ConsentStore, toConsent } from "../sqlite/consents.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 
 /** Records (or replaces) a consent; on its own or inside a caller's transaction (a code issued on approval). */

@@ -10,7 +10,7 @@ import {
   type NewField,
   SIZED_COLUMNS,
   toField,
-} from "../fields.ts";
+} from "../sqlite/fields.ts";
 import { totalCarried } from "./bearer_totals.ts";
 
 // The filter travels as one JSON parameter ($1: organization ids, crop, season), so every statement has one fixed

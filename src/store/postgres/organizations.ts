@@ -1,6 +1,6 @@
 // organizations and memberships tables on PostgreSQL.
-import type { Row } from "../sqlite.ts";
-import { type Organization, type OrganizationStore, toOrganization } from "../organizations.ts";
+import type { Row } from "../sqlite/database.ts";
+import { type Organization, type OrganizationStore, toOrganization } from "../sqlite/organizations.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 
 const organizationOf = (row: unknown): Organization => toOrganization(row as Row);

@@ -1,6 +1,6 @@
 // sessions table on PostgreSQL: browser sign-in sessions, stored by the digest of the cookie value.
-import type { Row } from "../sqlite.ts";
-import { type NewSession, type SessionStore, toSession } from "../sessions.ts";
+import type { Row } from "../sqlite/database.ts";
+import { type NewSession, type SessionStore, toSession } from "../sqlite/sessions.ts";
 import type { PgClient } from "./connect.ts";
 
 const INSERT = "INSERT INTO sessions (session_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)";

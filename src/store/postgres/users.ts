@@ -1,5 +1,5 @@
 // users table on PostgreSQL, with the revocations an account change makes in the tables of tokens and sessions.
-import type { Row } from "../sqlite.ts";
+import type { Row } from "../sqlite/database.ts";
 import { rethrowConflict } from "../errors.ts";
 import {
   type AccessEnded,
@@ -10,7 +10,7 @@ import {
   toUser,
   type User,
   type UserStore,
-} from "../users.ts";
+} from "../sqlite/users.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 import { addPgMembershipRow, ensurePgOrganizationRow } from "./organizations.ts";
 

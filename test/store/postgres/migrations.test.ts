@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { ForeignDatabaseError, SchemaTooNewError } from "../../../src/store/errors.ts";
 import { openPostgres, type PgClient } from "../../../src/store/postgres/connect.ts";
 import { migratePostgres, PG_MIGRATIONS } from "../../../src/store/postgres/migrations.ts";
-import { openDatabase } from "../../../src/store/sqlite.ts";
+import { openDatabase } from "../../../src/store/sqlite/database.ts";
 import { postgresTest } from "../../helpers/postgres.ts";
 
 async function withClient<T>(url: string, fn: (pg: PgClient) => Promise<T>): Promise<T> {
