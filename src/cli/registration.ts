@@ -1,5 +1,5 @@
 // Registration as the CLI presents it: reading a password from stdin and showing a client.
-import type { Client } from "../store/sqlite/clients.ts";
+import type { Client } from "../store/contract.ts";
 import { MIN_PASSWORD_LENGTH, validatePassword } from "../oauth/registration.ts";
 
 /** What a terminal shows when --password-stdin reads from it (the text is not echoed). */

@@ -3,8 +3,7 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import { bearerChallenge, readBearer } from "../http/bearer.ts";
 import { insufficientScope, invalidToken } from "./errors.ts";
-import type { TokenDetails } from "../store/sqlite/tokens.ts";
-import type { OrganizationIds } from "../store/sqlite/fields.ts";
+import type { OrganizationIds, TokenDetails } from "../store/contract.ts";
 import { tokenKey } from "./token_keys.ts";
 
 /** Who is calling: the live access token with its client and acting user. */

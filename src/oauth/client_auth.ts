@@ -4,7 +4,7 @@ import { nowSeconds } from "../deps.ts";
 import type { RequestContext } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
 import { addressBucket } from "../http/throttle.ts";
-import type { TokenClient } from "../store/sqlite/clients.ts";
+import type { TokenClient } from "../store/contract.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { audit, type AuditEventName, type AuditFacts } from "./audit.ts";
 import { invalidClient, invalidRequest, type OAuthError, tooManyRequests } from "./errors.ts";

@@ -1,7 +1,7 @@
 // Minting token strings: the plaintext for the client once, digests for the store (token.ts shapes the response).
 import type { Deps } from "../deps.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
-import type { NewToken, TokenGrantType } from "../store/sqlite/tokens.ts";
+import type { NewToken, TokenGrantType } from "../store/contract.ts";
 import { mintBearerToken, tokenKey } from "./token_keys.ts";
 
 /** Freshly minted credentials: the plaintext goes to the client once, the digests to the store. */

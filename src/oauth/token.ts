@@ -4,7 +4,7 @@ import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
 import type { Handler } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
 import { readParams } from "../http/body.ts";
-import type { TokenClient } from "../store/sqlite/clients.ts";
+import type { TokenClient } from "../store/contract.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidRequest, unsupportedGrantType } from "./errors.ts";
 import type { GrantResult, MintedTokens } from "./issue_tokens.ts";

@@ -6,10 +6,7 @@
  * audit modules are in.
  */
 import type { TestContext } from "node:test";
-import type { ClientAttempt, Store } from "../../src/store/contract.ts";
-import type { Client } from "../../src/store/sqlite/clients.ts";
-import type { UserKind } from "../../src/store/sqlite/users.ts";
-import type { AuditEvent } from "../../src/store/sqlite/audit.ts";
+import type { AuditEvent, Client, ClientAttempt, Store, UserKind } from "../../src/store/contract.ts";
 import { openPostgres, type PgQueryable } from "../../src/store/postgres/connect.ts";
 import { type Backend, storeTest, type StoreTestContext } from "./stores.ts";
 

@@ -2,7 +2,8 @@
 import { checkDatabaseLocation, isPostgresUrl } from "../../config.ts";
 import { ForeignDatabaseError, SchemaTooNewError } from "../../store/errors.ts";
 import { MIGRATIONS } from "../../store/sqlite/migrations.ts";
-import { openSnapshot, type SqliteSnapshot } from "../../store/sqlite/database.ts";
+import { openSnapshot } from "../../store/sqlite/database.ts";
+import type { SqliteSnapshot } from "../../store/contract.ts";
 import { requireFlag } from "../args.ts";
 import { describeUrl, isUnreachable, poolOptions } from "../database.ts";
 import { messageOf } from "../text.ts";

@@ -2,7 +2,7 @@
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
-import type { TokenClient } from "../../store/sqlite/clients.ts";
+import type { TokenClient } from "../../store/contract.ts";
 import { announceAudit, auditRow } from "../audit.ts";
 import { invalidGrant, unauthorizedClient } from "../errors.ts";
 import { type GrantResult, mintTokens } from "../issue_tokens.ts";

@@ -2,7 +2,8 @@
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
-import { isRegisteredRedirectUri, type TokenClient } from "../../store/sqlite/clients.ts";
+import { isRegisteredRedirectUri } from "../../store/rows.ts";
+import type { TokenClient } from "../../store/contract.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
 import { clientAuthenticationWithdrawn } from "../client_auth.ts";

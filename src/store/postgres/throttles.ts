@@ -1,8 +1,9 @@
 // throttle_counters on PostgreSQL: one statement per operation on the request path; several keys lock in key order.
 import type { PgClient, PgQueryable } from "./connect.ts";
 import { TOKEN_CLIENT_SQL } from "./clients.ts";
-import { toTokenClient } from "../sqlite/clients.ts";
-import { type CounterKey, type CounterRow, type Decided, decideCharge, type ThrottleStore, toCounterRow } from "../sqlite/throttles.ts";
+import { toCounterRow, toTokenClient } from "../rows.ts";
+import type { CounterKey, CounterRow, ThrottleStore } from "../contract.ts";
+import { decideCharge, type Decided } from "../throttle_rules.ts";
 
 /** Keys travel as one JSON text parameter (cast to json for json_to_recordset): the pool binds no arrays. */
 const json = (value: unknown) => JSON.stringify(value);

@@ -7,9 +7,9 @@
 // withdrawn client) is decided in a transaction that locks the family and then the presented token FOR UPDATE, so
 // concurrent rotations of one token run one after another and each sees what the previous one committed.
 import { isRetryable, type PgClient, type PgQueryable, type PgRow } from "./connect.ts";
-import type { RotateInput, RotateResult } from "../sqlite/token_rotation.ts";
+import type { IssuePlan, RotateInput, RotateResult, TokenRecord } from "../contract.ts";
 import { isImportedFamily } from "../imports.ts";
-import { type IssuePlan, toRecord, type TokenRecord } from "../sqlite/token_rows.ts";
+import { toRecord } from "../rows.ts";
 import { auditJson, CLIENT_STILL, CLIENT_WAS, clientParams, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
   from "./token_sql.ts";
 

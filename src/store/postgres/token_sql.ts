@@ -6,9 +6,7 @@
 // statement (a fresh snapshot under READ COMMITTED) finds the tokens an issuance committed, and an issuance that
 // waited re-reads the row the revocation changed and refuses.
 import type { PgQueryable, PgValue } from "./connect.ts";
-import type { NewAuditEvent } from "../sqlite/audit.ts";
-import type { NewToken, TokenOwner } from "../sqlite/token_rows.ts";
-import type { AuthenticatedClient, Withdrawn } from "../sqlite/still_authorized.ts";
+import type { AuthenticatedClient, NewAuditEvent, NewToken, TokenOwner, Withdrawn } from "../contract.ts";
 
 const CLIENT_IS = `id = $1 AND client_id = $2 AND secret_hash = $3 AND disabled = 0 AND grant_type = $4 AND scope = $5
   AND integration_user_id IS NOT DISTINCT FROM $6::bigint`;

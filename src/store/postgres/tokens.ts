@@ -1,8 +1,7 @@
 // tokens table on PostgreSQL: issuance, the code exchange, the bearer check, revocation (rotation: token_rotation.ts).
 import type { PgClient, PgRow } from "./connect.ts";
-import { type ActiveAccess, DETAIL_COLUMNS, DETAIL_TABLES, type IssueOutcome, type RevokeResult, type TokenStore } from "../sqlite/tokens.ts";
-import { toDetails, toRecord } from "../sqlite/token_rows.ts";
-import { toCode } from "../sqlite/codes.ts";
+import type { ActiveAccess, IssueOutcome, RevokeResult, TokenStore } from "../contract.ts";
+import { DETAIL_COLUMNS, DETAIL_TABLES, toCode, toDetails, toRecord } from "../rows.ts";
 import { auditJson, CLIENT_STILL, clientParams, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
   from "./token_sql.ts";
 import { rotateRefreshPg } from "./token_rotation.ts";

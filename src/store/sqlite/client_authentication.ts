@@ -1,20 +1,10 @@
 // Client authentication on SQLite (ThrottleStore.authenticateClient): the client's row, the secret check and the
 // throttle's count decided together, synchronously, on the rows as committed.
 import type { Db, Row } from "./database.ts";
-import { type TokenClient, toTokenClient } from "./clients.ts";
-import {
-  type ClientAttempt,
-  type ClientCheck,
-  counterAt,
-  type CounterRow,
-  type CounterTimes,
-  type Decided,
-  sqliteCounters,
-  toCounterRow,
-  type ThrottleStore,
-  waitOf,
-  withFailure,
-} from "./throttles.ts";
+import type { ClientAttempt, ClientCheck, CounterRow, CounterTimes, ThrottleStore, TokenClient } from "../contract.ts";
+import { toCounterRow, toTokenClient } from "../rows.ts";
+import { counterAt, type Decided, waitOf, withFailure } from "../throttle_rules.ts";
+import { sqliteCounters } from "./throttles.ts";
 
 /**
  * One row whatever exists: the client ?1 with whether its integration user may act (LEFT JOIN: authorization_code

@@ -1,59 +1,10 @@
 // authorization_codes table (and the grant family each approval opens): issue once, consume once (the consuming
 // happens in tokens.exchangeCode, in the transaction that issues the tokens).
-import type { Db, MappedRow, Row } from "./database.ts";
-import { type CodeBasis, codeBasisHolds } from "./still_authorized.ts";
+import type { Db, Row } from "./database.ts";
+import type { CodeBasis, CodeStore, ConsumeResult, MappedRow } from "../contract.ts";
+import { codeBasisHolds } from "./still_authorized.ts";
 import { grantConsentRow } from "./consents.ts";
-
-export interface AuthorizationCode {
-  id: number;
-  familyId: string;
-  /** Internal client row id. */
-  clientId: number;
-  userId: number;
-  redirectUri: string;
-  scope: string;
-  codeChallenge: string | null;
-  codeChallengeMethod: "S256" | null;
-  issuedAt: number;
-  expiresAt: number;
-  usedAt: number | null;
-}
-
-/** A code to store: its digest plus the approved request; the method is always S256 when a challenge is set. */
-export type NewAuthorizationCode = Omit<AuthorizationCode, "id" | "codeChallengeMethod" | "usedAt"> & { codeHash: string };
-
-export type ConsumeResult =
-  | { status: "ok"; code: AuthorizationCode }
-  /** The code had been used before; its whole grant family has now been revoked (RFC 6749 §4.1.2). */
-  | { status: "reused"; code: AuthorizationCode }
-  | { status: "missing" };
-
-export interface CodeStore {
-  /**
-   * Opens a grant family for the approval and stores the code's digest, in one transaction. With a `basis`, only
-   * while it still holds (a password change, a disable or a withdrawn consent that committed while the request
-   * was in flight stops the code; still_authorized.ts), and a consent given just now is stored with the code.
-   * @returns false when the basis no longer held and nothing was stored
-   */
-  issue(code: NewAuthorizationCode, basis?: CodeBasis): Promise<boolean>;
-}
-
-/** An authorization_codes row as an AuthorizationCode; the PostgreSQL store maps its rows with it too. */
-export function toCode(row: MappedRow): AuthorizationCode {
-  return {
-    id: Number(row.id),
-    familyId: String(row.family_id),
-    clientId: Number(row.client_id),
-    userId: Number(row.user_id),
-    redirectUri: String(row.redirect_uri),
-    scope: String(row.scope),
-    codeChallenge: row.code_challenge === null ? null : String(row.code_challenge),
-    codeChallengeMethod: row.code_challenge_method === "S256" ? "S256" : null,
-    issuedAt: Number(row.issued_at),
-    expiresAt: Number(row.expires_at),
-    usedAt: row.used_at === null ? null : Number(row.used_at),
-  };
-}
+import { toCode } from "../rows.ts";
 
 /** Revokes a family and every token in it; shared by code replay, refresh reuse and user revocation. */
 export function revokeFamilyRows(db: Db, familyId: string, now: number, reason: string): number {

@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import { createGroupCommit } from "./group_commit.ts";
 import { ForeignDatabaseError, isStoreBusy, SchemaTooNewError } from "../errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
+import type { CheckpointOutcome } from "../contract.ts";
 
 // Defined in errors.ts, where the PostgreSQL migrations raise them too; re-exported for this module's callers.
 export { ForeignDatabaseError, SchemaTooNewError };
@@ -51,11 +52,6 @@ const BUSY_TIMEOUT_MS = 5_000;
 
 /** PASSIVE copies beside writers; the other modes take the write lock for their run. */
 const takesWriteLock = (sql: string): boolean => !sql.includes("(PASSIVE)");
-
-/** What a checkpoint achieved: complete when it copied every frame (for RESTART: and started the WAL over). */
-export interface CheckpointOutcome {
-  complete: boolean;
-}
 
 /** Reads the row PRAGMA wal_checkpoint answers: busy is 1 when it gave up; log frames in the WAL, checkpointed copied. */
 function outcomeOf(row: Record<string, unknown> | undefined): CheckpointOutcome {

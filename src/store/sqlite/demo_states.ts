@@ -1,25 +1,6 @@
 // demo_states table: the demo client's per-browser state, stored by the digest of the demo cookie, already sealed.
 import type { Db } from "./database.ts";
-
-export interface DemoStateRow {
-  /** SHA-256 hex of the demo cookie value. */
-  keyHash: string;
-  /** The state, sealed by the caller; the store never sees it in the clear. */
-  sealed: string;
-  expiresAt: number;
-}
-
-export interface DemoStateStore {
-  /** The sealed state saved under `keyHash`, unless it has expired. */
-  find(keyHash: string, now: number): Promise<string | undefined>;
-  /**
-   * Saves or replaces the row, then deletes all but the `keep` other rows that expire last, in one transaction:
-   * anyone can start a demo without signing in, so the table must stay bounded, as the in-memory map was.
-   */
-  save(row: DemoStateRow, options: { keep: number }): Promise<void>;
-  /** Deletes the row saved under `keyHash`, if any. */
-  delete(keyHash: string): Promise<void>;
-}
+import type { DemoStateStore } from "../contract.ts";
 
 export function createDemoStateStore(db: Db): DemoStateStore {
   return {

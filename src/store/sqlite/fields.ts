@@ -1,99 +1,8 @@
 // fields table: farm fields per organization with GeoJSON boundaries; every read is scoped to organization ids.
 import type { Db, Row } from "./database.ts";
 import { createReadCache, createReadViews, type ReadView } from "./read_cache.ts";
-
-/**
- * A field as pages and lookups return it. The boundary can be hundreds of kilobytes, so it is read only when the
- * caller passes a BoundaryBudget, and only as far as the budget goes: a query selecting only ids over nested pages
- * (4,600 rows within the GraphQL cost limit) otherwise held every boundary of every row in memory.
- */
-export interface Field {
-  id: number;
-  organizationId: number;
-  name: string;
-  areaHa: number;
-  crop: string | null;
-  season: string | null;
-  /** GeoJSON Polygon or MultiPolygon geometry as JSON text; absent when not asked for or past the budget. */
-  boundary?: string;
-  centroid: { lon: number; lat: number };
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** A field to insert: the stored attributes without the ids and timestamps the store assigns. */
-export interface NewField extends Omit<Field, "id" | "organizationId" | "createdAt" | "updatedAt" | "boundary"> {
-  boundary: string;
-}
-
-/**
- * How many bytes of boundary text a read may still take. Asked once per row in id order before its text is read:
- * a refused row and every later one of that read come back without a boundary.
- */
-export interface BoundaryBudget {
-  take(bytes: number): boolean;
-}
-
-/** A page: the fields after `afterId` in id order, at most `limit` of them. */
-export interface PageOptions {
-  afterId: number;
-  limit: number;
-}
-
-/**
- * Organization ids, ascending. The bearer check's (ActiveAccess.organizationIds) may carry `fieldTotal`, the field
- * total over exactly these ids read in the same statement (PostgreSQL's check reads it); `count` then answers an
- * unfiltered count over this very value without reading. Hand the check's value on as it is: a copy is a plain
- * array and is counted afresh.
- */
-export type OrganizationIds = readonly number[] & { readonly fieldTotal?: number };
-
-/** Which fields a query may see: always restricted to `organizationIds` (the acting user's memberships). */
-export interface FieldFilter {
-  organizationIds: OrganizationIds;
-  crop?: string;
-  season?: string;
-}
-
-export interface FieldStore {
-  /**
-   * Inserts all fields into the organization in one transaction: all or nothing. With `replace`, the organization's
-   * existing fields are deleted in the same transaction (a re-import of an updated file). Returns the counts.
-   */
-  insertMany(
-    organizationId: number,
-    fields: readonly NewField[],
-    options: { now: number; replace?: boolean },
-  ): Promise<{ inserted: number; removed: number }>;
-  /** How many fields the filter matches. */
-  count(filter: FieldFilter): Promise<number>;
-  /** Fields with id > afterId in id order, at most `limit`; with `boundaries`, their boundaries as far as it goes. */
-  page(filter: FieldFilter, options: PageOptions, boundaries?: BoundaryBudget): Promise<Field[]>;
-  /** `count` and `page` read in one snapshot, so the total and the rows describe the same moment. */
-  countAndPage(filter: FieldFilter, options: PageOptions, boundaries?: BoundaryBudget): Promise<{ total: number; rows: Field[] }>;
-  /** The field if it belongs to one of `organizationIds`; with `boundaries`, its boundary if the budget allows. */
-  findById(id: number, organizationIds: readonly number[], boundaries?: BoundaryBudget): Promise<Field | undefined>;
-}
-
-// Every column but the boundary (see Field), and with its size when boundaries are wanted: octet_length needs no
-// copy of the text into JavaScript.
-export const FIELD_COLUMNS = "id, organization_id, name, area_ha, crop, season, centroid_lon, centroid_lat, created_at, updated_at";
-export const SIZED_COLUMNS = `${FIELD_COLUMNS}, octet_length(boundary) AS boundary_bytes`;
-
-/** A row of FIELD_COLUMNS (either backend) as a Field without its boundary. */
-export function toField(row: Record<string, unknown>): Field {
-  return {
-    id: Number(row.id),
-    organizationId: Number(row.organization_id),
-    name: String(row.name),
-    areaHa: Number(row.area_ha),
-    crop: row.crop === null ? null : String(row.crop),
-    season: row.season === null ? null : String(row.season),
-    centroid: { lon: Number(row.centroid_lon), lat: Number(row.centroid_lat) },
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  };
-}
+import type { BoundaryBudget, Field, FieldFilter, FieldStore, PageOptions } from "../contract.ts";
+import { boundariesTaken, FIELD_COLUMNS, SIZED_COLUMNS, toField } from "../rows.ts";
 
 // The organization list is passed as one JSON array parameter and expanded by json_each, so the SQL text
 // stays fixed whatever the number of memberships. Each filter combination has its own fixed WHERE clause
@@ -148,16 +57,6 @@ const COUNT_CACHE = { maxEntries: 1024, maxKeyLength: 1024 };
 /** One key per filter: the organization list, crop and season, unambiguous whatever their text. */
 function countKey(filter: FieldFilter): string {
   return JSON.stringify([filter.organizationIds, filter.crop ?? null, filter.season ?? null]);
-}
-
-/**
- * How many of `rows` (SIZED_COLUMNS, in id order) get their boundary: the budget is asked row by row and not again
- * after its first refusal.
- */
-export function boundariesTaken(rows: readonly Record<string, unknown>[], budget: BoundaryBudget): number {
-  let taken = 0;
-  while (taken < rows.length && budget.take(Number(rows[taken]!.boundary_bytes))) taken++;
-  return taken;
 }
 
 /** SQLite's field store: `count` may be given the view to read under (read_cache.ts); by default the current one. */

@@ -1,7 +1,8 @@
 // The Doorkeeper import's queries on SQLite (ImportQueries), run synchronously inside one BEGIN IMMEDIATE … COMMIT.
 import type { Db, Row } from "./database.ts";
 import { insertAuditRow } from "./audit.ts";
-import { importStoreOver, type ImportClientRow, type ImportQueries, type ImportStore } from "../imports.ts";
+import { importStoreOver } from "../imports.ts";
+import type { ImportClientRow, ImportQueries, ImportStore } from "../contract.ts";
 import { addMembershipRow, ensureOrganizationRow } from "./organizations.ts";
 
 /** The import store on SQLite: the shared decisions (import_decisions.ts) over this file's queries. */

@@ -1,9 +1,5 @@
 // Ordered schema steps, applied in one transaction on open. Append only: never edit a step that has shipped.
-
-export interface Migration {
-  name: string;
-  sql: string;
-}
+import type { Migration } from "../contract.ts";
 
 // The fields table's indexes and field_counts triggers, shared by the steps that create them: "initial schema" and
 // "field counts" first, then "field ids never reused", which rebuilds the table and must recreate them exactly.

@@ -1,43 +1,7 @@
 // organizations and memberships tables.
 import type { Db, Row } from "./database.ts";
-
-export interface Organization {
-  id: number;
-  slug: string;
-  name: string;
-  createdAt: number;
-}
-
-export interface OrganizationStore {
-  findById(id: number): Promise<Organization | undefined>;
-  findBySlug(slug: string): Promise<Organization | undefined>;
-  /** Returns the organization with this slug, creating it (named `name`, default the slug) when missing. */
-  ensure(slug: string, options: { name?: string; now: number }): Promise<Organization>;
-  list(): Promise<Organization[]>;
-  /** Organizations the user belongs to, by id. */
-  listForUser(userId: number): Promise<Organization[]>;
-  /** The organizations with these ids, by id; an id without an organization is left out. */
-  listByIds(ids: readonly number[]): Promise<Organization[]>;
-  /** Ids of the organizations the user belongs to; the scoping key for every data query. */
-  idsForUser(userId: number): Promise<number[]>;
-  /** Adds (or keeps) the user's membership in the organization. */
-  addMember(organizationId: number, userId: number, options: { role?: string; now: number }): Promise<void>;
-  /**
-   * Makes the user a member of `slug`, creating the organization (named the slug) when missing, in one transaction.
-   * `joined` is false when they already were a member.
-   */
-  join(userId: number, slug: string, now: number): Promise<{ organization: Organization; joined: boolean; created: boolean }>;
-  /**
-   * Ends the user's membership; false when there was none. Every bearer check reads memberships afresh, so their
-   * tokens stop reading the organization's data at once.
-   */
-  removeMember(organizationId: number, userId: number): Promise<boolean>;
-}
-
-/** A row of organizations as the domain object; shared with the PostgreSQL store, whose columns are the same. */
-export function toOrganization(row: Row): Organization {
-  return { id: Number(row.id), slug: String(row.slug), name: String(row.name), createdAt: Number(row.created_at) };
-}
+import type { OrganizationStore } from "../contract.ts";
+import { toOrganization } from "../rows.ts";
 
 /** Creates the organization `slug` unless it exists, inside the caller's transaction; returns its id. */
 export function ensureOrganizationRow(db: Db, organization: { slug: string; name: string; now: number }): number {

@@ -1,13 +1,6 @@
 // server_secrets table: per-deployment secrets shared by every worker and restart, each created once on first use.
 import type { Db } from "./database.ts";
-
-export interface SecretStore {
-  /**
-   * The secret stored under `name`, storing `candidate` first when there is none: every instance that races to
-   * create it gets the one row that won, so all of them derive the same keys.
-   */
-  ensure(name: string, candidate: string, now: number): Promise<string>;
-}
+import type { SecretStore } from "../contract.ts";
 
 export function createSecretStore(db: Db): SecretStore {
   const find = (name: string): string | undefined => {

@@ -1,47 +1,7 @@
 // sessions table: browser sign-in sessions, stored by the digest of the cookie value.
 import type { Db, Row } from "./database.ts";
-
-export interface Session {
-  id: number;
-  userId: number;
-  createdAt: number;
-  expiresAt: number;
-}
-
-export interface NewSession {
-  sessionHash: string;
-  userId: number;
-  createdAt: number;
-  expiresAt: number;
-}
-
-export interface SessionStore {
-  insert(session: NewSession): Promise<void>;
-  /**
-   * Sign-in: inserts `session` and deletes the one hashed `oldHash` (if given), in one transaction, provided the
-   * user is enabled and their stored password hash is still `passwordHash`, the one just verified. An admin may
-   * set a new password or disable the user while the (slow) check runs; then nothing is written and it is false.
-   * The user's live sessions beyond the newest `maxSessions` end in the same transaction, oldest first.
-   */
-  replace(oldHash: string | undefined, session: NewSession, options: { passwordHash: string; maxSessions: number }): Promise<boolean>;
-  /** The session if unexpired and its user is enabled. */
-  findActive(sessionHash: string, now: number): Promise<Session | undefined>;
-  delete(sessionHash: string): Promise<void>;
-  /** How many unexpired sessions the user has besides the one hashed `sessionHash`. */
-  countOthers(userId: number, sessionHash: string, now: number): Promise<number>;
-  /** Ends every session of the user but the one hashed `sessionHash`; returns how many (expired ones included). */
-  endOthers(userId: number, sessionHash: string): Promise<number>;
-}
-
-/** A row of sessions as the domain object; shared with the PostgreSQL store. */
-export function toSession(row: Row): Session {
-  return {
-    id: Number(row.id),
-    userId: Number(row.user_id),
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
-  };
-}
+import type { NewSession, SessionStore } from "../contract.ts";
+import { toSession } from "../rows.ts";
 
 export function createSessionStore(db: Db): SessionStore {
   const insert = (s: NewSession) =>

@@ -4,18 +4,7 @@
 // commits. SQLite's write lock orders the two, so a check here is exact: either the write commits first and the
 // revocation catches what it wrote, or the revocation commits first and this check refuses.
 import type { Db } from "./database.ts";
-import type { TokenClient } from "./clients.ts";
-
-/**
- * The client as it authenticated at the token endpoint: its row id, the digest its secret matched, and what the
- * grant took from the row. Everything the grant used is compared, not only what an admin command can change today.
- * The client_id is compared too: row ids are reused after deleting the newest client, so an id alone may name
- * another client.
- */
-export type AuthenticatedClient = Pick<TokenClient, "id" | "clientId" | "secretHash" | "grantType" | "scope" | "integrationUserId">;
-
-/** Why a re-check refused. */
-export type Withdrawn = "client_changed" | "user_disabled";
+import type { AuthenticatedClient, CodeBasis, TokenClient, Withdrawn } from "../contract.ts";
 
 /**
  * The client is still the row it authenticated as (same client_id, secret, grant type, scope, user) and enabled,
@@ -33,25 +22,6 @@ export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: 
     };
   if (row.client_ok !== 1) return "client_changed";
   return row.user_ok === 1 ? undefined : "user_disabled";
-}
-
-/** What let the browser have a code, re-checked when the code is stored (CodeStore.issue). */
-export interface CodeBasis {
-  /** Digest of the session that asked: it must still exist and be unexpired, its user enabled. */
-  sessionHash: string;
-  /**
-   * The public client_id the request named. Row ids of clients are reused: after `clients delete` of the newest
-   * client the next `clients add` gets its id, so the row id alone could let a code (and a consent given with it)
-   * meant for the deleted application be stored for the new one.
-   */
-  clientId: string;
-  now: number;
-  /**
-   * "remembered": the user's stored consent to the client must still hold the code's scope (withdrawing it at
-   * /account must stop a code already on its way). "given": the user approved just now, and the consent is stored
-   * with the code.
-   */
-  consent: "remembered" | "given";
 }
 
 /**

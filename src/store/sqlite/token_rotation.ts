@@ -2,39 +2,10 @@
 import type { Db, Row } from "./database.ts";
 import { revokeFamilyRows } from "./codes.ts";
 import { isImportedFamily } from "../imports.ts";
-import { familyRevoked, insertIssued, type IssuePlan, toRecord, type TokenRecord } from "./token_rows.ts";
-import { type AuthenticatedClient, clientAndUserStill, type Withdrawn } from "./still_authorized.ts";
-
-export interface RotateInput<P extends IssuePlan = IssuePlan> {
-  refreshHash: string;
-  /**
-   * The authenticated client; a refresh token of another client is invalid. Re-checked inside the transaction
-   * with the token's user (still_authorized.ts), so a rotation in flight cannot outrun a secret rotation or a
-   * disable.
-   */
-  client: AuthenticatedClient;
-  now: number;
-  graceSeconds: number;
-  /**
-   * Computes the new pair from the presented refresh token (scope narrowing happens here), and the audit row the
-   * rotation writes with it; `retried` is true for a grace-period retry. The plan comes back in the "ok" result.
-   * Returning undefined refuses; throwing rolls the whole rotation back. It may be called more than once (a
-   * PostgreSQL store decides again when a concurrent change beat its first attempt): only the returned plan counts.
-   */
-  next: (presented: TokenRecord, retried: boolean) => P | undefined;
-}
-
-export type RotateResult<P extends IssuePlan = IssuePlan> =
-  | { status: "ok"; presented: TokenRecord; retried: boolean; plan: P }
-  /**
-   * The token had already been rotated outside the grace period, or is the pair a grace retry replaced: its whole
-   * family is now revoked.
-   */
-  | { status: "reused"; presented: TokenRecord }
-  /** Unknown, another client's, expired, revoked, or refused by `next`. */
-  | { status: "invalid" }
-  /** The client's secret changed or it was disabled, or the user was disabled, since the request authenticated. */
-  | { status: Withdrawn };
+import { familyRevoked, insertIssued } from "./token_rows.ts";
+import type { AuthenticatedClient, IssuePlan, RotateInput, RotateResult, TokenRecord, Withdrawn } from "../contract.ts";
+import { toRecord } from "../rows.ts";
+import { clientAndUserStill } from "./still_authorized.ts";
 
 /** The rotation's reads and writes; the caller runs it inside a transaction (TokenStore.rotateRefresh). */
 export function rotateRefreshRows<P extends IssuePlan>(db: Db, input: RotateInput<P>): RotateResult<P> {

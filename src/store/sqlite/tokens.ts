@@ -1,109 +1,14 @@
 // tokens table: access and refresh token digests, their lifetimes, revocation and refresh rotation.
 import { createReadCache, type ReadView } from "./read_cache.ts";
 import type { Db, Row } from "./database.ts";
-import { type AuthorizationCode, consumeCodeRow, type ConsumeResult, revokeFamilyRows } from "./codes.ts";
-import type { NewAuditEvent } from "./audit.ts";
-import type { OrganizationIds } from "./fields.ts";
-import {
-  familyRevoked,
-  insertIssued,
-  type IssuePlan,
-  type NewToken,
-  toDetails,
-  toRecord,
-  type TokenDetails,
-  type TokenKind,
-} from "./token_rows.ts";
-import { type RotateInput, type RotateResult, rotateRefreshRows } from "./token_rotation.ts";
-import { type AuthenticatedClient, clientAndUserStill, type Withdrawn } from "./still_authorized.ts";
+import type { ActiveAccess, AuthenticatedClient, AuthorizationCode, ConsumeResult, IssueOutcome, IssuePlan, NewAuditEvent, NewToken, OrganizationIds, RevokeResult, RotateInput, RotateResult, TokenDetails, TokenKind, TokenStore, Withdrawn } from "../contract.ts";
+import { consumeCodeRow, revokeFamilyRows } from "./codes.ts";
+import { familyRevoked, insertIssued } from "./token_rows.ts";
+import { DETAIL_COLUMNS, DETAIL_TABLES, toDetails, toRecord } from "../rows.ts";
+import { rotateRefreshRows } from "./token_rotation.ts";
+import { clientAndUserStill } from "./still_authorized.ts";
 
-export type { IssuePlan, NewToken, TokenDetails, TokenGrantType, TokenKind, TokenRecord } from "./token_rows.ts";
-export type { RotateInput, RotateResult } from "./token_rotation.ts";
 
-/** A live access token as the bearer check returns it: its details plus the acting user's organization ids. */
-export interface ActiveAccess extends TokenDetails {
-  /** Ids of the organizations the acting user belongs to, ascending; read in the same query as the token. */
-  readonly organizationIds: OrganizationIds;
-}
-
-export interface IssueInput {
-  clientId: number;
-  userId: number;
-  /** The grant family (approval) the tokens descend from; null for client credentials. */
-  familyId: string | null;
-  tokens: NewToken[];
-  /** An audit row written in the same transaction: one commit per issuance instead of two, and never a token without its row. */
-  audit?: NewAuditEvent;
-  /**
-   * The client as it authenticated. When given, the tokens are inserted only if, inside the transaction, it still
-   * has that secret and is enabled and the user is enabled: a `clients rotate-secret --revoke-tokens` or
-   * `users disable` that commits while the request is in flight would otherwise miss them (still_authorized.ts).
-   */
-  authenticated?: AuthenticatedClient;
-}
-
-/** What issue() did: inserted the tokens, or nothing, and why. */
-export type IssueOutcome = "issued" | "family_revoked" | Withdrawn;
-
-/** A grant's verdict on a consumed code: issue the plan's tokens, or refuse for a reason the result carries back. */
-export type CodeDecision<P extends IssuePlan, R> = { issue: P } | { refuse: R };
-
-export type ExchangeResult<P extends IssuePlan = IssuePlan, R = unknown> =
-  | { status: "issued"; code: AuthorizationCode; plan: P }
-  /** `decide` refused; the code is used up all the same. */
-  | { status: "refused"; code: AuthorizationCode; reason: R }
-  /** The approval's family had been revoked (a replay of the code, a user revoking access): nothing was issued. */
-  | { status: "family_revoked"; code: AuthorizationCode }
-  | Exclude<ConsumeResult, { status: "ok" }>;
-
-/** What the code exchange learns inside its transaction, for checks that need the database. */
-export interface ExchangeFacts {
-  userDisabled: boolean;
-  /** The client's secret was rotated, or the client disabled, since it authenticated for this exchange. */
-  clientChanged: boolean;
-}
-
-export type RevokeResult = { status: "revoked" | "unknown"; kind?: TokenKind } | { status: "other_client" };
-
-export interface TokenStore {
-  /**
-   * Inserts the tokens in one transaction. Inserts nothing when the family has been revoked meanwhile (e.g. by a
-   * replay of the code racing the first exchange), or when `authenticated` no longer holds.
-   */
-  issue(input: IssueInput): Promise<IssueOutcome>;
-  /**
-   * Consumes an authorization code and inserts the tokens `decide` plans for it, in one transaction: of two
-   * concurrent exchanges exactly one is issued tokens, and a replay revokes them (RFC 6749 §4.1.2). The code is
-   * used up even when `decide` refuses. Another client's code is "missing": untouched. `decide` runs inside the
-   * transaction, on the rows it read; a PostgreSQL transaction run again (a deadlock victim) calls it again.
-   */
-  exchangeCode<P extends IssuePlan, R>(
-    codeHash: string,
-    client: AuthenticatedClient,
-    now: number,
-    decide: (code: AuthorizationCode, facts: ExchangeFacts) => CodeDecision<P, R>,
-  ): Promise<ExchangeResult<P, R>>;
-  /** Any token by digest, live or not, with its client and user. */
-  findByHash(tokenHash: string): Promise<TokenDetails | undefined>;
-  /** The access token if it is unexpired, unrevoked, and its client and user are enabled; the bearer check. */
-  findActiveAccess(tokenHash: string, now: number): Promise<ActiveAccess | undefined>;
-  /** Refresh-token rotation as one transaction: single-use, reuse detection, optional grace period. */
-  rotateRefresh<P extends IssuePlan>(input: RotateInput<P>): Promise<RotateResult<P>>;
-  /**
-   * Revokes a token presented by client `clientId`: an access token alone, a refresh token with its whole family
-   * (RFC 7009 §2.1). Unknown or already dead tokens report "unknown"; another client's are left alone.
-   */
-  revoke(tokenHash: string, clientId: number, now: number): Promise<RevokeResult>;
-  /** Revokes every family and token the user granted to the client (the "revoke access" button). */
-  revokeUserClient(userId: number, clientId: number, now: number): Promise<number>;
-  /** Counts tokens (all states); for metrics and tests. */
-  count(): Promise<number>;
-}
-
-/** The columns toDetails maps, over DETAIL_TABLES; shared with the PostgreSQL store, whose tables are the same. */
-export const DETAIL_COLUMNS = `t.*, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
-  u.username AS username, u.kind AS user_kind, u.disabled AS user_disabled`;
-export const DETAIL_TABLES = "tokens t JOIN clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id";
 const DETAILS = `SELECT ${DETAIL_COLUMNS} FROM ${DETAIL_TABLES}`;
 
 // The memberships ride along as a JSON array, so a GraphQL request reads the token and its scope in one query

@@ -1,7 +1,7 @@
 // ThrottleStore.authenticateClient on SQLite and PostgreSQL: client authentication as one step under the gate's counter.
 import assert from "node:assert/strict";
-import type { ClientAttempt, ClientCheck } from "../../../src/store/sqlite/throttles.ts";
-import { openStore, type Store } from "../../../src/store/contract.ts";
+import type { ClientAttempt, ClientCheck, Store } from "../../../src/store/contract.ts";
+import { openStore } from "../../../src/store/sqlite/store.ts";
 import { test } from "../../helpers/bounded.ts";
 import { postgresTest } from "../../helpers/postgres.ts";
 import { openInstances } from "../../helpers/postgres_stores.ts";

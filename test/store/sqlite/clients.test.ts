@@ -1,9 +1,10 @@
 import { test } from "../../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { openStore } from "../../../src/store/contract.ts";
+import { openStore } from "../../../src/store/sqlite/store.ts";
 import { StoreConflictError } from "../../../src/store/errors.ts";
 import { openDatabase } from "../../../src/store/sqlite/database.ts";
-import { createClientStore, isRegisteredRedirectUri } from "../../../src/store/sqlite/clients.ts";
+import { createClientStore } from "../../../src/store/sqlite/clients.ts";
+import { isRegisteredRedirectUri } from "../../../src/store/rows.ts";
 import { randomHash, rowsTest, type StoreRows } from "../../helpers/store_rows.ts";
 
 const integrationUser = (rows: StoreRows) => rows.user({ username: "robot", kind: "integration" });

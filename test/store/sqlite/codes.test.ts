@@ -1,8 +1,7 @@
 // The code store's contract, on SQLite and PostgreSQL alike: a code opens a grant family, is stored only while what
 // let the browser have it still holds, and is consumed once (tokens.exchangeCode).
 import assert from "node:assert/strict";
-import type { Store } from "../../../src/store/contract.ts";
-import type { CodeBasis } from "../../../src/store/sqlite/still_authorized.ts";
+import type { CodeBasis, Store } from "../../../src/store/contract.ts";
 import { randomHash, rowsTest, storeCode, webClient } from "../../helpers/store_rows.ts";
 
 const NOW = 1_000;

@@ -1,12 +1,12 @@
 import { test } from "../../helpers/bounded.ts";
 import { storeTest } from "../../helpers/stores.ts";
 import assert from "node:assert/strict";
-import { openDatabase, type Db, type Statement } from "../../../src/store/sqlite/database.ts";
-import type { Store } from "../../../src/store/contract.ts";
-import { tempDb } from "../../helpers/temp_db.ts";
-import { createFieldStore, scopeOf, type FieldFilter, type NewField } from "../../../src/store/sqlite/fields.ts";
+import { type Db, openDatabase, type Statement } from "../../../src/store/sqlite/database.ts";
+import type { FieldFilter, NewField, Store } from "../../../src/store/contract.ts";
+import { createFieldStore, scopeOf } from "../../../src/store/sqlite/fields.ts";
 import { createOrganizationStore } from "../../../src/store/sqlite/organizations.ts";
 import { createReadViews } from "../../../src/store/sqlite/read_cache.ts";
+import { tempDb } from "../../helpers/temp_db.ts";
 
 function field(name: string, crop: string | null = "wheat", season: string | null = "2026"): NewField {
   const ring = [[5, 52], [5.001, 52], [5.001, 52.001], [5, 52]];

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { Worker } from "node:worker_threads";
 import { MIGRATIONS } from "../../../src/store/sqlite/migrations.ts";
-import { ForeignDatabaseError, openDatabase, SchemaTooNewError } from "../../../src/store/sqlite/database.ts";
+import { ForeignDatabaseError, SchemaTooNewError } from "../../../src/store/errors.ts";
+import { openDatabase } from "../../../src/store/sqlite/database.ts";
 
 test("opening a new database applies every migration once and records it", () => {
   const db = openDatabase(":memory:", { now: 1_700_000_000_000 });

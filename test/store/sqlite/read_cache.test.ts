@@ -2,7 +2,7 @@
 import { test } from "../../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { createReadCache, createReadViews } from "../../../src/store/sqlite/read_cache.ts";
-import { openDatabase, type Db } from "../../../src/store/sqlite/database.ts";
+import { type Db, openDatabase } from "../../../src/store/sqlite/database.ts";
 import { tempDb } from "../../helpers/temp_db.ts";
 
 /** A stamp source the test moves by hand, its views, and a loader that counts its calls. */

@@ -1,6 +1,6 @@
 import { test } from "../../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { openStore } from "../../../src/store/contract.ts";
+import { openStore } from "../../../src/store/sqlite/store.ts";
 import { storeTest } from "../../helpers/stores.ts";
 import { tempDb } from "../../helpers/temp_db.ts";
 

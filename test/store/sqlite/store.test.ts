@@ -4,7 +4,7 @@ import { assertLoopKeepsTurning } from "../../helpers/event_loop.ts";
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore } from "../../../src/store/contract.ts";
+import { openStore } from "../../../src/store/sqlite/store.ts";
 import { DatabaseSync } from "node:sqlite";
 import { loadConfig } from "../../../src/config.ts";
 import { TEST_ENV } from "../../helpers/test_app.ts";

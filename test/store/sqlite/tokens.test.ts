@@ -1,9 +1,7 @@
 // The token store's contract, on SQLite and PostgreSQL alike: issuance, the code exchange, the bearer check,
 // rotation with reuse detection and grace retries, revocation.
 import assert from "node:assert/strict";
-import type { Store } from "../../../src/store/contract.ts";
-import type { NewToken, TokenGrantType } from "../../../src/store/sqlite/tokens.ts";
-import type { AuthenticatedClient } from "../../../src/store/sqlite/still_authorized.ts";
+import type { AuthenticatedClient, NewToken, Store, TokenGrantType } from "../../../src/store/contract.ts";
 import { randomHash, robotClient, rowsTest, type StoreRows, storeCode, webClient } from "../../helpers/store_rows.ts";
 
 const NOW = 1_000;
