@@ -2,7 +2,7 @@
 import { checkDatabaseLocation, isPostgresUrl } from "../../config.ts";
 import { ForeignDatabaseError, SchemaTooNewError } from "../../store/errors.ts";
 import { MIGRATIONS } from "../../store/sqlite/migrations.ts";
-import { openSnapshot } from "../../store/sqlite/database.ts";
+import { openSnapshot } from "../../store/sqlite/snapshot.ts";
 import type { SqliteSnapshot } from "../../store/contract.ts";
 import { requireFlag } from "../args.ts";
 import { describeUrl, isUnreachable, poolOptions } from "../database.ts";

@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { openDatabase, openSnapshot } from "../../../src/store/sqlite/database.ts";
+import { openDatabase } from "../../../src/store/sqlite/database.ts";
+import { openSnapshot } from "../../../src/store/sqlite/snapshot.ts";
 import { tempDb } from "../../helpers/temp_db.ts";
 
 test("a file database opens in WAL mode with synchronous NORMAL and automatic checkpoints as asked", () => {
