@@ -28,7 +28,7 @@ const CLIENT_CHALLENGE = { "www-authenticate": 'Basic realm="fieldgate"' };
 
 /**
  * The client authenticated, but its secret was rotated or the client disabled before the request's write
- * committed (store/still_authorized.ts): answered like any failed client authentication, without counting
+ * committed (store/sqlite/still_authorized.ts): answered like any failed client authentication, without counting
  * toward the throttle (it was no guess).
  */
 export function clientAuthenticationWithdrawn(): OAuthError {

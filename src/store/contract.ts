@@ -83,9 +83,15 @@ export interface Store {
    * `throttles.purgeExpired`.
    */
   throttles: ThrottleStore;
-  /** Present on a SQLite store only. */
+  /**
+   * Present on a SQLite store only. Tested for by server/maintenance.ts (checkpoint timer), cli/erasure.ts (WAL
+   * truncation after an erasure) and cli/commands/backup.ts.
+   */
   maintenance?: SqliteMaintenance;
-  /** Present on a store over a database server (PostgreSQL); an in-process SQLite file has no round trips. */
+  /**
+   * Present on a store over a database server (PostgreSQL); an in-process SQLite file has no round trips. Tested for
+   * by app/metrics_route.ts.
+   */
   stats?(): StoreStats;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;

@@ -18,7 +18,7 @@ function storable<T extends { key: string }>(keys: readonly T[]): T[] {
 
 // In the statements below, a counter's effective failures at now are
 //   CASE WHEN now < LEAST(t.window_end, now + window) THEN t.failures ELSE 0 END
-// which is store/throttles.ts counterAt in SQL: a window ending further away than one length (the clock went back)
+// which is store/throttle_rules.ts counterAt in SQL: a window ending further away than one length (the clock went back)
 // counts as ending one length away. Several rows are always locked in key order, so two statements never wait on each other in a cycle.
 
 /** The keys' longest wait at $2 (now), $3 being now plus a window; windows the clock went back past are moved. */

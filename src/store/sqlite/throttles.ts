@@ -35,7 +35,7 @@ export function sqliteCounters(db: Db): SqliteCounters {
 
 /**
  * The SQLite counters: each operation reads and writes inside one write transaction, the group commit's.
- * authenticateClient is store/client_authentication.ts, which store.ts adds.
+ * authenticateClient is client_authentication.ts, which store.ts adds.
  */
 export function createThrottleStore(db: Db): Omit<ThrottleStore, "authenticateClient"> {
   const { read, readAll, write } = sqliteCounters(db);
