@@ -36,13 +36,14 @@ function run(command: string, args: string[]): void {
 }
 
 /**
- * Modules the sources start as worker threads by URL (`new URL("./x.ts", import.meta.url)`). The executable has no
+ * Modules the sources start as worker threads by URL: `new URL("./x.ts", import.meta.url)`, or with the extension
+ * the naming module has (`./x${EXTENSION}`, so the built package's .js finds its .js sibling). The executable has no
  * files beside it, so each is bundled on its own and its URL replaced by a data: URL of that bundle, which Node's
  * Worker runs as an ES module.
  */
 const WORKER_MODULES = ["src/store/sqlite/checkpoint_worker.ts"];
 
-const WORKER_URL = /new URL\("(\.\/[\w.]+\.ts)", import\.meta\.url\)/g;
+const WORKER_URL = /new URL\((["`])\.\/(\w+)(?:\.ts|\$\{\w+\})\1, import\.meta\.url\)/g;
 
 /** The esbuild plugin that puts each of WORKER_MODULES, bundled, in place of the URL that names it. */
 function workerModules(bundle: typeof import("esbuild").build): import("esbuild").Plugin {
@@ -56,10 +57,11 @@ function workerModules(bundle: typeof import("esbuild").build): import("esbuild"
     setup(build) {
       build.onLoad({ filter: /\.ts$/ }, async ({ path }) => {
         const source = readFileSync(path, "utf8");
-        const named = [...source.matchAll(WORKER_URL)].filter((m) => workers.has(resolve(dirname(path), m[1]!)));
+        const target = (m: RegExpMatchArray) => resolve(dirname(path), `${m[2]!}.ts`);
+        const named = [...source.matchAll(WORKER_URL)].filter((m) => workers.has(target(m)));
         if (named.length === 0) return undefined;
         let contents = source;
-        for (const m of named) contents = contents.replace(m[0], `new URL(${JSON.stringify(await dataUrl(resolve(dirname(path), m[1]!)))})`);
+        for (const m of named) contents = contents.replace(m[0], `new URL(${JSON.stringify(await dataUrl(target(m)))})`);
         return { contents, loader: "ts" };
       });
     },

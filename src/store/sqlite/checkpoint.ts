@@ -42,11 +42,14 @@ export function outcomeOf(row: Record<string, unknown> | undefined): CheckpointO
   return { complete: Number(row?.busy) === 0 && Number(row?.log) === Number(row?.checkpointed) };
 }
 
+/** This module's extension, which its sibling shares: .ts in the sources, .js in the built package (dist/). */
+const EXTENSION = import.meta.url.slice(import.meta.url.lastIndexOf("."));
+
 /**
- * The thread's module, loaded by URL so that node:sqlite stays in this directory. The single executable has no files
- * beside it: scripts/build_exe.ts bundles this module and puts it in the executable in place of this URL.
+ * The thread's module, loaded by URL. The single executable has no files beside it: scripts/build_exe.ts bundles
+ * the module and puts a data: URL of it in the executable in place of this one.
  */
-const WORKER_MODULE = new URL("./checkpoint_worker.ts", import.meta.url);
+const WORKER_MODULE = new URL(`./checkpoint_worker${EXTENSION}`, import.meta.url);
 
 
 interface Pending {
