@@ -312,7 +312,7 @@ export interface ClientStore {
   remove(clientId: string, now: number): Promise<{ client: Client; tokensRevoked: number; consentsRemoved: number } | undefined>;
 }
 
-// --- authorization_codes table (and the grant family each approval opens): issue once, consume once (the consuming
+// --- authorization_codes table (and the grant family each approval opens): issue once, consume once.
 export interface AuthorizationCode {
   id: number;
   familyId: string;

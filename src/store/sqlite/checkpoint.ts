@@ -51,7 +51,6 @@ const EXTENSION = import.meta.url.slice(import.meta.url.lastIndexOf("."));
  */
 const WORKER_MODULE = new URL(`./checkpoint_worker${EXTENSION}`, import.meta.url);
 
-
 interface Pending {
   resolve: (row: CheckpointRow) => void;
   reject: (error: Error) => void;

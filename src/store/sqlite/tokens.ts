@@ -8,7 +8,6 @@ import { DETAIL_COLUMNS, DETAIL_TABLES, toDetails, toRecord } from "../rows.ts";
 import { rotateRefreshRows } from "./token_rotation.ts";
 import { clientAndUserStill } from "./still_authorized.ts";
 
-
 const DETAILS = `SELECT ${DETAIL_COLUMNS} FROM ${DETAIL_TABLES}`;
 
 // The memberships ride along as a JSON array, so a GraphQL request reads the token and its scope in one query
