@@ -6,7 +6,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { openDatabase } from "../../../src/store/sqlite/database.ts";
-import { openSnapshot } from "../../../src/store/sqlite/snapshot.ts";
 import { tempDb } from "../../helpers/temp_db.ts";
 
 test("a file database opens in WAL mode with synchronous NORMAL and automatic checkpoints as asked", () => {
@@ -314,28 +313,6 @@ test("deleted and overwritten rows leave no readable trace in the file once chec
     assert.ok(!file.includes("overwritten-name-marker"));
   } finally {
     db.close();
-    cleanup();
-  }
-});
-
-test("openSnapshot reads one snapshot of an existing file, read only and without migrating it", () => {
-  const { path, cleanup } = tempDb("fieldgate-sqlite-");
-  const writer = new DatabaseSync(path);
-  try {
-    writer.exec("PRAGMA journal_mode = WAL; CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('a')");
-    const snapshot = openSnapshot(path);
-    try {
-      assert.equal(snapshot.all("SELECT COUNT(*) AS n FROM notes")[0]?.n, 1);
-      writer.exec("INSERT INTO notes (text) VALUES ('b')");
-      assert.deepEqual([...snapshot.iterate("SELECT id, text FROM notes")], [[1, "a"]], "the later write is not seen");
-      assert.throws(() => snapshot.all("INSERT INTO notes (text) VALUES ('c') RETURNING id"), /readonly/);
-    } finally {
-      snapshot.close();
-    }
-    const tables = writer.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
-    assert.deepEqual(tables, ["notes"], "no schema_migrations: nothing was migrated");
-  } finally {
-    writer.close();
     cleanup();
   }
 });
