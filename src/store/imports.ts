@@ -1,6 +1,6 @@
 // The Doorkeeper import's contract, shared by both backends: what it is given, what it answers, and the small set of
 // queries each backend runs inside the import's one transaction (the decisions over them are in import_decisions.ts).
-import type { ClientGrantType, ImportResult, ImportStore, ImportTransaction, NewAuditEvent, NewToken } from "./contract.ts";
+import type { ImportResult, ImportStore, ImportTransaction } from "./contract.ts";
 import { applyImportRows } from "./import_decisions.ts";
 
 /**

@@ -1,7 +1,7 @@
 // clients table on PostgreSQL: registration, the token endpoint's lookup, secret rotation, disabling and deletion.
 import type { PgClient, PgRow } from "./connect.ts";
 import type { ClientStore } from "../contract.ts";
-import { INTEGRATION_USER_TAKEN, redirectUriColumn, redirectUrisOf, toClient, toTokenClient } from "../rows.ts";
+import { INTEGRATION_USER_TAKEN, redirectUriColumn, redirectUrisOf, toClient } from "../rows.ts";
 import { rethrowConflict, StoreConflictError } from "../errors.ts";
 
 /**

@@ -1,6 +1,6 @@
 // clients table: registered applications, their secret digest, grant type, redirect URIs and scope.
 import type { Db, Row } from "./database.ts";
-import type { ClientStore, MappedRow } from "../contract.ts";
+import type { ClientStore } from "../contract.ts";
 import { rethrowConflict, StoreConflictError } from "../errors.ts";
 import { INTEGRATION_USER_TAKEN, redirectUriColumn, redirectUrisOf, toClient } from "../rows.ts";
 

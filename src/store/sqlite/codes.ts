@@ -1,7 +1,7 @@
 // authorization_codes table (and the grant family each approval opens): issue once, consume once (the consuming
 // happens in tokens.exchangeCode, in the transaction that issues the tokens).
 import type { Db, Row } from "./database.ts";
-import type { CodeBasis, CodeStore, ConsumeResult, MappedRow } from "../contract.ts";
+import type { CodeStore, ConsumeResult } from "../contract.ts";
 import { codeBasisHolds } from "./still_authorized.ts";
 import { grantConsentRow } from "./consents.ts";
 import { toCode } from "../rows.ts";

@@ -4,7 +4,7 @@
 // commits. SQLite's write lock orders the two, so a check here is exact: either the write commits first and the
 // revocation catches what it wrote, or the revocation commits first and this check refuses.
 import type { Db } from "./database.ts";
-import type { AuthenticatedClient, CodeBasis, TokenClient, Withdrawn } from "../contract.ts";
+import type { AuthenticatedClient, CodeBasis, Withdrawn } from "../contract.ts";
 
 /**
  * The client is still the row it authenticated as (same client_id, secret, grant type, scope, user) and enabled,

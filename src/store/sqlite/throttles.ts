@@ -1,6 +1,6 @@
 // throttle_counters table: failures per throttle key, which every instance on one database shares.
 import type { Db } from "./database.ts";
-import type { CounterKey, CounterRow, MappedRow, ThrottleStore, TokenClient } from "../contract.ts";
+import type { CounterKey, CounterRow, ThrottleStore } from "../contract.ts";
 import { toCounterRow } from "../rows.ts";
 import { counterAt, decideCharge, waitOf, withFailure } from "../throttle_rules.ts";
 

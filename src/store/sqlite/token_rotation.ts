@@ -3,7 +3,7 @@ import type { Db, Row } from "./database.ts";
 import { revokeFamilyRows } from "./codes.ts";
 import { isImportedFamily } from "../imports.ts";
 import { familyRevoked, insertIssued } from "./token_rows.ts";
-import type { AuthenticatedClient, IssuePlan, RotateInput, RotateResult, TokenRecord, Withdrawn } from "../contract.ts";
+import type { IssuePlan, RotateInput, RotateResult, TokenRecord } from "../contract.ts";
 import { toRecord } from "../rows.ts";
 import { clientAndUserStill } from "./still_authorized.ts";
 

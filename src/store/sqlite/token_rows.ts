@@ -1,6 +1,6 @@
 // Rows of the tokens table as records, and the writes every issuing operation shares (tokens.ts, token_rotation.ts).
 import type { Db, Row } from "./database.ts";
-import type { MappedRow, NewAuditEvent, NewToken, TokenOwner } from "../contract.ts";
+import type { NewAuditEvent, NewToken, TokenOwner } from "../contract.ts";
 import { insertAuditRow } from "./audit.ts";
 
 /** Every issuing operation stores its tokens together with the audit row of the issuance, in its transaction. */

@@ -1,7 +1,7 @@
 // tokens table: access and refresh token digests, their lifetimes, revocation and refresh rotation.
 import { createReadCache, type ReadView } from "./read_cache.ts";
 import type { Db, Row } from "./database.ts";
-import type { ActiveAccess, AuthenticatedClient, AuthorizationCode, ConsumeResult, IssueOutcome, IssuePlan, NewAuditEvent, NewToken, OrganizationIds, RevokeResult, RotateInput, RotateResult, TokenDetails, TokenKind, TokenStore, Withdrawn } from "../contract.ts";
+import type { ActiveAccess, IssueOutcome, RevokeResult, TokenStore } from "../contract.ts";
 import { consumeCodeRow, revokeFamilyRows } from "./codes.ts";
 import { familyRevoked, insertIssued } from "./token_rows.ts";
 import { DETAIL_COLUMNS, DETAIL_TABLES, toDetails, toRecord } from "../rows.ts";
