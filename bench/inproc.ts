@@ -12,7 +12,7 @@ import { pooledRandom } from "../src/adapters/pooled_random.ts";
 import { syncSha256Hex } from "../src/adapters/sync_digest.ts";
 import { syncHmacSha256Base64Url } from "../src/adapters/sync_hmac.ts";
 import { syncBlockCipher } from "../src/adapters/sync_block_cipher.ts";
-import { openStore } from "../src/store/store.ts";
+import { openStore } from "../src/store/sqlite/store.ts";
 import { seedDatabase } from "./seed.ts";
 import { COUNT_QUERY, PAGE_QUERY } from "./scenarios.ts";
 

@@ -11,8 +11,7 @@ import { findPostgresBinaries, startPostgresCluster } from "../scripts/lib/postg
 import { openPostgres, type PgClient } from "../src/store/postgres/connect.ts";
 import { createPostgresStore } from "../src/store/postgres/store.ts";
 import { migratePostgres } from "../src/store/postgres/migrations.ts";
-import type { Store } from "../src/store/store.ts";
-import type { AuthenticatedClient } from "../src/store/still_authorized.ts";
+import type { AuthenticatedClient, Store } from "../src/store/contract.ts";
 
 const { values } = parseArgs({ options: { calls: { type: "string", default: "4000" } } });
 const calls = Number(values.calls);

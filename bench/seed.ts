@@ -2,7 +2,7 @@
 // tokens with known plaintexts, and for the big variant 1,000,000 tokens and 100,000 fields inserted in bulk.
 import { createHash, randomBytes } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
-import { openStore } from "../src/store/store.ts";
+import { openStore } from "../src/store/sqlite/store.ts";
 import { hashPassword } from "../src/crypto/hash.ts";
 import { cryptoRandom } from "../src/deps.ts";
 

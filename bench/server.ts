@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
-import { openStore } from "../src/store/store.ts";
+import { openStore } from "../src/store/sqlite/store.ts";
 import { toNodeListener } from "../src/adapters/node_listener.ts";
 
 const { values } = parseArgs({

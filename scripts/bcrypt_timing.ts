@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import bcrypt from "bcryptjs";
-import { openStore } from "../src/store/store.ts";
+import { openStore } from "../src/store/sqlite/store.ts";
 import { hashPassword, sha256Hex } from "../src/crypto/hash.ts";
 import { loadConfig } from "../src/config.ts";
 import { cryptoRandom } from "../src/deps.ts";

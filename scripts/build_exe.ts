@@ -35,6 +35,39 @@ function run(command: string, args: string[]): void {
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} exited with ${result.status ?? result.signal}`);
 }
 
+/**
+ * Modules the sources start as worker threads by URL: `new URL("./x.ts", import.meta.url)`, or with the extension
+ * the naming module has (`./x${EXTENSION}`, so the built package's .js finds its .js sibling). The executable has no
+ * files beside it, so each is bundled on its own and its URL replaced by a data: URL of that bundle, which Node's
+ * Worker runs as an ES module.
+ */
+const WORKER_MODULES = ["src/store/sqlite/checkpoint_worker.ts"];
+
+const WORKER_URL = /new URL\((["`])\.\/(\w+)(?:\.ts|\$\{\w+\})\1, import\.meta\.url\)/g;
+
+/** The esbuild plugin that puts each of WORKER_MODULES, bundled, in place of the URL that names it. */
+function workerModules(bundle: typeof import("esbuild").build): import("esbuild").Plugin {
+  const workers = new Set(WORKER_MODULES.map((path) => join(ROOT, path)));
+  const dataUrl = async (path: string): Promise<string> => {
+    const out = await bundle({ entryPoints: [path], bundle: true, platform: "node", format: "esm", target: "node24", write: false });
+    return `data:text/javascript;base64,${Buffer.from(out.outputFiles[0]!.contents).toString("base64")}`;
+  };
+  return {
+    name: "worker-modules",
+    setup(build) {
+      build.onLoad({ filter: /\.ts$/ }, async ({ path }) => {
+        const source = readFileSync(path, "utf8");
+        const target = (m: RegExpMatchArray) => resolve(dirname(path), `${m[2]!}.ts`);
+        const named = [...source.matchAll(WORKER_URL)].filter((m) => workers.has(target(m)));
+        if (named.length === 0) return undefined;
+        let contents = source;
+        for (const m of named) contents = contents.replace(m[0], `new URL(${JSON.stringify(await dataUrl(target(m)))})`);
+        return { contents, loader: "ts" };
+      });
+    },
+  };
+}
+
 /** Builds the executable into `dir`/fieldgate. */
 async function build(dir: string): Promise<void> {
   const { build: bundle } = await import("esbuild");
@@ -49,6 +82,7 @@ async function build(dir: string): Promise<void> {
     logLevel: "warning",
     // One value for every module: each use resolves a path two levels below the root (demo/seed.ts's demo data).
     define: { "import.meta.url": JSON.stringify("fieldgate-exe:/src/module/bundle.js") },
+    plugins: [workerModules(bundle)],
   });
   const blob = join(dir, "sea.blob");
   const config = {

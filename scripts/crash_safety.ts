@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { openStore } from "../src/store/store.ts";
+import { openStore } from "../src/store/sqlite/store.ts";
 import { freePort, startServer, type RunningServer } from "./lib/server.ts";
 import { codeFlow, isActive, postJson, type Credentials, type DemoCredentialsFile } from "./lib/client.ts";
 

@@ -29,7 +29,7 @@ function walBytes(db: string): Promise<number> {
   return stat(`${db}-wal`).then((s) => s.size, () => 0);
 }
 
-/** A busy server must keep its WAL bounded: checkpoints restart it every second (src/store/sqlite.ts). */
+/** A busy server must keep its WAL bounded: checkpoints restart it every second (src/store/sqlite/checkpoint.ts). */
 const MAX_WAL_MIB = 256;
 
 function rssKiB(pid: number): Promise<number> {

@@ -4,7 +4,7 @@ import {
   cryptoRandom, jsonLog, systemClock, type BcryptService, type BlockCipherFactory, type Clock, type Deps, type Digest,
   type Hmac, type Log, type Random, type DemoCredentials, type TextResponse,
 } from "./deps.ts";
-import type { Store } from "./store/store.ts";
+import type { Store } from "./store/contract.ts";
 import { pbkdf2Sha256, sha256Hex } from "./crypto/hash.ts";
 import { verifyBcrypt } from "./crypto/bcrypt.ts";
 import { hmacSha256Base64Url } from "./crypto/hmac.ts";

@@ -1,7 +1,7 @@
 // The collaborators every part of the app receives: clock, randomness, logging, hashing, and the interfaces of
 // the throttles, the work limit and the metrics that http/ implements.
 import type { Config } from "./config.ts";
-import type { ClientCheck, Store } from "./store/store.ts";
+import type { ClientCheck, Store } from "./store/contract.ts";
 
 /** Current time as epoch milliseconds; injected so tests can move time without sleeping. */
 export type Clock = () => number;

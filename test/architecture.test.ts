@@ -28,7 +28,7 @@ const LAYERS: { name: string; groups: readonly string[] }[] = [
 
 /** Imports against the order, each with its reason. */
 const EXCEPTIONS: { from: string; to: string; reason: string }[] = [
-  { from: "deps.ts", to: "store/store.ts", reason: "Deps carries the Store interface; a type, and store/ imports nothing back" },
+  { from: "deps.ts", to: "store/contract.ts", reason: "Deps carries the Store interface; a type, and store/ imports nothing back" },
 ];
 
 
@@ -84,6 +84,70 @@ test("every exception is still needed, so removing an import also removes its ex
   const unused = EXCEPTIONS.filter((e) => !imports.some(({ from, to }) => isExcepted(from, to) && from === e.from && violation(from, to)));
   assert.deepEqual(unused.map((e) => `${e.from} -> ${e.to}`), []);
 });
+
+/**
+ * Inside store/: the contract (contract.ts) and the neutral modules beside it (row mappers, rules both backends
+ * share) import no backend, and a backend folder imports only itself, the contract and the neutral modules, never
+ * the other backend (STYLE §15). Adding a backend adds its folder here; a new shared module is added to NEUTRAL.
+ */
+const BACKENDS = ["store/sqlite/", "store/postgres/"] as const;
+const NEUTRAL = [
+  "store/contract.ts",
+  "store/rows.ts",
+  "store/throttle_rules.ts",
+  "store/errors.ts",
+  "store/imports.ts",
+  "store/import_decisions.ts",
+] as const;
+
+const backendOf = (rel: string) => BACKENDS.find((dir) => rel.startsWith(dir));
+const isNeutral = (rel: string) => (NEUTRAL as readonly string[]).includes(rel);
+
+/** Why `from` may not import `to` under the store's layout, or undefined when it may. */
+function storeViolation(from: string, to: string): string | undefined {
+  if (!from.startsWith("store/") || !to.startsWith("store/") || isNeutral(to)) return undefined;
+  const own = backendOf(from);
+  if (own !== undefined && to.startsWith(own)) return undefined;
+  return own === undefined
+    ? "the contract and neutral modules import no backend"
+    : `${own} imports what is neither its own nor the contract or a neutral module`;
+}
+
+test("every module in store/ is the contract, a neutral module or part of one backend folder", () => {
+  const stray = walk(join(SRC, "store")).map((file) => relative(SRC, file)).filter((rel) => !isNeutral(rel) && !backendOf(rel));
+  assert.deepEqual(stray, []);
+});
+
+test("the store's contract and neutral modules import no backend, and neither backend imports the other", () => {
+  const offenders = allImports().flatMap(({ from, to }) => {
+    const why = storeViolation(from, to);
+    return why ? [`${from} -> ${to}: ${why}`] : [];
+  });
+  assert.deepEqual(offenders, []);
+});
+
+test("the contract declares and implements nothing: only types, importing only types", () => {
+  const code = stripComments(readFileSync(join(SRC, "store/contract.ts"), "utf8"));
+  assert.deepEqual(code.match(/^export\s+(?!interface\b|type\b).*$/gm) ?? [], []);
+  assert.deepEqual(code.match(/^import\s+(?!type\b).*$/gm) ?? [], []);
+});
+
+const STORE_CASES: { name: string; from: string; to: string; allowed: boolean }[] = [
+  { name: "postgres imports sqlite", from: "store/postgres/users.ts", to: "store/sqlite/database.ts", allowed: false },
+  { name: "sqlite imports postgres", from: "store/sqlite/users.ts", to: "store/postgres/connect.ts", allowed: false },
+  { name: "the contract imports sqlite", from: "store/contract.ts", to: "store/sqlite/store.ts", allowed: false },
+  { name: "a neutral module imports postgres", from: "store/rows.ts", to: "store/postgres/connect.ts", allowed: false },
+  { name: "sqlite imports the contract", from: "store/sqlite/users.ts", to: "store/contract.ts", allowed: true },
+  { name: "postgres imports a neutral module", from: "store/postgres/users.ts", to: "store/rows.ts", allowed: true },
+  { name: "a backend imports itself", from: "store/sqlite/store.ts", to: "store/sqlite/users.ts", allowed: true },
+  { name: "a layer above opens a backend", from: "cli/database.ts", to: "store/sqlite/store.ts", allowed: true },
+  { name: "postgres imports a SQLite file at the top of store/", from: "store/postgres/audit.ts", to: "store/sqlite.ts", allowed: false },
+];
+for (const c of STORE_CASES) {
+  test(`the store layout rule: ${c.name} is ${c.allowed ? "allowed" : "refused"}`, () => {
+    assert.equal(storeViolation(c.from, c.to) === undefined, c.allowed);
+  });
+}
 
 test("the scanner finds static, re-exported, side-effect and dynamic imports, and ignores comments", () => {
   const source = [

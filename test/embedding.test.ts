@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { openTestApp } from "./helpers/test_app.ts";
 import { postJson } from "./helpers/requests.ts";
 import { createApp } from "../src/app.ts";
-import { openStore } from "../src/store/store.ts";
+import { openStore } from "../src/store/sqlite/store.ts";
 
 function ccBody(client: { clientId: string; clientSecret: string }) {
   return { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret };

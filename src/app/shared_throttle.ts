@@ -2,7 +2,7 @@
 // several instances on one PostgreSQL), with the rules of http/throttle.ts (limits, shared and uncounted keys).
 import type { Throttle, ThrottleKey } from "../deps.ts";
 import { isCountedKey, limitOfKey } from "../http/throttle.ts";
-import type { CounterKey, ThrottleStore } from "../store/throttles.ts";
+import type { CounterKey, ThrottleStore } from "../store/contract.ts";
 
 export interface SharedThrottleOptions {
   /** Names this throttle's counters in the table, apart from another throttle's keys with the same ids. */

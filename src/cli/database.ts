@@ -1,7 +1,8 @@
 // The database a command works on: a SQLite file (FIELDGATE_DB) or PostgreSQL (FIELDGATE_DATABASE_URL), named safely.
 import { type Config, isPostgresUrl } from "../config.ts";
 import type { PgOptions } from "../store/postgres/connect.ts";
-import { openStore, type Store } from "../store/store.ts";
+import { openStore } from "../store/sqlite/store.ts";
+import type { Store } from "../store/contract.ts";
 import { messageOf } from "./text.ts";
 import { CommandError, UsageError, type CliDeps, type ParsedArgs, type StoreCommand } from "./types.ts";
 

@@ -1,5 +1,6 @@
 // Registration as the CLI presents it: reading a password from stdin and showing a client.
-import { type Client, isResourceServer } from "../store/clients.ts";
+import type { Client } from "../store/contract.ts";
+import { isResourceServer } from "../store/rows.ts";
 import { MIN_PASSWORD_LENGTH, validatePassword } from "../oauth/registration.ts";
 
 /** What a terminal shows when --password-stdin reads from it (the text is not echoed). */

@@ -2,9 +2,9 @@
 import type { App } from "../app.ts";
 import type { Config } from "../config.ts";
 import type { BcryptService, BlockCipherFactory, Clock, Digest, Hmac, Log, Random, TextResponse } from "../deps.ts";
-import type { OpenOptions } from "../store/sqlite.ts";
+import type { OpenOptions } from "../store/sqlite/database.ts";
+import type { Store } from "../store/contract.ts";
 import type { PostgresStoreOptions } from "../store/postgres/store.ts";
-import type { Store } from "../store/store.ts";
 import { messageOf } from "./text.ts";
 
 /** The terminal: adapters bind it to process.std* (Node) or Deno.std* (Deno); tests pass a recorder. */

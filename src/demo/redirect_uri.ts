@@ -1,6 +1,6 @@
 // The demo client's redirect URI: one definition for the seed, the demo routes and the sync at every start.
 import type { DemoCredentials, Log } from "../deps.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/contract.ts";
 
 /** Where the demo client (src/ui/demo_routes.ts) takes its callback, under the current base URL. */
 export function demoRedirectUri(baseUrl: string): string {

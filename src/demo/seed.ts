@@ -4,7 +4,7 @@ import { hashPassword } from "../crypto/hash.ts";
 import { encodeBase64Url } from "../crypto/base64url.ts";
 import { parseFieldCollection } from "../geo/geojson.ts";
 import { createClient, createUser } from "../oauth/registration.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/contract.ts";
 import { demoRedirectUri } from "./redirect_uri.ts";
 
 /** The checked-in demo boundaries, resolved next to the source so any working directory works. */

@@ -1,9 +1,7 @@
 // Per-request GraphQL context: who is acting, which organizations they may see, memoized loaders, the boundary budget.
 import type { Deps } from "../deps.ts";
 import type { AccessContext } from "../oauth/bearer_auth.ts";
-import type { BoundaryBudget, Field, OrganizationIds } from "../store/fields.ts";
-import type { Organization } from "../store/organizations.ts";
-import type { User } from "../store/users.ts";
+import type { BoundaryBudget, Field, Organization, OrganizationIds, User } from "../store/contract.ts";
 import { requestIds, type IdCodec, type RequestIds } from "./cursor.ts";
 import { graphqlError } from "./errors.ts";
 import { createRawJsonWriter, type RawJsonWriter } from "./raw_json.ts";

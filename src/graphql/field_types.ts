@@ -11,8 +11,7 @@ import {
   type GraphQLFieldConfigArgumentMap,
   type GraphQLNullableType,
 } from "graphql";
-import type { Field } from "../store/fields.ts";
-import type { Organization } from "../store/organizations.ts";
+import type { Field, Organization } from "../store/contract.ts";
 import type { GraphqlContext } from "./context.ts";
 import { DateTimeScalar, JsonScalar } from "./json_scalar.ts";
 import { cursorOf, fieldConnection, resolveFieldOrganization, type FieldConnection, type FieldsArgs } from "./resolvers.ts";

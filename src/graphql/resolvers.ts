@@ -1,6 +1,5 @@
 // Resolvers: every data read goes through the acting user's organization ids; nothing else reaches the store.
-import type { BoundaryBudget, Field, FieldFilter, FieldStore, OrganizationIds, PageOptions } from "../store/fields.ts";
-import type { Organization } from "../store/organizations.ts";
+import type { BoundaryBudget, Field, FieldFilter, FieldStore, Organization, OrganizationIds, PageOptions } from "../store/contract.ts";
 import type { GraphqlContext } from "./context.ts";
 import type { IdType } from "./cursor.ts";
 import { graphqlError } from "./errors.ts";

@@ -1,6 +1,6 @@
 // The GraphQL schema: the Query root, the viewer, and the assembly of the farm-data types. Immutable once built.
 import { GraphQLBoolean, GraphQLID, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from "graphql";
-import type { TokenDetails } from "../store/tokens.ts";
+import type { TokenDetails } from "../store/contract.ts";
 import type { GraphqlContext } from "./context.ts";
 import { filterArgs, pageArgs, FieldConnectionType, FieldType, OrganizationType } from "./field_types.ts";
 import { resolveField, resolveFields, resolveOrganizations, type FieldsArgs } from "./resolvers.ts";

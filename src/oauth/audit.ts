@@ -1,7 +1,7 @@
 // Security events: one call records the audit row and emits the matching structured log line.
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
-import type { NewAuditEvent } from "../store/audit.ts";
+import type { NewAuditEvent } from "../store/contract.ts";
 
 export type AuditEventName =
   | "token_issued"

@@ -1,7 +1,8 @@
 // Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3): trust the client and redirect URI first.
 import type { Deps } from "../deps.ts";
 import { invalidRequest, invalidScope, OAuthError } from "./errors.ts";
-import { type Client, isRegisteredRedirectUri } from "../store/clients.ts";
+import type { Client } from "../store/contract.ts";
+import { isRegisteredRedirectUri } from "../store/rows.ts";
 
 /** A validated authorization request, in the canonical form the consent form carries and its CSRF token binds. */
 export interface AuthorizeRequest {

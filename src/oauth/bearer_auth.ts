@@ -6,8 +6,7 @@ import { badRequest } from "../http/errors.ts";
 import { insufficientScope, invalidDpopProof, invalidToken, isOAuthError, OAuthError } from "./errors.ts";
 import { DPOP_ALGORITHMS } from "./dpop.ts";
 import { spendDpopProof } from "./dpop_check.ts";
-import type { TokenDetails } from "../store/tokens.ts";
-import type { OrganizationIds } from "../store/fields.ts";
+import type { OrganizationIds, TokenDetails } from "../store/contract.ts";
 import { tokenKey } from "./token_keys.ts";
 
 /** Who is calling: the live access token with its client and acting user. */

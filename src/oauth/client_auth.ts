@@ -4,7 +4,7 @@ import { nowSeconds } from "../deps.ts";
 import type { RequestContext } from "../http/router.ts";
 import type { Params } from "../http/body.ts";
 import { addressBucket } from "../http/throttle.ts";
-import type { TokenClient } from "../store/clients.ts";
+import type { TokenClient } from "../store/contract.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { audit, type AuditEventName, type AuditFacts } from "./audit.ts";
 import { invalidClient, invalidRequest, type OAuthError, tooManyRequests } from "./errors.ts";
@@ -28,7 +28,7 @@ const CLIENT_CHALLENGE = { "www-authenticate": 'Basic realm="fieldgate"' };
 
 /**
  * The client authenticated, but its secret was rotated or the client disabled before the request's write
- * committed (store/still_authorized.ts): answered like any failed client authentication, without counting
+ * committed (store/sqlite/still_authorized.ts): answered like any failed client authentication, without counting
  * toward the throttle (it was no guess).
  */
 export function clientAuthenticationWithdrawn(): OAuthError {

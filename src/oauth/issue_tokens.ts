@@ -1,8 +1,7 @@
 // Minting token strings: the plaintext for the client once, digests for the store (token.ts shapes the response).
 import type { Deps } from "../deps.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
-import type { NewToken, TokenGrantType } from "../store/tokens.ts";
-import type { TokenClient } from "../store/clients.ts";
+import type { NewToken, TokenClient, TokenGrantType } from "../store/contract.ts";
 import type { Params } from "../http/body.ts";
 import { mintBearerToken, tokenKey } from "./token_keys.ts";
 

@@ -4,9 +4,8 @@ import { KNOWN_SCOPES } from "../config.ts";
 import type { Random } from "../deps.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { randomId, randomToken } from "../crypto/random.ts";
-import type { Client, ClientGrantType } from "../store/clients.ts";
-import type { Store } from "../store/store.ts";
-import { MAX_USERNAME_LENGTH, type User } from "../store/users.ts";
+import type { Client, ClientGrantType, Store, User } from "../store/contract.ts";
+import { MAX_USERNAME_LENGTH } from "../store/rows.ts";
 import { RESPONSE_PARAMETERS } from "./authorize_request.ts";
 import { LOOPBACK_HOSTS } from "./redirect_uri.ts";
 

@@ -3,6 +3,7 @@ import type { Deps, Responders } from "../deps.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../config.ts";
 import type { Handler } from "../http/router.ts";
 import { readParams } from "../http/body.ts";
+import type { TokenClient } from "../store/contract.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
 import { invalidDpopProof, invalidRequest, unsupportedGrantType } from "./errors.ts";
 import type { GrantRequest, GrantResult, MintedTokens } from "./issue_tokens.ts";

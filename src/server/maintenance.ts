@@ -1,7 +1,7 @@
 // Background upkeep for a serving process: WAL checkpoints and purges off the request path, on timers.
 import type { Config } from "../config.ts";
 import { nowSeconds, type Clock, type Log } from "../deps.ts";
-import type { SqliteMaintenance, Store } from "../store/store.ts";
+import type { SqliteMaintenance, Store } from "../store/contract.ts";
 
 /** Checkpoint cadence: often enough that the WAL stays small under a token-issuing load. */
 export const CHECKPOINT_INTERVAL_MS = 1_000;

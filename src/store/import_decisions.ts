@@ -1,16 +1,7 @@
 // The Doorkeeper import's decisions, made once for every backend over ImportQueries: what is imported, skipped,
 // kept removed or refused. The import record makes re-runs safe: what an earlier run brought in and an operator
 // deleted or revoked since is never brought back.
-import type {
-  ImportClientRow,
-  ImportedClient,
-  ImportedGrant,
-  ImportedOwner,
-  ImportInput,
-  ImportQueries,
-  ImportResult,
-  KindCounts,
-} from "./imports.ts";
+import type { ImportClientRow, ImportedClient, ImportedGrant, ImportedOwner, ImportInput, ImportQueries, ImportResult, KindCounts } from "./contract.ts";
 
 const counts = (): KindCounts => ({ imported: 0, skipped: 0, removed: 0, refused: 0 });
 

@@ -4,7 +4,7 @@ import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { randomId } from "../crypto/random.ts";
-import { signInHash } from "../store/users.ts";
+import { signInHash } from "../store/rows.ts";
 import { cookieName, readCookies, setCookie } from "./cookies.ts";
 
 const DEVICE = "fieldgate_device";

@@ -2,7 +2,7 @@
 import type { Deps } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
 import { randomToken } from "../crypto/random.ts";
-import type { User } from "../store/users.ts";
+import type { User } from "../store/contract.ts";
 import { cookieName, readCookies, setCookie } from "./cookies.ts";
 
 /** A signed-in browser: the cookie value (the CSRF key) and the user behind it. */

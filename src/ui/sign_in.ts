@@ -1,7 +1,7 @@
 // The sign-in page: username and password form, posting to /signin with a CSRF token bound to the pre-session.
 import { html } from "./html.ts";
 import { layout } from "./layout.ts";
-import { MAX_USERNAME_LENGTH } from "../store/users.ts";
+import { MAX_USERNAME_LENGTH } from "../store/rows.ts";
 
 export interface SignInView {
   /** Where to go after signing in (a local path, already validated). */

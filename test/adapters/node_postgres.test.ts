@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import process from "node:process";
 import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
-import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
 import { openPostgres } from "../../src/store/postgres/connect.ts";
 import { cliHarness } from "../cli/harness.ts";
 import { ccRequest } from "../helpers/codes.ts";

@@ -5,7 +5,7 @@ import { get, postJson } from "../helpers/requests.ts";
 import { audit } from "../../src/oauth/audit.ts";
 import { createApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 
 const SECRET = "metrics-secret-0123456789";
 const withMetrics = () => openTestApp({ FIELDGATE_METRICS_TOKEN: SECRET });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { createSharedThrottle } from "../../src/app/shared_throttle.ts";
 import { addressBucket, SHARED_KEY_FACTOR, UNKNOWN_ADDRESS } from "../../src/http/throttle.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/contract.ts";
 import { storeTest } from "../helpers/stores.ts";
 import { robotClient, rowsTest } from "../helpers/store_rows.ts";
 

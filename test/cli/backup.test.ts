@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 import { cliHarness } from "./harness.ts";
 import { runCli } from "../../src/cli/main.ts";
 

@@ -2,7 +2,7 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 import { cliHarness, setupOrg, squares, type CliHarness } from "./harness.ts";
 
 async function addWebClient(h: CliHarness, redirectUri = "https://app.example/cb") {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { runCli } from "../../src/cli/main.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 import type { CliDeps } from "../../src/cli/types.ts";
 import { createNodeDeps } from "../../src/adapters/serve_node.ts";
 import { fakeClock, seededRandom, type FakeClock } from "../helpers/fake_clock.ts";

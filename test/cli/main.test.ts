@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { COMMANDS } from "../../src/cli/main.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 import { cliHarness, setupOrg, squares } from "./harness.ts";
 
 test("--help alone lists every command on stdout with exit 0", async () => {

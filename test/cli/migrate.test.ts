@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
 import { openPostgres } from "../../src/store/postgres/connect.ts";
 import { test } from "../helpers/bounded.ts";
 import { postgresTest } from "../helpers/postgres.ts";

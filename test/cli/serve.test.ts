@@ -7,7 +7,7 @@ import { runCli } from "../../src/cli/main.ts";
 import type { App } from "../../src/app.ts";
 import type { CliDeps } from "../../src/cli/types.ts";
 import { cliHarness, type CliHarness } from "./harness.ts";
-import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
 import { syncSha256Hex } from "../../src/adapters/sync_digest.ts";
 import { syncHmacSha256Base64Url } from "../../src/adapters/sync_hmac.ts";
 import { deferredText, lightTextResponse } from "../../src/adapters/light_response.ts";

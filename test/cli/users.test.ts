@@ -3,7 +3,7 @@ import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { verifyPassword } from "../../src/crypto/hash.ts";
 import { cliHarness } from "./harness.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 
 test("users add --password-stdin creates a person with a PBKDF2 hash in a new organization", async () => {
   const h = cliHarness();

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { sha256Hex, verifyPassword } from "../../src/crypto/hash.ts";
 import { parseFieldCollection } from "../../src/geo/geojson.ts";
 import { DEMO_FIELDS_URL, demoCredentialsPath, readDemoCredentials, seedDemo } from "../../src/demo/seed.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 import { seededRandom } from "../helpers/fake_clock.ts";
 
 const geojson = JSON.parse(readFileSync(DEMO_FIELDS_URL, "utf8"));

@@ -8,7 +8,7 @@ import { authenticateBearer } from "../../src/oauth/bearer_auth.ts";
 import { at, buildWorld, gql, listAt } from "../helpers/graphql.ts";
 import { BASE } from "../helpers/requests.ts";
 import type { TestApp } from "../helpers/test_app.ts";
-import type { Field } from "../../src/store/fields.ts";
+import type { Field } from "../../src/store/contract.ts";
 
 /** The context the endpoint would build for a request with `token`. */
 async function contextFor(t: TestApp, token: string) {

@@ -2,7 +2,7 @@
 // that need no Store module, so a module's SQL over those tables is tested on its own.
 import { openPostgres, type PgClient, type PgValue } from "../../src/store/postgres/connect.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/contract.ts";
 
 /** A store over `url` (migrating it) and a raw client beside it; both closed after `fn`. */
 export async function withPgStore<T>(

@@ -5,8 +5,7 @@
 import { openPostgres, type PgClient, type PgQueryable, type PgValue } from "../../src/store/postgres/connect.ts";
 import { migratePostgres } from "../../src/store/postgres/migrations.ts";
 import { createPostgresStore } from "../../src/store/postgres/store.ts";
-import type { Client } from "../../src/store/clients.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Client, Store } from "../../src/store/contract.ts";
 import { postgresTest, type TestDatabase } from "./postgres.ts";
 import { sqlRows, type StoreRows, webClient } from "./store_rows.ts";
 

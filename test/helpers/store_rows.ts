@@ -6,10 +6,7 @@
  * audit modules are in.
  */
 import type { TestContext } from "node:test";
-import type { ClientAttempt, Store } from "../../src/store/store.ts";
-import type { Client } from "../../src/store/clients.ts";
-import type { UserKind } from "../../src/store/users.ts";
-import type { AuditEvent } from "../../src/store/audit.ts";
+import type { AuditEvent, Client, ClientAttempt, Store, UserKind } from "../../src/store/contract.ts";
 import { openPostgres, type PgQueryable } from "../../src/store/postgres/connect.ts";
 import { type Backend, storeTest, type StoreTestContext } from "./stores.ts";
 

@@ -1,9 +1,6 @@
 // Seeds rows through the Store interface alone, so a contract test (storeTest) builds the same state on every backend.
 import { sha256Hex } from "../../src/crypto/hash.ts";
-import type { Client } from "../../src/store/clients.ts";
-import type { Store } from "../../src/store/store.ts";
-import type { NewToken } from "../../src/store/tokens.ts";
-import type { User } from "../../src/store/users.ts";
+import type { Client, NewToken, Store, User } from "../../src/store/contract.ts";
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix}${++counter}-${Math.random().toString(36).slice(2, 8)}`;

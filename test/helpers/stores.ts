@@ -4,7 +4,8 @@
  * failure under CI=true). Each store is closed after its run.
  */
 import type { TestContext } from "node:test";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
+import type { Store } from "../../src/store/contract.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { test } from "./bounded.ts";
 import { postgresTest } from "./postgres.ts";

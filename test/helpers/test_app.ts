@@ -1,13 +1,11 @@
 // buildTestApp: an app over an in-memory database, a fake clock, seeded randomness and a captured log.
 import { createApp, type App } from "../../src/app.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
+import type { Client, ClientGrantType, Organization, Store, User } from "../../src/store/contract.ts";
 import type { Digest } from "../../src/deps.ts";
 import { hashPassword, sha256Hex } from "../../src/crypto/hash.ts";
 import { randomId, randomToken } from "../../src/crypto/random.ts";
-import type { Client, ClientGrantType } from "../../src/store/clients.ts";
-import type { User } from "../../src/store/users.ts";
-import type { Organization } from "../../src/store/organizations.ts";
 import { fakeClock, seededRandom, type FakeClock } from "./fake_clock.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { createTestDatabase, requirePostgres } from "./postgres.ts";

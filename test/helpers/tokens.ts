@@ -1,8 +1,7 @@
 // mintAccessToken: stores an access token digest directly, so API tests need not run the OAuth flows.
 import { mintBearerToken, tokenKey } from "../../src/oauth/token_keys.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "../../src/config.ts";
-import type { Client } from "../../src/store/clients.ts";
-import type { TokenGrantType } from "../../src/store/tokens.ts";
+import type { Client, TokenGrantType } from "../../src/store/contract.ts";
 import type { TestApp } from "./test_app.ts";
 
 export interface MintOptions {

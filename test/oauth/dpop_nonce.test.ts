@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createDpopNonces } from "../../src/oauth/dpop_nonce.ts";
 import { isOAuthError } from "../../src/oauth/errors.ts";
 import { loadConfig } from "../../src/config.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 import { fakeClock, seededRandom } from "../helpers/fake_clock.ts";
 import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { ccRequest } from "../helpers/codes.ts";

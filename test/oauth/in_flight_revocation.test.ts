@@ -1,7 +1,7 @@
 // A revocation that commits while a request is in flight (between its checks and its write) must stop what the
 // request writes: the admin commands and /account/revoke only reach rows that exist when they commit. Each test
 // runs the revocation exactly there, by wrapping the store call the request writes through, as the admin CLI (another
-// process) or another request would from outside (store/still_authorized.ts).
+// process) or another request would from outside (store/sqlite/still_authorized.ts).
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../src/crypto/hash.ts";

@@ -1,6 +1,6 @@
 // Test-side shortcuts to real credentials: codes minted straight into the store, tokens through the real endpoint.
 import assert from "node:assert/strict";
-import type { Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/contract.ts";
 import type { SeededClient } from "../helpers/test_app.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";
 import { BASE } from "../helpers/requests.ts";

@@ -8,7 +8,7 @@ import {
   startMaintenance,
   type Timers,
 } from "../../src/server/maintenance.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
 import { fakeClock } from "../helpers/fake_clock.ts";
 
 function fakeTimers() {

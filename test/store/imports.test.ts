@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { storeTest } from "../helpers/stores.ts";
-import { IMPORTED_FAMILY_PREFIX, type ImportInput } from "../../src/store/imports.ts";
+import { IMPORTED_FAMILY_PREFIX } from "../../src/store/imports.ts";
+import type { ImportInput } from "../../src/store/contract.ts";
 
 function input(overrides: Partial<ImportInput> = {}): ImportInput {
   return {

@@ -1,9 +1,9 @@
 // The PostgreSQL baseline against SQLite's migrated schema: tables, columns, keys, indexes, foreign keys, step names.
 import assert from "node:assert/strict";
-import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
+import { type Db, openDatabase } from "../../src/store/sqlite/database.ts";
 import { openPostgres, type PgQueryable } from "../../src/store/postgres/connect.ts";
 import { migratePostgres, PG_MIGRATIONS } from "../../src/store/postgres/migrations.ts";
-import { type Db, openDatabase } from "../../src/store/sqlite.ts";
 import { test } from "../helpers/bounded.ts";
 import { postgresTest } from "../helpers/postgres.ts";
 

@@ -7,7 +7,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type App } from "../../src/app.ts";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { openStore } from "../../src/store/sqlite/store.ts";
+import type { Store } from "../../src/store/contract.ts";
 import { openTestApp, type TestApp } from "../helpers/test_app.ts";
 import { formFields, signIn, testBrowser, type TestBrowser } from "../helpers/browser_session.ts";
 

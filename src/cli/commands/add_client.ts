@@ -4,7 +4,7 @@ import { auditChange } from "../audit_change.ts";
 import { optionalFlag, repeatedFlag, requireFlag } from "../args.ts";
 import { describeClient } from "../registration.ts";
 import { createClient, MAX_REDIRECT_URIS, validateRedirectUri, validateScope } from "../../oauth/registration.ts";
-import type { ClientGrantType } from "../../store/clients.ts";
+import type { ClientGrantType } from "../../store/contract.ts";
 import { UsageError, type Command, type ParsedArgs } from "../types.ts";
 
 /** The flags that describe a grant, none of which a resource server takes. */

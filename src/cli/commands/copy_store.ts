@@ -1,8 +1,9 @@
 // `copy-store --from PATH --to URL`: moves a SQLite installation to an empty PostgreSQL database, every row as it is.
 import { checkDatabaseLocation, isPostgresUrl } from "../../config.ts";
 import { ForeignDatabaseError, SchemaTooNewError } from "../../store/errors.ts";
-import { MIGRATIONS } from "../../store/migrations.ts";
-import { openSnapshot, type SqliteSnapshot } from "../../store/sqlite.ts";
+import { MIGRATIONS } from "../../store/sqlite/migrations.ts";
+import { openSnapshot } from "../../store/sqlite/snapshot.ts";
+import type { SqliteSnapshot } from "../../store/contract.ts";
 import { requireFlag } from "../args.ts";
 import { describeUrl, isUnreachable, poolOptions } from "../database.ts";
 import { messageOf } from "../text.ts";

@@ -2,7 +2,7 @@
 // Doorkeeper's CSV exports become fieldgate clients, people, tokens and consents in one transaction.
 import { announceAudit, auditRow } from "../../oauth/audit.ts";
 import { sha256Hex } from "../../crypto/hash.ts";
-import type { ImportRefusal, ImportResult, KindCounts } from "../../store/imports.ts";
+import type { ImportRefusal, ImportResult, KindCounts } from "../../store/contract.ts";
 import { optionalFlag, requireFlag } from "../args.ts";
 import { CsvError, streamCsvTable, type CsvRecord } from "../csv.ts";
 import { APPLICATION_COLUMNS, INTEGRATION_COLUMNS, planApplications, readIntegrationUsers } from "../doorkeeper/applications.ts";

@@ -1,6 +1,5 @@
 // `clients list` and `clients show ID`: registration facts, never the secret digest.
-import type { Client } from "../../store/clients.ts";
-import type { Store } from "../../store/store.ts";
+import type { Client, Store } from "../../store/contract.ts";
 import { describeClient } from "../registration.ts";
 import { UsageError, type Command } from "../types.ts";
 

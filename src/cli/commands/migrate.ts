@@ -1,7 +1,7 @@
 // `migrate`: applies the database's pending schema steps explicitly, to a SQLite file or a PostgreSQL database.
 import type { Config } from "../../config.ts";
 import { ForeignDatabaseError, SchemaTooNewError } from "../../store/errors.ts";
-import { MIGRATIONS } from "../../store/migrations.ts";
+import { MIGRATIONS } from "../../store/sqlite/migrations.ts";
 import { isUnreachable, poolOptions } from "../database.ts";
 import { messageOf } from "../text.ts";
 import { type CliDeps, CommandError, type DatabaseCommand } from "../types.ts";

@@ -2,8 +2,7 @@
 // suspected stolen. Disabling ends their sign-in sessions at once; their tokens are refused while disabled, and with
 // --revoke-tokens revoked for good, so enabling the account again does not bring back what a thief obtained.
 import { auditChange } from "../audit_change.ts";
-import type { Store } from "../../store/store.ts";
-import type { AccessEnded, User } from "../../store/users.ts";
+import type { AccessEnded, Store, User } from "../../store/contract.ts";
 import { plural } from "../text.ts";
 import { UsageError, type Command } from "../types.ts";
 

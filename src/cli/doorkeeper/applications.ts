@@ -1,6 +1,6 @@
 // Planning the import of Doorkeeper's oauth_applications (and the --integration-users map) as fieldgate clients.
 import { KNOWN_SCOPES } from "../../config.ts";
-import type { ImportedClient, ImportRefusal } from "../../store/imports.ts";
+import type { ImportedClient, ImportRefusal } from "../../store/contract.ts";
 import type { CsvRecord } from "../csv.ts";
 import { MAX_REDIRECT_URIS, RegistrationError, validateOrgSlug, validateRedirectUri, validateUsername } from "../../oauth/registration.ts";
 import { isBcryptDigest, OOB_REDIRECT_URI, parseBoolean, present, sha256Of } from "./values.ts";

@@ -1,6 +1,6 @@
 // Planning the import of Doorkeeper resource owners (the --owners file) as fieldgate people.
 import { MAX_BCRYPT_COST } from "../../crypto/bcrypt.ts";
-import type { ImportedOwner, ImportRefusal } from "../../store/imports.ts";
+import type { ImportedOwner, ImportRefusal } from "../../store/contract.ts";
 import type { CsvRecord } from "../csv.ts";
 import { RegistrationError, validateOrgSlug, validateUsername } from "../../oauth/registration.ts";
 import { isBcryptDigest, present } from "./values.ts";

@@ -2,7 +2,8 @@
 import { ACCESS_TOKEN_TTL_SECONDS, KNOWN_SCOPES } from "../../config.ts";
 import type { Digest, Random } from "../../deps.ts";
 import { randomId } from "../../crypto/random.ts";
-import { IMPORTED_FAMILY_PREFIX, type ImportedGrant, type ImportedToken, type ImportRefusal } from "../../store/imports.ts";
+import { IMPORTED_FAMILY_PREFIX } from "../../store/imports.ts";
+import type { ImportedGrant, ImportedToken, ImportRefusal } from "../../store/contract.ts";
 import type { CsvRecord } from "../csv.ts";
 import { parseDatetime, present, sha256Of } from "./values.ts";
 

@@ -2,9 +2,7 @@
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
 import type { Params } from "../../http/body.ts";
-import type { TokenClient } from "../../store/clients.ts";
-import type { AuthorizationCode } from "../../store/codes.ts";
-import type { ExchangeFacts, IssuePlan } from "../../store/tokens.ts";
+import type { AuthorizationCode, ExchangeFacts, IssuePlan, TokenClient } from "../../store/contract.ts";
 import { sha256Base64Url } from "../../crypto/hash.ts";
 import { constantTimeEqual } from "../../crypto/compare.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";

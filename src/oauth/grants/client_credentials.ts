@@ -1,6 +1,8 @@
 // grant_type=client_credentials (RFC 6749 §4.4): an access token acting as the client's integration user.
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
+import type { Params } from "../../http/body.ts";
+import type { TokenClient } from "../../store/contract.ts";
 import { announceAudit, auditRow } from "../audit.ts";
 import { invalidGrant, unauthorizedClient } from "../errors.ts";
 import { type GrantRequest, type GrantResult, mintTokens } from "../issue_tokens.ts";

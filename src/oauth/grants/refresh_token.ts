@@ -1,7 +1,9 @@
 // grant_type=refresh_token (RFC 6749 §6): rotation, reuse detection (RFC 9700 §4.14.2) and an optional grace period.
 import type { Deps } from "../../deps.ts";
 import { nowSeconds } from "../../deps.ts";
-import { isRegisteredRedirectUri, type TokenClient } from "../../store/clients.ts";
+import type { Params } from "../../http/body.ts";
+import { isRegisteredRedirectUri } from "../../store/rows.ts";
+import type { TokenClient } from "../../store/contract.ts";
 import { announceAudit, audit, auditRow, type AuditFacts } from "../audit.ts";
 import { invalidGrant, invalidRequest, unauthorizedClient } from "../errors.ts";
 import { clientAuthenticationWithdrawn } from "../client_auth.ts";

@@ -1,6 +1,6 @@
 // audit_events table on PostgreSQL: security events kept for review.
-import type { Row } from "../sqlite.ts";
-import { type AuditStore, type NewAuditEvent, toEvent } from "../audit.ts";
+import type { AuditStore, MappedRow, NewAuditEvent } from "../contract.ts";
+import { toEvent } from "../rows.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 
 /** Inserts one audit row; on its own or inside a caller's transaction, so an operation and its row commit together. */
@@ -22,7 +22,7 @@ export function createPgAuditStore(pg: PgClient): AuditStore {
     async list({ since, limit = 1000, userId, clientId }) {
       const filters = [userId ?? null, clientId ?? null, limit];
       const rows = since === undefined ? await pg.query(LATEST, filters) : await pg.query(SINCE, [...filters, since]);
-      return rows.map((row) => toEvent(row as Row));
+      return rows.map((row) => toEvent(row as MappedRow));
     },
   };
 }

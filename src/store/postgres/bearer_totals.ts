@@ -2,7 +2,7 @@
 // counted by PgClient.stats(); −20–30 % database CPU per request): the bearer check reads the total in its own
 // statement and hands it on inside the organization ids it returns (OrganizationIds.fieldTotal), and fields.count
 // answers an unfiltered count over those very ids from it.
-import type { FieldFilter, OrganizationIds } from "../fields.ts";
+import type { FieldFilter, OrganizationIds } from "../contract.ts";
 
 /**
  * A column for the bearer check (over `tokens t`): the total of field_counts over the acting user's organizations,

@@ -1,13 +1,7 @@
 // clients table on PostgreSQL: registration, the token endpoint's lookup, secret rotation, disabling and deletion.
 import type { PgClient, PgRow } from "./connect.ts";
-import {
-  type ClientStore,
-  INTEGRATION_USER_TAKEN,
-  grantColumns,
-  redirectUrisOf,
-  toClient,
-  toTokenClient,
-} from "../clients.ts";
+import type { ClientStore } from "../contract.ts";
+import { grantColumns, INTEGRATION_USER_TAKEN, redirectUrisOf, toClient, toTokenClient } from "../rows.ts";
 import { rethrowConflict, StoreConflictError } from "../errors.ts";
 
 /**

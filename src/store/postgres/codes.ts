@@ -1,6 +1,6 @@
 // authorization_codes table on PostgreSQL (and the grant family each approval opens); consumed in tokens.exchangeCode.
 import type { PgClient } from "./connect.ts";
-import type { CodeStore } from "../codes.ts";
+import type { CodeStore } from "../contract.ts";
 
 // One statement. The basis ($11 session digest, $12 public client_id, $13 now, $14 "given" or "remembered"; all null
 // without one) is read FOR SHARE: a password change, disable or withdrawn consent that commits first is seen (the

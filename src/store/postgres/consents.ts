@@ -1,6 +1,6 @@
 // consents table on PostgreSQL: which user approved which client for which scope, so consent can be remembered.
-import type { Row } from "../sqlite.ts";
-import { CONSENT_SELECT, type ConsentStore, toConsent } from "../consents.ts";
+import { CONSENT_SELECT, toConsent } from "../rows.ts";
+import type { ConsentStore, MappedRow } from "../contract.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 
 /** Records (or replaces) a consent; on its own or inside a caller's transaction (a code issued on approval). */
@@ -16,13 +16,13 @@ export function createPgConsentStore(pg: PgClient): ConsentStore {
   return {
     async find(userId, clientId) {
       const [row] = await pg.query(`${CONSENT_SELECT} WHERE k.user_id = $1 AND k.client_id = $2`, [userId, clientId]);
-      return row && toConsent(row as Row);
+      return row && toConsent(row as MappedRow);
     },
     grant: (userId, clientId, { scope, now }) => grantPgConsentRow(pg, userId, clientId, scope, now),
     async listForUser(userId) {
       // "C": SQLite's BINARY order of names, whatever the database's locale.
       const rows = await pg.query(`${CONSENT_SELECT} WHERE k.user_id = $1 ORDER BY c.name COLLATE "C"`, [userId]);
-      return rows.map((row) => toConsent(row as Row));
+      return rows.map((row) => toConsent(row as MappedRow));
     },
   };
 }

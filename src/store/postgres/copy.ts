@@ -1,5 +1,5 @@
 // Copies a SQLite installation into an empty PostgreSQL database at the SQL level: every row of every table, ids kept.
-import type { SqliteSnapshot, SqlValue } from "../sqlite.ts";
+import type { SqliteSnapshot, SqlValue } from "../contract.ts";
 import type { PgClient, PgQueryable, PgValue } from "./connect.ts";
 
 /**

@@ -1,5 +1,5 @@
 // demo_states table on PostgreSQL: the demo client's per-browser state, stored by the digest of the demo cookie, sealed.
-import type { DemoStateStore } from "../demo_states.ts";
+import type { DemoStateStore } from "../contract.ts";
 import type { PgClient } from "./connect.ts";
 
 export function createPgDemoStateStore(pg: PgClient): DemoStateStore {

@@ -1,16 +1,7 @@
 // fields table on PostgreSQL: farm fields per organization, every read scoped to organization ids (see ../fields.ts).
 import type { PgClient, PgQueryable, PgRow } from "./connect.ts";
-import {
-  boundariesTaken,
-  type BoundaryBudget,
-  type Field,
-  FIELD_COLUMNS,
-  type FieldFilter,
-  type FieldStore,
-  type NewField,
-  SIZED_COLUMNS,
-  toField,
-} from "../fields.ts";
+import { boundariesTaken, FIELD_COLUMNS, SIZED_COLUMNS, toField } from "../rows.ts";
+import type { BoundaryBudget, Field, FieldFilter, FieldStore, NewField } from "../contract.ts";
 import { totalCarried } from "./bearer_totals.ts";
 
 // The filter travels as one JSON parameter ($1: organization ids, crop, season), so every statement has one fixed

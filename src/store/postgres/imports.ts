@@ -1,7 +1,8 @@
 // The Doorkeeper import's queries on PostgreSQL (ImportQueries), all in one transaction; the decisions are shared
 // with SQLite (../import_decisions.ts).
 import type { PgClient, PgQueryable } from "./connect.ts";
-import { importStoreOver, type ImportClientRow, type ImportQueries, type ImportStore } from "../imports.ts";
+import { importStoreOver } from "../imports.ts";
+import type { ImportClientRow, ImportQueries, ImportStore } from "../contract.ts";
 
 /** The import store on PostgreSQL: the shared decisions over this file's queries, in one transaction. */
 export function createPgImportStore(pg: PgClient): ImportStore {

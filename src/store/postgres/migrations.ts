@@ -1,6 +1,6 @@
 // PostgreSQL schema steps and the function that applies them under an advisory lock. Append only, like SQLite's list.
 import { ForeignDatabaseError, SchemaTooNewError } from "../errors.ts";
-import type { Migration } from "../migrations.ts";
+import type { Migration } from "../contract.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 
 /**

@@ -1,9 +1,9 @@
 // organizations and memberships tables on PostgreSQL.
-import type { Row } from "../sqlite.ts";
-import { type Organization, type OrganizationStore, toOrganization } from "../organizations.ts";
+import type { MappedRow, Organization, OrganizationStore } from "../contract.ts";
+import { toOrganization } from "../rows.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 
-const organizationOf = (row: unknown): Organization => toOrganization(row as Row);
+const organizationOf = (row: unknown): Organization => toOrganization(row as MappedRow);
 
 /**
  * The organization `slug`, created (named `name`) unless it exists; `created` is true when this call inserted it.

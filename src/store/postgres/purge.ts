@@ -1,5 +1,5 @@
 // Purge on PostgreSQL: SQLite's deletions, in short batches, by one instance at a time.
-import type { PurgeCounts, Retention } from "../store.ts";
+import type { PurgeCounts, Retention } from "../contract.ts";
 import type { PgClient, PgValue } from "./connect.ts";
 
 /** The advisory lock key of purge: 0x66677075, "fgpu" in ASCII, beside the migrations' "fgmi". */

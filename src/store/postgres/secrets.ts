@@ -1,5 +1,5 @@
 // server_secrets table on PostgreSQL: per-deployment secrets shared by every instance, each created once on first use.
-import type { SecretStore } from "../secrets.ts";
+import type { SecretStore } from "../contract.ts";
 import type { PgClient } from "./connect.ts";
 
 export function createPgSecretStore(pg: PgClient): SecretStore {

@@ -1,6 +1,6 @@
 // sessions table on PostgreSQL: browser sign-in sessions, stored by the digest of the cookie value.
-import type { Row } from "../sqlite.ts";
-import { type NewSession, type SessionStore, toSession } from "../sessions.ts";
+import type { MappedRow, NewSession, SessionStore } from "../contract.ts";
+import { toSession } from "../rows.ts";
 import type { PgClient } from "./connect.ts";
 
 const INSERT = "INSERT INTO sessions (session_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)";
@@ -39,7 +39,7 @@ export function createPgSessionStore(pg: PgClient): SessionStore {
         WHERE s.session_hash = $1 AND s.expires_at > $2 AND u.disabled = 0`,
         [sessionHash, now],
       );
-      return row && toSession(row as Row);
+      return row && toSession(row as MappedRow);
     },
     async delete(sessionHash) {
       await pg.query("DELETE FROM sessions WHERE session_hash = $1", [sessionHash]);

@@ -1,5 +1,5 @@
 // The Store over PostgreSQL: each domain operation one short transaction (or one statement) on a shared pool.
-import type { PurgeCounts, Retention, Store } from "../store.ts";
+import type { PurgeCounts, Retention, Store } from "../contract.ts";
 import { openPostgres, type PgClient, type PgOptions } from "./connect.ts";
 import { migratePostgres } from "./migrations.ts";
 import { createPgOrganizationStore } from "./organizations.ts";

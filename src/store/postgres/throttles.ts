@@ -1,8 +1,9 @@
 // throttle_counters on PostgreSQL: one statement per operation on the request path; several keys lock in key order.
 import type { PgClient, PgQueryable } from "./connect.ts";
 import { TOKEN_CLIENT_SQL } from "./clients.ts";
-import { toTokenClient } from "../clients.ts";
-import { type CounterKey, type CounterRow, type Decided, decideCharge, type ThrottleStore, toCounterRow } from "../throttles.ts";
+import { toCounterRow, toTokenClient } from "../rows.ts";
+import type { CounterKey, CounterRow, ThrottleStore } from "../contract.ts";
+import { decideCharge, type Decided } from "../throttle_rules.ts";
 
 /** Keys travel as one JSON text parameter (cast to json for json_to_recordset): the pool binds no arrays. */
 const json = (value: unknown) => JSON.stringify(value);
@@ -17,7 +18,7 @@ function storable<T extends { key: string }>(keys: readonly T[]): T[] {
 
 // In the statements below, a counter's effective failures at now are
 //   CASE WHEN now < LEAST(t.window_end, now + window) THEN t.failures ELSE 0 END
-// which is store/throttles.ts counterAt in SQL: a window ending further away than one length (the clock went back)
+// which is store/throttle_rules.ts counterAt in SQL: a window ending further away than one length (the clock went back)
 // counts as ending one length away. Several rows are always locked in key order, so two statements never wait on each other in a cycle.
 
 /** The keys' longest wait at $2 (now), $3 being now plus a window; windows the clock went back past are moved. */

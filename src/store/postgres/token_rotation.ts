@@ -7,35 +7,42 @@
 // withdrawn client) is decided in a transaction that locks the family and then the presented token FOR UPDATE, so
 // concurrent rotations of one token run one after another and each sees what the previous one committed.
 import { isRetryable, type PgClient, type PgQueryable, type PgRow } from "./connect.ts";
-import type { RotateInput, RotateResult } from "../token_rotation.ts";
+import type { IssuePlan, RotateInput, RotateResult, TokenRecord } from "../contract.ts";
 import { isImportedFamily } from "../imports.ts";
-import { type IssuePlan, toRecord, type TokenRecord } from "../token_rows.ts";
-import { auditJson, CLIENT_STILL, CLIENT_WAS, clientParams, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
+import { toRecord } from "../rows.ts";
+import { auditJson, CLIENT_STILL, CLIENT_WAS, clientStatement, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
   from "./token_sql.ts";
 
+const READ_P = clientStatement(["refreshHash"]);
 const READ = `SELECT t.*, ${CLIENT_WAS} AS client_ok,
   EXISTS (SELECT 1 FROM users u WHERE u.id = t.user_id AND u.disabled = 0) AS user_ok
-  FROM tokens t WHERE t.token_hash = $7 AND t.kind = 'refresh'`;
+  FROM tokens t WHERE t.token_hash = ${READ_P.$("refreshHash")} AND t.kind = 'refresh'`;
 
-// $7 now, $8 token id, $9 user, $10 family, $11 imported family, $12 tokens, $13 audit row. The re-checks run before
-// the UPDATE locks the token (its WHERE needs them), so the locks follow the order client, user, family, token. An
-// imported Doorkeeper pair's other live refresh token is spent with it (see SQLite's rotateRefreshRows).
+// The re-checks run before the UPDATE locks the token (its WHERE needs them), so the locks follow the order client,
+// user, family, token. An imported Doorkeeper pair's other live refresh token is spent with it (see SQLite's
+// rotateRefreshRows).
+const CLAIM_P = clientStatement(["now", "tokenId", "userId", "familyId", "imported", "tokens", "audit"]);
+const CLAIMED = "EXISTS (SELECT 1 FROM claimed)";
 const CLAIM = `WITH still AS (SELECT ${CLIENT_STILL} AS client_ok,
-    EXISTS (SELECT 1 FROM users WHERE id = $9 AND disabled = 0 FOR SHARE) AS user_ok,
-    ($10::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = $10 AND revoked_at IS NULL FOR SHARE)) AS family_ok),
-  claimed AS (UPDATE tokens SET rotated_at = $7 WHERE id = $8 AND rotated_at IS NULL AND revoked_at IS NULL
-    AND (SELECT client_ok AND user_ok AND family_ok FROM still) RETURNING id),
-  paired AS (UPDATE tokens SET rotated_at = $7 WHERE $11::boolean AND family_id = $10 AND kind = 'refresh' AND id <> $8
-    AND rotated_at IS NULL AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM claimed)),
-  issued AS (${insertTokensSql(12, "EXISTS (SELECT 1 FROM claimed)")}),
-  audited AS (${insertAuditSql(13, "EXISTS (SELECT 1 FROM claimed)")})
-  SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`;
+    EXISTS (SELECT 1 FROM users WHERE id = ${CLAIM_P.$("userId")} AND disabled = 0 FOR SHARE) AS user_ok,
+    (${CLAIM_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${CLAIM_P.$("familyId")}
+      AND revoked_at IS NULL FOR SHARE)) AS family_ok),
+  claimed AS (UPDATE tokens SET rotated_at = ${CLAIM_P.$("now")} WHERE id = ${CLAIM_P.$("tokenId")} AND rotated_at IS NULL
+    AND revoked_at IS NULL AND (SELECT client_ok AND user_ok AND family_ok FROM still) RETURNING id),
+  paired AS (UPDATE tokens SET rotated_at = ${CLAIM_P.$("now")} WHERE ${CLAIM_P.$("imported")}::boolean
+    AND family_id = ${CLAIM_P.$("familyId")} AND kind = 'refresh' AND id <> ${CLAIM_P.$("tokenId")}
+    AND rotated_at IS NULL AND revoked_at IS NULL AND ${CLAIMED}),
+  issued AS (${insertTokensSql(CLAIM_P.$("tokens"), CLAIMED)}),
+  audited AS (${insertAuditSql(CLAIM_P.$("audit"), CLAIMED)})
+  SELECT ${CLAIMED} AS claimed`;
 
-// The locked path's first statement: the client and user FOR SHARE, then the family FOR UPDATE ($7 user, $8 family),
-// so the statements after it see every write into the family committed before, and none can start until this ends.
+// The locked path's first statement: the client and user FOR SHARE, then the family FOR UPDATE, so the statements
+// after it see every write into the family committed before, and none can start until this ends.
+const LOCK_P = clientStatement(["userId", "familyId"]);
 const LOCK = `SELECT ${CLIENT_STILL} AS client_ok,
-  EXISTS (SELECT 1 FROM users WHERE id = $7 AND disabled = 0 FOR SHARE) AS user_ok,
-  ($8::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = $8 FOR UPDATE)) AS family_locked`;
+  EXISTS (SELECT 1 FROM users WHERE id = ${LOCK_P.$("userId")} AND disabled = 0 FOR SHARE) AS user_ok,
+  (${LOCK_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${LOCK_P.$("familyId")}
+    FOR UPDATE)) AS family_locked`;
 
 // The presented token, locked, with what reuse detection asks about its children and siblings (childrenOf and
 // supersededByRetry in SQLite's rotation) and whether its family was revoked (or is gone).
@@ -49,7 +56,7 @@ const PRESENTED = `SELECT t.*,
 /** TokenStore.rotateRefresh on PostgreSQL; see the top of this file. */
 export async function rotateRefreshPg<P extends IssuePlan>(pg: PgClient, input: RotateInput<P>): Promise<RotateResult<P>> {
   const { client, now } = input;
-  const [row] = await pg.query(READ, [...clientParams(client), input.refreshHash]);
+  const [row] = await pg.query(READ, READ_P.values(client, { refreshHash: input.refreshHash }));
   if (!row) return { status: "invalid" };
   const presented = toRecord(row);
   // The client, user and expiry of a token never change: these refusals need no lock.
@@ -61,8 +68,15 @@ export async function rotateRefreshPg<P extends IssuePlan>(pg: PgClient, input: 
   const plan = input.next(presented, false);
   if (!plan) return { status: "invalid" };
   const owner = { clientId: client.id, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
-  const params = [...clientParams(client), now, presented.id, presented.userId, presented.familyId,
-    isImportedFamily(presented.familyId), tokensJson(owner, plan.tokens), auditJson(plan.audit)];
+  const params = CLAIM_P.values(client, {
+    now,
+    tokenId: presented.id,
+    userId: presented.userId,
+    familyId: presented.familyId,
+    imported: isImportedFamily(presented.familyId),
+    tokens: tokensJson(owner, plan.tokens),
+    audit: auditJson(plan.audit),
+  });
   // A deadlock victim's statement was rolled back whole (both refresh tokens of an imported pair presented at once
   // lock the two rows in opposite orders), so deciding again is safe.
   const claimed = await pg.query(CLAIM, params).then(([r]) => r?.claimed === true, (error) => isRetryable(error) ? false : Promise.reject(error));
@@ -84,7 +98,7 @@ function rotateLocked<P extends IssuePlan>(
 ): Promise<RotateResult<P>> {
   const { refreshHash, client, now, graceSeconds, next } = input;
   return pg.transaction(async (tx): Promise<RotateResult<P>> => {
-    const [still] = await tx.query(LOCK, [...clientParams(client), unlocked.userId, unlocked.familyId]);
+    const [still] = await tx.query(LOCK, LOCK_P.values(client, { userId: unlocked.userId, familyId: unlocked.familyId }));
     const [row] = await tx.query(PRESENTED, [refreshHash]);
     if (!row) return { status: "invalid" };
     const presented = toRecord(row);

@@ -6,27 +6,52 @@
 // statement (a fresh snapshot under READ COMMITTED) finds the tokens an issuance committed, and an issuance that
 // waited re-reads the row the revocation changed and refuses.
 import type { PgQueryable, PgValue } from "./connect.ts";
-import type { NewAuditEvent } from "../audit.ts";
-import type { NewToken, TokenOwner } from "../token_rows.ts";
-import type { AuthenticatedClient, Withdrawn } from "../still_authorized.ts";
+import type { AuthenticatedClient, NewAuditEvent, NewToken, TokenOwner, Withdrawn } from "../contract.ts";
 
-const CLIENT_IS = `id = $1 AND client_id = $2 AND secret_hash = $3 AND disabled = 0 AND grant_type = $4 AND scope = $5
-  AND integration_user_id IS NOT DISTINCT FROM $6::bigint`;
+/** What CLIENT_STILL and CLIENT_WAS compare, in parameter order: $1 to $6 of every statement that uses them. */
+const CLIENT_PARAMS = ["id", "clientId", "secretHash", "grantType", "scope", "integrationUserId"] as const;
+type ClientParam = (typeof CLIENT_PARAMS)[number];
+
+/** The placeholder of one of the client's parameters. */
+const clientAt = (name: ClientParam): string => `$${CLIENT_PARAMS.indexOf(name) + 1}`;
+
+const CLIENT_IS = `id = ${clientAt("id")} AND client_id = ${clientAt("clientId")} AND secret_hash = ${clientAt("secretHash")}
+  AND disabled = 0 AND grant_type = ${clientAt("grantType")} AND scope = ${clientAt("scope")}
+  AND integration_user_id IS NOT DISTINCT FROM ${clientAt("integrationUserId")}::bigint`;
 
 /**
- * True while the client is still the row it authenticated as ($1 id, $2 client_id, $3 secret digest, $4 grant type,
- * $5 scope, $6 integration user) and enabled; locks that row FOR SHARE, so a rotation or disable waits for the
- * issuance to commit. Statements using it bind clientParams() as their first six parameters.
+ * True while the client is still the row it authenticated as (CLIENT_PARAMS) and enabled; locks that row FOR SHARE,
+ * so a rotation or disable waits for the issuance to commit. Statements using it name their parameters with
+ * clientStatement, which puts the client's first.
  */
 export const CLIENT_STILL = `EXISTS (SELECT 1 FROM clients WHERE ${CLIENT_IS} FOR SHARE)`;
 
 /** CLIENT_STILL without the lock: what a plain read saw at its moment, which the write after it checks again. */
 export const CLIENT_WAS = `EXISTS (SELECT 1 FROM clients WHERE ${CLIENT_IS})`;
 
-/** The parameters $1 to $6 of CLIENT_STILL; all null without a client, which then matches no row. */
-export function clientParams(client: AuthenticatedClient | undefined): PgValue[] {
-  if (!client) return [null, null, null, null, null, null];
-  return [client.id, client.clientId, client.secretHash, client.grantType, client.scope, client.integrationUserId];
+/** The client's parameters in CLIENT_PARAMS order; all null without a client, which then matches no row. */
+function clientParams(client: AuthenticatedClient | undefined): PgValue[] {
+  return CLIENT_PARAMS.map((name) => client?.[name] ?? null);
+}
+
+/**
+ * The parameter order of a statement that re-checks the client, as code: the client's (CLIENT_PARAMS) first, then
+ * `names` in order. `$` gives a parameter's placeholder for the SQL text and `values` lays out the values to match.
+ */
+export interface ClientStatement<N extends string> {
+  $(name: N | ClientParam): string;
+  values(client: AuthenticatedClient | undefined, named: Readonly<Record<N, PgValue>>): PgValue[];
+}
+
+/** The ClientStatement whose own parameters, after the client's, are `names`. */
+export function clientStatement<const N extends string>(names: readonly N[]): ClientStatement<N> {
+  return {
+    $(name) {
+      const own = names.indexOf(name as N);
+      return own >= 0 ? `$${CLIENT_PARAMS.length + own + 1}` : clientAt(name as ClientParam);
+    },
+    values: (client, named) => [...clientParams(client), ...names.map((name) => named[name])],
+  };
 }
 
 /** The first re-check that failed, in SQLite's order (clientAndUserStill): the client, then the user. */
@@ -65,20 +90,20 @@ const TOKEN_RECORD = `r(token_hash text, kind text, grant_type text, family_id t
 const AUDIT_COLUMNS = "at, event, client_id, user_id, ip, detail";
 const AUDIT_RECORD = "a(at bigint, event text, client_id text, user_id bigint, ip text, detail text)";
 
-/** `INSERT INTO tokens` of the JSON rows in parameter `$n`, those of them for which `condition` holds. */
-export function insertTokensSql(n: number, condition = "true"): string {
-  return `INSERT INTO tokens (${TOKEN_COLUMNS}) SELECT ${TOKEN_COLUMNS} FROM json_to_recordset($${n}::text::json) AS ${TOKEN_RECORD}
+/** `INSERT INTO tokens` of the JSON rows in the parameter `placeholder` names, those for which `condition` holds. */
+export function insertTokensSql(placeholder: string, condition = "true"): string {
+  return `INSERT INTO tokens (${TOKEN_COLUMNS}) SELECT ${TOKEN_COLUMNS} FROM json_to_recordset(${placeholder}::text::json) AS ${TOKEN_RECORD}
     WHERE ${condition}`;
 }
 
-/** `INSERT INTO audit_events` of the JSON rows in parameter `$n`, when `condition` holds. */
-export function insertAuditSql(n: number, condition = "true"): string {
-  return `INSERT INTO audit_events (${AUDIT_COLUMNS}) SELECT ${AUDIT_COLUMNS} FROM json_to_recordset($${n}::text::json) AS ${AUDIT_RECORD}
+/** `INSERT INTO audit_events` of the JSON rows in the parameter `placeholder` names, when `condition` holds. */
+export function insertAuditSql(placeholder: string, condition = "true"): string {
+  return `INSERT INTO audit_events (${AUDIT_COLUMNS}) SELECT ${AUDIT_COLUMNS} FROM json_to_recordset(${placeholder}::text::json) AS ${AUDIT_RECORD}
     WHERE ${condition}`;
 }
 
 /** Tokens ($1) and their audit row ($2) in one statement, inside a transaction that has checked what it must. */
-const INSERT_ISSUED = `WITH issued AS (${insertTokensSql(1)}) ${insertAuditSql(2)}`;
+const INSERT_ISSUED = `WITH issued AS (${insertTokensSql("$1")}) ${insertAuditSql("$2")}`;
 
 /** Inserts the tokens and the audit row of an issuance, in the caller's transaction. */
 export async function insertIssued(

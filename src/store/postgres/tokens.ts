@@ -1,27 +1,31 @@
 // tokens table on PostgreSQL: issuance, the code exchange, the bearer check, revocation (rotation: token_rotation.ts).
 import type { PgClient, PgRow } from "./connect.ts";
-import { type ActiveAccess, DETAIL_COLUMNS, DETAIL_TABLES, type IssueOutcome, type RevokeResult, type TokenStore } from "../tokens.ts";
-import { toDetails, toRecord } from "../token_rows.ts";
-import { toCode } from "../codes.ts";
-import { auditJson, CLIENT_STILL, clientParams, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
+import type { ActiveAccess, IssueOutcome, RevokeResult, TokenStore } from "../contract.ts";
+import { DETAIL_COLUMNS, DETAIL_TABLES, toCode, toDetails, toRecord } from "../rows.ts";
+import { auditJson, CLIENT_STILL, clientStatement, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
   from "./token_sql.ts";
 import { rotateRefreshPg } from "./token_rotation.ts";
 import { FIELD_TOTAL_COLUMN, idsWithTotal } from "./bearer_totals.ts";
 
 // One statement, so a client-credentials token costs one round trip after the client lookup. The re-checks lock the
 // client, user and family rows (in that order) FOR SHARE; nothing is inserted unless all three hold.
+const ISSUE_P = clientStatement(["userId", "familyId", "tokens", "audit"]);
+const ALL_HOLD = "(SELECT client_ok AND user_ok AND family_ok FROM still)";
 const ISSUE = `WITH still AS (SELECT
-    ($1::bigint IS NULL OR ${CLIENT_STILL}) AS client_ok,
-    ($1::bigint IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = $7 AND disabled = 0 FOR SHARE)) AS user_ok,
-    ($8::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = $8 AND revoked_at IS NULL FOR SHARE)) AS family_ok),
-  issued AS (${insertTokensSql(9, "(SELECT client_ok AND user_ok AND family_ok FROM still)")}),
-  audited AS (${insertAuditSql(10, "(SELECT client_ok AND user_ok AND family_ok FROM still)")})
+    (${ISSUE_P.$("id")}::bigint IS NULL OR ${CLIENT_STILL}) AS client_ok,
+    (${ISSUE_P.$("id")}::bigint IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = ${ISSUE_P.$("userId")} AND disabled = 0
+      FOR SHARE)) AS user_ok,
+    (${ISSUE_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${ISSUE_P.$("familyId")}
+      AND revoked_at IS NULL FOR SHARE)) AS family_ok),
+  issued AS (${insertTokensSql(ISSUE_P.$("tokens"), ALL_HOLD)}),
+  audited AS (${insertAuditSql(ISSUE_P.$("audit"), ALL_HOLD)})
   SELECT client_ok, user_ok, family_ok FROM still`;
 
 // The conditional UPDATE claims the code: of concurrent exchanges one gets the row, and the others wait for it to
 // commit and then find it used. The code row is locked first, then the client, user and family FOR SHARE.
-const CLAIM_CODE = `WITH claimed AS (UPDATE authorization_codes SET used_at = $7 WHERE code_hash = $8 AND client_id = $1
-    AND used_at IS NULL RETURNING *)
+const CLAIM_CODE_P = clientStatement(["now", "codeHash"]);
+const CLAIM_CODE = `WITH claimed AS (UPDATE authorization_codes SET used_at = ${CLAIM_CODE_P.$("now")}
+    WHERE code_hash = ${CLAIM_CODE_P.$("codeHash")} AND client_id = ${CLAIM_CODE_P.$("id")} AND used_at IS NULL RETURNING *)
   SELECT claimed.*, ${CLIENT_STILL} AS client_ok,
     EXISTS (SELECT 1 FROM users u WHERE u.id = claimed.user_id AND u.disabled = 0 FOR SHARE) AS user_ok,
     EXISTS (SELECT 1 FROM grant_families f WHERE f.id = claimed.family_id AND f.revoked_at IS NULL FOR SHARE) AS family_ok
@@ -44,13 +48,17 @@ export function createPgTokenStore(pg: PgClient): TokenStore {
   return {
     async issue(input) {
       const owner = { clientId: input.clientId, userId: input.userId, familyId: input.familyId, parentId: null };
-      const [row] = await pg.query(ISSUE, [...clientParams(input.authenticated), input.userId, input.familyId,
-        tokensJson(owner, input.tokens), auditJson(input.audit)]);
+      const [row] = await pg.query(ISSUE, ISSUE_P.values(input.authenticated, {
+        userId: input.userId,
+        familyId: input.familyId,
+        tokens: tokensJson(owner, input.tokens),
+        audit: auditJson(input.audit),
+      }));
       return issueOutcome(row);
     },
     async exchangeCode(codeHash, client, now, decide) {
       return pg.transaction(async (tx) => {
-        const [won] = await tx.query(CLAIM_CODE, [...clientParams(client), now, codeHash]);
+        const [won] = await tx.query(CLAIM_CODE, CLAIM_CODE_P.values(client, { now, codeHash }));
         if (!won) {
           const [used] = await tx.query("SELECT * FROM authorization_codes WHERE code_hash = $1 AND client_id = $2", [codeHash, client.id]);
           if (!used) return { status: "missing" } as const;

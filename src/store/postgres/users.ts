@@ -1,20 +1,11 @@
 // users table on PostgreSQL, with the revocations an account change makes in the tables of tokens and sessions.
-import type { Row } from "../sqlite.ts";
 import { rethrowConflict } from "../errors.ts";
-import {
-  type AccessEnded,
-  type EraseOutcome,
-  type NewUser,
-  type RevokeOptions,
-  tombstoneName,
-  toUser,
-  type User,
-  type UserStore,
-} from "../users.ts";
+import type { AccessEnded, EraseOutcome, MappedRow, NewUser, RevokeOptions, User, UserStore } from "../contract.ts";
+import { tombstoneName, toUser } from "../rows.ts";
 import type { PgClient, PgQueryable } from "./connect.ts";
 import { addPgMembershipRow, ensurePgOrganizationRow } from "./organizations.ts";
 
-const userOf = (row: unknown): User => toUser(row as Row);
+const userOf = (row: unknown): User => toUser(row as MappedRow);
 
 /** Rows a statement of the form `WITH done AS (… RETURNING 1) SELECT COUNT(*) AS n FROM done` reports. */
 async function counted(q: PgQueryable, text: string, params: (number | string)[]): Promise<number> {

@@ -4,8 +4,8 @@ import { DatabaseSync } from "node:sqlite";
 import { openPostgres, type PgClient } from "../../../src/store/postgres/connect.ts";
 import { copySqliteToPostgres } from "../../../src/store/postgres/copy.ts";
 import { migratePostgres } from "../../../src/store/postgres/migrations.ts";
-import { openSnapshot } from "../../../src/store/sqlite.ts";
-import { openStore } from "../../../src/store/store.ts";
+import { openSnapshot } from "../../../src/store/sqlite/snapshot.ts";
+import { openStore } from "../../../src/store/sqlite/store.ts";
 import { postgresTest } from "../../helpers/postgres.ts";
 import { tempDb } from "../../helpers/temp_db.ts";
 

@@ -10,7 +10,7 @@ import {
 } from "../../../src/store/postgres/connect.ts";
 import { migratePostgres } from "../../../src/store/postgres/migrations.ts";
 import { createPgFieldStore } from "../../../src/store/postgres/fields.ts";
-import type { NewField } from "../../../src/store/fields.ts";
+import type { NewField } from "../../../src/store/contract.ts";
 import { postgresTest } from "../../helpers/postgres.ts";
 
 /** Two pools on one database: the store under test, and another instance (or the CLI) writing meanwhile. */

@@ -1,9 +1,9 @@
 // PostgreSQL migrations: applied once, safe when instances start together, refusing newer and foreign databases.
 import assert from "node:assert/strict";
 import { ForeignDatabaseError, SchemaTooNewError } from "../../../src/store/errors.ts";
+import { openDatabase } from "../../../src/store/sqlite/database.ts";
 import { openPostgres, type PgClient } from "../../../src/store/postgres/connect.ts";
 import { migratePostgres, PG_MIGRATIONS } from "../../../src/store/postgres/migrations.ts";
-import { openDatabase } from "../../../src/store/sqlite.ts";
 import { postgresTest } from "../../helpers/postgres.ts";
 
 async function withClient<T>(url: string, fn: (pg: PgClient) => Promise<T>): Promise<T> {

@@ -4,9 +4,7 @@ import assert from "node:assert/strict";
 import { postgresTest } from "../../helpers/postgres.ts";
 import { holdRows, type Instances, lockWaits, openCountedStore, raceTest } from "../../helpers/postgres_stores.ts";
 import { randomHash, storeCode, uncounted, webClient } from "../../helpers/store_rows.ts";
-import type { Client } from "../../../src/store/clients.ts";
-import type { NewToken, RotateResult } from "../../../src/store/tokens.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { Client, NewToken, RotateResult, Store } from "../../../src/store/contract.ts";
 
 const NOW = 1_000;
 /** Races are run a few times: one round may happen to run its contenders one after another. */

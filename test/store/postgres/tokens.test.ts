@@ -4,8 +4,7 @@ import assert from "node:assert/strict";
 import { postgresTest } from "../../helpers/postgres.ts";
 import { openCountedStore, raceTest } from "../../helpers/postgres_stores.ts";
 import { randomHash, robotClient, storeCode, uncounted, webClient } from "../../helpers/store_rows.ts";
-import type { NewToken } from "../../../src/store/tokens.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { NewToken, Store } from "../../../src/store/contract.ts";
 
 const NOW = 1_000;
 
