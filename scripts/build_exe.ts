@@ -41,7 +41,7 @@ function run(command: string, args: string[]): void {
  * files beside it, so each is bundled on its own and its URL replaced by a data: URL of that bundle, which Node's
  * Worker runs as an ES module.
  */
-const WORKER_MODULES = ["src/store/sqlite/checkpoint_worker.ts"];
+const WORKER_MODULES = ["src/store/sqlite/checkpoint_worker.ts", "src/adapters/bcrypt_thread.ts"];
 
 const WORKER_URL = /new URL\((["`])\.\/(\w+)(?:\.ts|\$\{\w+\})\1, import\.meta\.url\)/g;
 

@@ -2,6 +2,7 @@
 // `npm run build`, and the executable, with SHA256SUMS), installed from the tarball into a new project, then the README's embedding snippet there on Node 24, Node 22 and Deno 2 (through
 // `npm:fieldgate`), and `npx fieldgate` from that install.
 import { test } from "./helpers/bounded.ts";
+import { DIGESTS, PLAIN } from "./helpers/doorkeeper_fixtures.ts";
 import assert from "node:assert/strict";
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -170,6 +171,19 @@ if ("Deno" in globalThis || process.env.NODE_V8_COVERAGE !== undefined) {
     const dir = workDir(installed);
     writeFileSync(join(dir, "embed.ts"), embeddingScript(installed.client, "npm:fieldgate"));
     assert.deepEqual(lastJsonLine(run(DENO, ["run", ...DENO_PERMISSIONS, "embed.ts"], { cwd: dir }).stdout), EXPECTED);
+  });
+
+  test("an imported bcrypt digest is checked on a worker thread from the installed package (its module is dist's .js)", () => {
+    const dir = workDir(installed);
+    // bcryptjs is a dependency of the package; the digest is PLAIN.alicePassword's from the Doorkeeper fixtures.
+    writeFileSync(join(dir, "bcrypt.mjs"), `
+import { createBcryptThreads, nodeThread } from "${join(installed.project, "node_modules/fieldgate/dist/adapters/bcrypt_threads.js")}";
+const threads = createBcryptThreads(nodeThread);
+const digest = ${JSON.stringify(DIGESTS.alice)};
+console.log(JSON.stringify([await threads.verify(${JSON.stringify(PLAIN.alicePassword)}, digest), await threads.verify("wrong", digest)]));
+await threads.close();
+`);
+    assert.deepEqual(lastJsonLine(run("node", ["bcrypt.mjs"], { cwd: dir }).stdout), [true, false]);
   });
 
   test("fieldgate/node_listener serves the app over node:http from the installed package on Node 24", () => {

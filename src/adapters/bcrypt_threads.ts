@@ -10,8 +10,12 @@ import { isVerifiableBcrypt } from "../crypto/bcrypt.ts";
  * 0.7 s at cost 12 and 3-4 s at cost 14. With eight connections of wrong passwords for one imported cost-12 account,
  * an unrelated token request's median was 291-301 ms in-thread and 30-35 ms on threads, about what the same attack
  * on a native account costs it (scripts/bcrypt_timing.ts, docs/performance.md#bcrypt-checks).
+ *
+ * The thread's module shares this module's extension (.ts in the sources, .js in the package's dist/); the single
+ * executable has no files beside it, so scripts/build_exe.ts puts a data: URL of the bundled module in its place.
  */
-const THREAD_MODULE = new URL("./bcrypt_thread.ts", import.meta.url);
+const EXTENSION = import.meta.url.slice(import.meta.url.lastIndexOf("."));
+const THREAD_MODULE = new URL(`./bcrypt_thread${EXTENSION}`, import.meta.url);
 
 /** One check as a thread receives it; the thread answers with a boolean. */
 export interface BcryptCheck {

@@ -3,13 +3,15 @@
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { startChildServer } from "../helpers/child_server.ts";
+import { formFields } from "../helpers/browser_session.ts";
+import { applicationsCsv, ownersCsv, PLAIN } from "../helpers/doorkeeper_fixtures.ts";
 import { postgresTest } from "../helpers/postgres.ts";
 import { requireComponent } from "../helpers/system_component.ts";
 
@@ -96,6 +98,35 @@ if ("Deno" in globalThis || process.env.NODE_V8_COVERAGE !== undefined) {
       assert.equal(await server.stop(), "0 null", server.stderr());
     }
     assert.equal(server.log().find((line) => line.event === "listening")?.version, VERSION);
+  });
+
+  test("the executable signs in a person imported from Doorkeeper, checking the bcrypt digest on a worker thread", async () => {
+    const { dir, exe } = placeExecutable(built);
+    writeFileSync(join(dir, "applications.csv"), applicationsCsv());
+    writeFileSync(join(dir, "owners.csv"), ownersCsv());
+    const imported = runExe(exe, ["import", "doorkeeper", "--applications", "applications.csv", "--owners", "owners.csv"], { cwd: dir });
+    assert.equal(imported.status, 0, imported.stderr);
+    const env = { PATH: BARE_PATH, HOME: dir, PORT: "0", FIELDGATE_PBKDF2_ITERATIONS: "1000" };
+    const server = startChildServer(exe, ["serve"], { cwd: dir, env });
+    try {
+      const origin = await server.url;
+      const page = await fetch(`${origin}/signin`);
+      const cookie = page.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+      const fields = formFields(await page.text(), "/signin");
+      const signIn = (password: string) => fetch(`${origin}/signin`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams({ ...fields, username: "alice@example.com", password }),
+      });
+      const wrong = await signIn("not alice's password");
+      assert.equal(wrong.status, 400, "a wrong password is refused, not an error");
+      await wrong.body?.cancel();
+      const right = await signIn(PLAIN.alicePassword);
+      assert.equal(right.status, 303, await right.text());
+    } finally {
+      assert.equal(await server.stop(), "0 null", server.stderr());
+    }
   });
 
   test("the executable's serve --workers 2 runs two workers on one port, as node:cluster forks it", async () => {
