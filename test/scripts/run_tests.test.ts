@@ -67,6 +67,18 @@ test("a URL already given is passed on as it is, and so is a compile cache alrea
   assert.deepEqual(seen, { url, cache: "/tmp/chosen" });
 });
 
+test("under c8 (NODE_V8_COVERAGE set) no compile cache is chosen, since cached functions lose their branch counts", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-v8cov-"));
+  try {
+    const env = { NODE_V8_COVERAGE: dir, NODE_COMPILE_CACHE: undefined, FIELDGATE_TEST_DATABASE_URL: "postgres://fg@127.0.0.1:1/given" };
+    const { status, stderr, seen } = runTests(env, SHOW_ENV);
+    assert.equal(status, 3, stderr);
+    assert.equal(seen.cache, null);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("without PostgreSQL the command runs without a URL, and its tests say what they lack as they always do", () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-nopg-"));
   try {
