@@ -2,7 +2,8 @@
 // and exits as the command did; the cluster is gone afterwards.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,14 +17,20 @@ const NODE = join(ROOT, "node_modules/.bin/node");
 const CONNECT = new URL("../../src/store/postgres/connect.ts", import.meta.url).href;
 
 /** Runs `node scripts/run_tests.ts node -e <script>` with `env` over this process's; the script exits with 3. */
-function runTests(env: Record<string, string | undefined>, script: string) {
-  const child = spawnSync(NODE, ["scripts/run_tests.ts", NODE, "--input-type=module", "-e", `${script}\nprocess.exit(3);`], {
+async function runTests(env: Record<string, string | undefined>, script: string) {
+  // spawn, not spawnSync: Deno's spawnSync keeps an inherited variable given as undefined, spawn removes it.
+  const child = spawn(NODE, ["scripts/run_tests.ts", NODE, "--input-type=module", "-e", `${script}\nprocess.exit(3);`], {
     cwd: ROOT,
-    encoding: "utf8",
     env: { ...process.env, NODE_TEST_CONTEXT: undefined, ...env },
-    timeout: 60_000,
   });
-  return { status: child.status, stderr: child.stderr, seen: JSON.parse(child.stdout.trim() || "{}") };
+  let [stdout, stderr] = ["", ""];
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  // The bound of the run, not a speed claim: a hung run must fail this test.
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const [status] = await once(child, "close") as [number | null];
+  clearTimeout(timer);
+  return { status, stderr, seen: JSON.parse(stdout.trim() || "{}") };
 }
 
 const SHOW_ENV = "console.log(JSON.stringify({ url: process.env.FIELDGATE_TEST_DATABASE_URL ?? null, " +
@@ -37,7 +44,7 @@ const binaries = requireComponent(
 
 if (binaries) {
   test("the command gets one running cluster's URL and the compile cache, its exit status is kept, and the cluster stops after", async () => {
-    const { status, stderr, seen } = runTests({ FIELDGATE_TEST_DATABASE_URL: undefined, NODE_COMPILE_CACHE: undefined }, `
+    const { status, stderr, seen } = await runTests({ FIELDGATE_TEST_DATABASE_URL: undefined, NODE_COMPILE_CACHE: undefined }, `
       import { openPostgres } from ${JSON.stringify(CONNECT)};
       const pg = await openPostgres(process.env.FIELDGATE_TEST_DATABASE_URL, { max: 1 });
       const [row] = await pg.query("SELECT 1 AS one");
@@ -60,18 +67,18 @@ if (binaries) {
   });
 }
 
-test("a URL already given is passed on as it is, and so is a compile cache already chosen", () => {
+test("a URL already given is passed on as it is, and so is a compile cache already chosen", async () => {
   const url = "postgres://fg@127.0.0.1:1/given";
-  const { status, stderr, seen } = runTests({ FIELDGATE_TEST_DATABASE_URL: url, NODE_COMPILE_CACHE: "/tmp/chosen" }, SHOW_ENV);
+  const { status, stderr, seen } = await runTests({ FIELDGATE_TEST_DATABASE_URL: url, NODE_COMPILE_CACHE: "/tmp/chosen" }, SHOW_ENV);
   assert.equal(status, 3, stderr);
   assert.deepEqual(seen, { url, cache: "/tmp/chosen" });
 });
 
-test("under c8 (NODE_V8_COVERAGE set) no compile cache is chosen, since cached functions lose their branch counts", () => {
+test("under c8 (NODE_V8_COVERAGE set) no compile cache is chosen, since cached functions lose their branch counts", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-v8cov-"));
   try {
     const env = { NODE_V8_COVERAGE: dir, NODE_COMPILE_CACHE: undefined, FIELDGATE_TEST_DATABASE_URL: "postgres://fg@127.0.0.1:1/given" };
-    const { status, stderr, seen } = runTests(env, SHOW_ENV);
+    const { status, stderr, seen } = await runTests(env, SHOW_ENV);
     assert.equal(status, 3, stderr);
     assert.equal(seen.cache, null);
   } finally {
@@ -79,10 +86,10 @@ test("under c8 (NODE_V8_COVERAGE set) no compile cache is chosen, since cached f
   }
 });
 
-test("without PostgreSQL the command runs without a URL, and its tests say what they lack as they always do", () => {
+test("without PostgreSQL the command runs without a URL, and its tests say what they lack as they always do", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-nopg-"));
   try {
-    const { status, stderr, seen } = runTests({ FIELDGATE_TEST_PG_BIN: dir, FIELDGATE_TEST_DATABASE_URL: undefined }, SHOW_ENV);
+    const { status, stderr, seen } = await runTests({ FIELDGATE_TEST_PG_BIN: dir, FIELDGATE_TEST_DATABASE_URL: undefined }, SHOW_ENV);
     assert.equal(status, 3, stderr);
     assert.equal(seen.url, null);
   } finally {
