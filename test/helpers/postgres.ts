@@ -126,7 +126,8 @@ async function buildTemplate(adminUrl: string): Promise<string> {
   const name = `fieldgate_template_${digest.slice(0, 16)}`;
   const admin = await openPostgres(adminUrl, { max: 1, statementTimeoutMs: 0, lockTimeoutMs: 0 });
   try {
-    // Session-level, on the admin pool's one connection: other processes wait here while one migrates.
+    // Session-level, on the admin pool's one connection: other processes wait here while one migrates. The key is
+    // the migrations' lock key plus one, so it never queues behind a test that migrates.
     await admin.query("SELECT pg_advisory_lock(1718054250)");
     const [row] = await admin.query<{ ready: boolean }>("SELECT datistemplate AS ready FROM pg_database WHERE datname = $1", [name]);
     if (row?.ready) return name;
