@@ -8,6 +8,9 @@
 //   (one per test file, and the servers and CLIs the tests spawn) reads compiled code instead of compiling the same
 //   modules again: about 0.15 s of CPU per test process. The cache is keyed by source and Node version. Not under
 //   c8 (NODE_V8_COVERAGE set): functions loaded from the cache lose their block counts, so branch figures change.
+// - DENO_JOBS=4 (unless set) for `deno test --parallel`, as package.json gives `node --test` --test-concurrency=4: the
+//   slow files wait on the processes they start (servers, Chromium, PostgreSQL), not on the CPU; two at a time used
+//   under 0.7 of one of the two cores (/usr/bin/time over a whole pass).
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +24,7 @@ if (command === undefined) {
 }
 const env: Record<string, string | undefined> = {
   ...(process.env.NODE_V8_COVERAGE ? {} : { NODE_COMPILE_CACHE: join(tmpdir(), "node-compile-cache") }),
+  DENO_JOBS: "4",
   ...process.env,
 };
 const source = findPostgres(env);

@@ -34,7 +34,7 @@ async function runTests(env: Record<string, string | undefined>, script: string)
 }
 
 const SHOW_ENV = "console.log(JSON.stringify({ url: process.env.FIELDGATE_TEST_DATABASE_URL ?? null, " +
-  "cache: process.env.NODE_COMPILE_CACHE ?? null }));";
+  "cache: process.env.NODE_COMPILE_CACHE ?? null, jobs: process.env.DENO_JOBS ?? null }));";
 
 const binaries = requireComponent(
   "PostgreSQL",
@@ -67,11 +67,19 @@ if (binaries) {
   });
 }
 
-test("a URL already given is passed on as it is, and so is a compile cache already chosen", async () => {
+test("deno test --parallel gets four jobs unless DENO_JOBS is set", async () => {
   const url = "postgres://fg@127.0.0.1:1/given";
-  const { status, stderr, seen } = await runTests({ FIELDGATE_TEST_DATABASE_URL: url, NODE_COMPILE_CACHE: "/tmp/chosen" }, SHOW_ENV);
+  const { status, stderr, seen } = await runTests({ FIELDGATE_TEST_DATABASE_URL: url, DENO_JOBS: undefined }, SHOW_ENV);
   assert.equal(status, 3, stderr);
-  assert.deepEqual(seen, { url, cache: "/tmp/chosen" });
+  assert.equal(seen.jobs, "4");
+});
+
+test("a URL already given is passed on as it is, and so is a compile cache or a job count already chosen", async () => {
+  const url = "postgres://fg@127.0.0.1:1/given";
+  const env = { FIELDGATE_TEST_DATABASE_URL: url, NODE_COMPILE_CACHE: "/tmp/chosen", DENO_JOBS: "3" };
+  const { status, stderr, seen } = await runTests(env, SHOW_ENV);
+  assert.equal(status, 3, stderr);
+  assert.deepEqual(seen, { url, cache: "/tmp/chosen", jobs: "3" });
 });
 
 test("under c8 (NODE_V8_COVERAGE set) no compile cache is chosen, since cached functions lose their branch counts", async () => {
