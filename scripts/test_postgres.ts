@@ -25,7 +25,7 @@ const files = suitesUnder("test");
 // One cluster for every file, each test still on a database of its own: a cluster per test process cost more
 // than the tests.
 const url = source.kind === "url" ? source.url : (await cluster(source.dir)).url;
-const result = spawnSync(process.execPath, ["--test", "--test-concurrency=2", ...files], {
+const result = spawnSync(process.execPath, ["--test", "--test-concurrency=4", ...files], {
   stdio: "inherit",
   env: { ...process.env, FIELDGATE_TEST_STORE: "postgres", FIELDGATE_TEST_DATABASE_URL: url },
 });

@@ -6,6 +6,11 @@ import { openTestApp } from "./helpers/test_app.ts";
 import { postJson } from "./helpers/requests.ts";
 import { createApp } from "../src/app.ts";
 import { openStore } from "../src/store/sqlite/store.ts";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const NODE = fileURLToPath(new URL("../node_modules/.bin/node", import.meta.url));
+const MOD = new URL("../src/mod.ts", import.meta.url).href;
 
 function ccBody(client: { clientId: string; clientSecret: string }) {
   return { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret };
@@ -114,4 +119,26 @@ test("the package entry point serves the README's embedding: app, address, maint
   assert.equal(await store.ping(), false);
   assert.ok(lines.includes("request"));
   assert.ok(!lines.includes("client_address_unknown"));
+});
+
+test("the package entry point loads no PostgreSQL module until openPostgresStore is called", () => {
+  // A process of its own, which records every module it resolves: this test file may have loaded them already.
+  const script = `
+    import { registerHooks } from "node:module";
+    const loaded = [];
+    registerHooks({ resolve(specifier, context, next) { const found = next(specifier, context); loaded.push(found.url); return found; } });
+    const postgres = () => loaded.filter((url) => /\\/postgres\\//.test(url));
+    const fieldgate = await import(${JSON.stringify(MOD)});
+    const store = fieldgate.openStore(":memory:");
+    await fieldgate.createApp({ config: fieldgate.loadConfig({ FIELDGATE_BASE_URL: "https://auth.example.com" }), store }).close();
+    const onSqlite = postgres();
+    await fieldgate.openPostgresStore("postgres://fg@127.0.0.1:1/fieldgate").then((s) => s.close(), () => {});
+    console.log(JSON.stringify({ onSqlite, onUrl: postgres() }));
+    process.exit(0);
+  `;
+  const child = spawnSync(NODE, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+  assert.equal(child.status, 0, child.stderr);
+  const { onSqlite, onUrl } = JSON.parse(child.stdout) as { onSqlite: string[]; onUrl: string[] };
+  assert.deepEqual(onSqlite, []);
+  assert.ok(onUrl.some((url) => url.endsWith("/src/store/postgres/store.ts")), onUrl.join("\n"));
 });

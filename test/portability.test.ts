@@ -76,10 +76,35 @@ test("only store/postgres/connect.ts loads postgres.js, and only on first use (a
   assert.deepEqual(code.match(/^import .*["']postgres["'];$/gm), ['import type { Sql, TransactionSql } from "postgres";']);
 });
 
+// A static `import … from`, `export … from` or `import "…"` (over several lines too), not a type-only one: each loads
+// the module it names when the importing module loads.
+const STATIC_IMPORT = /^(?:import|export)\s+(?!type\b)(?:[^;"']*?\bfrom\s*)?["']([^"']+)["']/gm;
+
+/** The specifiers `source` loads statically. */
+function staticImports(source: string): string[] {
+  return [...stripComments(source).matchAll(STATIC_IMPORT)].map((m) => m[1]!);
+}
+
 test("outside store/postgres/, the PostgreSQL modules are imported dynamically, so a SQLite run never loads them", () => {
   const offenders = walk(SRC)
     .filter((file) => !relative(SRC, file).startsWith("store/postgres/"))
-    .filter((file) => /^import (?!type ).*["'][./]*(store\/)?postgres\/[^"']+["'];$/m.test(stripComments(readFileSync(file, "utf8"))))
+    .filter((file) => staticImports(readFileSync(file, "utf8")).some((specifier) => /(^|\/)postgres\//.test(specifier)))
     .map((file) => relative(SRC, file));
   assert.deepEqual(offenders, []);
+});
+
+test("the static-import scanner sees imports and re-exports, and not type-only or dynamic ones", () => {
+  const source = [
+    'import { a } from "./store/postgres/a.ts";',
+    'export { b, type B } from "./store/postgres/b.ts";',
+    'export {\n  c,\n} from "./store/postgres/c.ts";',
+    'import "./store/postgres/d.ts";',
+    'export * from "./store/postgres/e.ts";',
+    'import type { F } from "./store/postgres/f.ts";',
+    'export type { G } from "./store/postgres/g.ts";',
+    'const h = await import("./store/postgres/h.ts");',
+    'export const i = "./store/postgres/i.ts";',
+    '// export { j } from "./store/postgres/j.ts";',
+  ].join("\n");
+  assert.deepEqual(staticImports(source), ["a", "b", "c", "d", "e"].map((x) => `./store/postgres/${x}.ts`));
 });

@@ -13,6 +13,8 @@ import { join } from "node:path";
 import process from "node:process";
 import type { TestContext } from "node:test";
 import { openPostgres } from "../../src/store/postgres/connect.ts";
+import { migratePostgres, PG_MIGRATIONS } from "../../src/store/postgres/migrations.ts";
+import { sha256Hex } from "../../src/crypto/hash.ts";
 import { findPostgresBinaries, startPostgresCluster } from "../../scripts/lib/postgres_cluster.ts";
 import { test } from "./bounded.ts";
 
@@ -40,12 +42,13 @@ export interface TestDatabase {
 }
 
 /**
- * `test()` for a test that needs PostgreSQL: `fn` gets a new, empty database. Skipped when PostgreSQL is missing
- * (failing under CI=true), with one note for the whole run.
+ * `test()` for a test that needs PostgreSQL: `fn` gets a new database, empty or, with `migrated`, at the current
+ * migrations. Skipped when PostgreSQL is missing (failing under CI=true), with one note for the whole run.
  */
 export function postgresTest(
   name: string,
   fn: (db: TestDatabase, t: TestContext) => Promise<void>,
+  options: { migrated?: boolean } = {},
 ): Promise<void> {
   const source = findPostgres();
   if (source.kind === "missing") {
@@ -58,7 +61,7 @@ export function postgresTest(
     return test(name, { skip: "no PostgreSQL" }, () => {});
   }
   return test(name, async (t) => {
-    const db = await createTestDatabase(source);
+    const db = await createTestDatabase(source, options);
     try {
       await fn(db, t);
     } finally {
@@ -74,14 +77,20 @@ export function requirePostgres(): Exclude<PostgresSource, { kind: "missing" }> 
   return source;
 }
 
-/** A new database on the source's server; drop() removes it (a no-op on the throwaway cluster, which goes whole). */
+/**
+ * A new database on the source's server; drop() removes it (a no-op on the throwaway cluster, which goes whole).
+ * `migrated`: a copy of a database at the current PG_MIGRATIONS, which openPostgresStore then finds up to date;
+ * otherwise empty.
+ */
 export async function createTestDatabase(
   source: Exclude<PostgresSource, { kind: "missing" }>,
+  options: { migrated?: boolean } = {},
 ): Promise<TestDatabase & { drop(): Promise<void> }> {
   const adminUrl = source.kind === "url" ? source.url : (await cluster(source.dir)).url;
   const name = `fieldgate_test_${process.pid}_${++databaseCount}_${Math.random().toString(36).slice(2, 8)}`;
-  // CREATE DATABASE takes no parameters; the name is built above from digits, letters and underscores only.
-  await withAdmin(adminUrl, (admin) => admin.exec(`CREATE DATABASE "${name}"`));
+  const template = options.migrated ? ` TEMPLATE "${await migratedTemplate(adminUrl)}"` : "";
+  // CREATE DATABASE takes no parameters; the names are built from digits, letters and underscores only.
+  await withAdmin(adminUrl, (admin) => admin.exec(`CREATE DATABASE "${name}"${template}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
@@ -93,6 +102,52 @@ export async function createTestDatabase(
 }
 
 let databaseCount = 0;
+
+/** This process's migrated template per server. Test code: a cache is fine. */
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * The name of a database on the server at `adminUrl` migrated to the current PG_MIGRATIONS, marked IS_TEMPLATE once
+ * complete, for CREATE DATABASE … TEMPLATE: a copy costs a fraction of migrating each test's database. The name
+ * carries a digest of the migrations, so a server kept between runs never serves an outdated schema; test processes
+ * sharing a server build it once, under an advisory lock.
+ */
+function migratedTemplate(adminUrl: string): Promise<string> {
+  let template = templates.get(adminUrl);
+  if (!template) {
+    template = buildTemplate(adminUrl);
+    templates.set(adminUrl, template);
+  }
+  return template;
+}
+
+async function buildTemplate(adminUrl: string): Promise<string> {
+  const digest = await sha256Hex(PG_MIGRATIONS.map((m) => `${m.name}\n${m.sql}`).join("\n"));
+  const name = `fieldgate_template_${digest.slice(0, 16)}`;
+  const admin = await openPostgres(adminUrl, { max: 1, statementTimeoutMs: 0, lockTimeoutMs: 0 });
+  try {
+    // Session-level, on the admin pool's one connection: other processes wait here while one migrates. The key is
+    // the migrations' lock key plus one, so it never queues behind a test that migrates.
+    await admin.query("SELECT pg_advisory_lock(1718054250)");
+    const [row] = await admin.query<{ ready: boolean }>("SELECT datistemplate AS ready FROM pg_database WHERE datname = $1", [name]);
+    if (row?.ready) return name;
+    // A database of that name that is not marked was left by a run killed while migrating it.
+    await admin.exec(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.exec(`CREATE DATABASE "${name}"`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const pg = await openPostgres(url.href, { max: 1 });
+    try {
+      await migratePostgres(pg);
+    } finally {
+      await pg.close();
+    }
+    await admin.exec(`ALTER DATABASE "${name}" IS_TEMPLATE true`);
+    return name;
+  } finally {
+    await admin.close(); // ends the session, and with it the advisory lock
+  }
+}
 
 async function withAdmin(
   url: string,

@@ -59,7 +59,7 @@ export function raceTest(name: string, fn: (w: RaceInstances, db: TestDatabase) 
     } finally {
       await w.close();
     }
-  });
+  }, { migrated: true });
 }
 
 /** A store whose every wait on the database is counted: a statement, and a transaction's BEGIN and COMMIT. */

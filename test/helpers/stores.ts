@@ -1,7 +1,7 @@
 /**
  * The store contract over both backends: `storeTest(name, fn)` runs `fn` once against a fresh in-memory SQLite
- * store and once against a fresh PostgreSQL database (skipped, with one note, where PostgreSQL is missing; a
- * failure under CI=true). Each store is closed after its run.
+ * store and once against a fresh, migrated PostgreSQL database (skipped, with one note, where PostgreSQL is missing;
+ * a failure under CI=true). Each store is closed after its run.
  */
 import type { TestContext } from "node:test";
 import { openStore } from "../../src/store/sqlite/store.ts";
@@ -31,5 +31,5 @@ export function storeTest(name: string, fn: (store: Store, t: StoreTestContext) 
     } finally {
       await store.close();
     }
-  });
+  }, { migrated: true });
 }

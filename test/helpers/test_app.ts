@@ -83,7 +83,7 @@ export function buildTestApp(env: Record<string, string> = {}, options: Instance
  */
 export async function openTestApp(env: Record<string, string> = {}, options: InstanceOptions = {}): Promise<TestApp> {
   if (testBackend() !== "postgres" || env.FIELDGATE_DB !== undefined) return buildTestApp(env, options);
-  return await openTestAppOn((await createTestDatabase(requirePostgres())).url, env, options);
+  return await openTestAppOn((await createTestDatabase(requirePostgres(), { migrated: true })).url, env, options);
 }
 
 /** A test app on the PostgreSQL database at `url`, as openTestApp makes one (close its store when done). */

@@ -4,7 +4,7 @@ import { ForeignDatabaseError, SchemaTooNewError } from "../../../src/store/erro
 import { openDatabase } from "../../../src/store/sqlite/database.ts";
 import { openPostgres, type PgClient } from "../../../src/store/postgres/connect.ts";
 import { migratePostgres, PG_MIGRATIONS } from "../../../src/store/postgres/migrations.ts";
-import { postgresTest } from "../../helpers/postgres.ts";
+import { createTestDatabase, postgresTest, requirePostgres } from "../../helpers/postgres.ts";
 
 async function withClient<T>(url: string, fn: (pg: PgClient) => Promise<T>): Promise<T> {
   const pg = await openPostgres(url, { max: 1 });
@@ -158,4 +158,25 @@ postgresTest(
       sqlite.close();
     }
   },
+);
+
+// The tests' migrated databases are copies of one template (test/helpers/postgres.ts): each must be at the current
+// version, and a row written in one must not appear in the next.
+postgresTest(
+  "a test database created migrated is at the current version, and a copy of its own",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      assert.deepEqual(await migratePostgres(pg), { applied: [], version: ALL.length });
+      await pg.query("INSERT INTO organizations (slug, name, created_at) VALUES ('copy-check', 'Copy check', 1)");
+    });
+    const next = await createTestDatabase(requirePostgres(), { migrated: true });
+    try {
+      await withClient(next.url, async (pg) => {
+        assert.deepEqual(await pg.query("SELECT slug FROM organizations WHERE slug = 'copy-check'"), []);
+      });
+    } finally {
+      await next.drop();
+    }
+  },
+  { migrated: true },
 );
