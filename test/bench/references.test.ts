@@ -1,32 +1,15 @@
 // The reference servers answer as the benchmark's verdicts assume: a real token per request, a real bearer check.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { REFERENCE_BEARER_TOKEN } from "../../bench/scenarios.ts";
+import { withReferenceServer } from "../helpers/reference_server.ts";
 
-const NODE = fileURLToPath(new URL("../../node_modules/.bin/node", import.meta.url));
 const SCRIPT = fileURLToPath(new URL("../../bench/references.ts", import.meta.url));
 
 /** Starts `references.ts --kind <kind>` on a free port, runs `check` against its origin, then stops it. */
-async function withReference(kind: "token" | "bearer", check: (origin: string) => Promise<void>) {
-  const child = spawn(NODE, [SCRIPT, "--kind", kind, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  try {
-    const origin = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout!.on("data", (chunk: Buffer) => {
-        out += chunk.toString("utf8");
-        const match = /listening on (http:\/\/\S+)/.exec(out);
-        if (match) resolve(match[1]!);
-      });
-      child.once("exit", () => reject(new Error(`reference ${kind} exited before listening`)));
-    });
-    await check(origin);
-  } finally {
-    process.kill(child.pid!, "SIGTERM");
-  }
-  assert.equal(await exited, 0);
+function withReference(kind: "token" | "bearer", check: (origin: string) => Promise<void>) {
+  return withReferenceServer(SCRIPT, ["--kind", kind, "--port", "0"], check);
 }
 
 const post = (origin: string, path: string, headers: Record<string, string> = {}) =>

@@ -1,14 +1,13 @@
 // The PostgreSQL references answer as the benchmark's comparison assumes: a real token per request written to the
 // database, the client's secret checked, a bearer looked up, a refresh token rotated once.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { postgresTest, type TestDatabase } from "../helpers/postgres.ts";
 import { REFERENCE_BEARER_TOKEN } from "../../bench/scenarios.ts";
 import { seedReferenceDatabase } from "../../bench/pg_reference_db.ts";
 import type { Seeded } from "../../bench/seed.ts";
+import { withReferenceServer } from "../helpers/reference_server.ts";
 
-const NODE = fileURLToPath(new URL("../../node_modules/.bin/node", import.meta.url));
 const SCRIPT = fileURLToPath(new URL("../../bench/references_postgres.ts", import.meta.url));
 
 const SEEDED: Seeded = {
@@ -22,24 +21,8 @@ const SEEDED: Seeded = {
 };
 
 /** Starts the reference of `kind` on the seeded database at `db`, runs `check` against its origin, then stops it. */
-async function withReference(db: TestDatabase, kind: string, check: (origin: string) => Promise<void>) {
-  const child = spawn(NODE, [SCRIPT, "--kind", kind, "--port", "0", "--database", db.url], { stdio: ["ignore", "pipe", "inherit"] });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  try {
-    const origin = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout!.on("data", (chunk: Buffer) => {
-        out += chunk.toString("utf8");
-        const match = /listening on (http:\/\/\S+)/.exec(out);
-        if (match) resolve(match[1]!);
-      });
-      child.once("exit", () => reject(new Error(`reference ${kind} exited before listening`)));
-    });
-    await check(origin);
-  } finally {
-    process.kill(child.pid!, "SIGTERM");
-  }
-  assert.equal(await exited, 0);
+function withReference(db: TestDatabase, kind: string, check: (origin: string) => Promise<void>) {
+  return withReferenceServer(SCRIPT, ["--kind", kind, "--port", "0", "--database", db.url], check);
 }
 
 async function post(origin: string, path: string, body: unknown, headers: Record<string, string> = {}) {
