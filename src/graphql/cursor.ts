@@ -1,9 +1,8 @@
 // Opaque global ids and cursors: (type, row id) enciphered as one AES block under a per-deployment key, base64url.
-import type { BlockCipher, Deps } from "../deps.ts";
-import { nowSeconds } from "../deps.ts";
+import type { Deps } from "../deps.ts";
 import { decodeBase64Url, encodeBase64Url } from "../crypto/base64url.ts";
 import { BLOCK_BYTES, deriveBlockKey } from "../crypto/block_cipher.ts";
-import { randomId } from "../crypto/random.ts";
+import { serverSecretKey } from "../crypto/server_secret.ts";
 
 export type IdType = "Field" | "Organization" | "User";
 
@@ -51,18 +50,7 @@ function rowIdInBlock(type: IdType, block: Uint8Array): number | undefined {
  * retried by the next request rather than remembered.
  */
 export function createIdCodec(deps: Pick<Deps, "store" | "clock" | "random" | "blockCipher">): IdCodec {
-  let cipher: Promise<BlockCipher> | undefined;
-  const load = async (): Promise<BlockCipher> => {
-    const secret = await deps.store.secrets.ensure(SECRET_NAME, randomId(deps.random, 32), nowSeconds(deps.clock));
-    return deps.blockCipher(await deriveBlockKey(secret, KEY_PURPOSE));
-  };
-  const keyed = (): Promise<BlockCipher> => {
-    cipher ??= load().catch((error: unknown) => {
-      cipher = undefined;
-      throw error;
-    });
-    return cipher;
-  };
+  const keyed = serverSecretKey(deps, SECRET_NAME, async (secret) => deps.blockCipher(await deriveBlockKey(secret, KEY_PURPOSE)));
   return {
     async seal(type, rowIds) {
       const aes = await keyed();

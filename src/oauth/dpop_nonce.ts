@@ -1,7 +1,7 @@
 // Server-provided DPoP nonces (RFC 9449 §8, §9), stateless: an HMAC of a time step under a key every instance shares.
 import type { Deps, DpopNonces } from "../deps.ts";
 import { nowSeconds } from "../deps.ts";
-import { randomId } from "../crypto/random.ts";
+import { serverSecretKey } from "../crypto/server_secret.ts";
 import { hmacSha256Base64Url } from "../crypto/hmac.ts";
 import { constantTimeEqual } from "../crypto/compare.ts";
 import { OAuthError } from "./errors.ts";
@@ -14,14 +14,7 @@ const SECRET_NAME = "dpop_nonce_key";
  * is read from the store on first use, and a failed read is retried by the next request.
  */
 export function createDpopNonces(deps: Pick<Deps, "store" | "clock" | "random" | "config">): DpopNonces {
-  let key: Promise<string> | undefined;
-  const keyed = (): Promise<string> => {
-    key ??= deps.store.secrets.ensure(SECRET_NAME, randomId(deps.random, 32), nowSeconds(deps.clock)).catch((error: unknown) => {
-      key = undefined;
-      throw error;
-    });
-    return key;
-  };
+  const keyed = serverSecretKey(deps, SECRET_NAME, (secret) => secret);
   const stepNow = () => Math.floor(nowSeconds(deps.clock) / deps.config.dpopWindowSeconds);
   const nonceOf = async (step: number) => `${step}.${await hmacSha256Base64Url(await keyed(), `dpop-nonce.${step}`)}`;
   const current = () => nonceOf(stepNow());
