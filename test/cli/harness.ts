@@ -1,7 +1,8 @@
 // A CLI under test: runCli with recorded io, Node runtime services over a temp directory, fake clock and random.
-import { mkdtempSync, existsSync, writeFileSync } from "node:fs";
+import { mkdtempSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { DatabaseSync } from "node:sqlite";
 import { runCli } from "../../src/cli/main.ts";
 import { openStore } from "../../src/store/sqlite/store.ts";
@@ -40,9 +41,26 @@ export interface CliHarness {
 /** Fast PBKDF2 so password commands do not take 140 ms each. */
 export const CLI_TEST_ENV = { FIELDGATE_PBKDF2_ITERATIONS: "1000" };
 
-/** A fresh temp directory and database path for one test. */
-export function cliHarness(): CliHarness {
+/** This test process's harness directories, removed when it exits. Test code: process-wide state is fine. */
+const harnessDirs: string[] = [];
+
+function harnessDir(): string {
+  if (harnessDirs.length === 0) {
+    const removeAll = () => {
+      for (const dir of harnessDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    };
+    process.once("exit", removeAll);
+    // Deno's test runner ends without node:process's exit event; its global unload event fires instead.
+    globalThis.addEventListener?.("unload", removeAll);
+  }
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-cli-"));
+  harnessDirs.push(dir);
+  return dir;
+}
+
+/** A fresh temp directory and database path for one test; the directory is removed when the test process exits. */
+export function cliHarness(): CliHarness {
+  const dir = harnessDir();
   const dbPath = join(dir, "fieldgate.db");
   const clock = fakeClock();
   const random = seededRandom(Math.floor(Math.random() * 2 ** 31) + 1);
