@@ -141,11 +141,14 @@ if (!("Deno" in globalThis) && process.env.NODE_V8_COVERAGE === undefined) {
     }
   });
 
+  // Beside this checkout, or beside the local checkout it was cloned from (CI's clean clone of a workspace).
+  const besideShared = (checkout: string) => join(checkout, "../shared/tools/cli-contract-check");
+  const origin = spawnSync("git", ["remote", "get-url", "origin"], { cwd: ROOT, encoding: "utf8" }).stdout?.trim();
   const contractCheck = requireComponent(
     "cli-contract-check",
-    () => [process.env.FIELDGATE_CONTRACT_CHECK, join(ROOT, "../shared/tools/cli-contract-check")]
+    () => [process.env.FIELDGATE_CONTRACT_CHECK, besideShared(ROOT), origin?.startsWith("/") ? besideShared(origin) : undefined]
       .find((path) => path !== undefined && existsSync(path)),
-    "run from a checkout beside shared/tools, or set FIELDGATE_CONTRACT_CHECK to the tool's path",
+    "run from a checkout beside shared/tools (or a clone of one), or set FIELDGATE_CONTRACT_CHECK to the tool's path",
   );
   if (contractCheck) {
     test("the executable keeps the admin CLI contract (shared/tools/cli-contract-check)", () => {
