@@ -214,7 +214,9 @@ test("a client that stops reading its large response is cut once nothing has mov
     reader.pause();
     await new Promise<void>((resolve) => reader.on("connect", () => resolve()));
     reader.write("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-    // Several idle times without reading, then read whatever the connection still delivers.
+    // Once the response has begun (bytes wait unread in the paused socket; on a busy machine that can take a while),
+    // several idle times without reading, then read whatever the connection still delivers.
+    while (reader.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const ended = new Promise<boolean>((resolve) => {
       reader.on("close", () => resolve(true));
