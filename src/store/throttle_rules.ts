@@ -1,6 +1,7 @@
 // The throttle counters' rules, over counters as either backend read them under its lock: how a counter stands at a
-// time, how long it locks out, and what a charge writes (ThrottleStore.charge).
-import type { Charge, CounterKey, CounterRow, CounterTimes } from "./contract.ts";
+// time, how long it locks out, what a charge writes (ThrottleStore.charge) and how a client check ends
+// (ThrottleStore.authenticateClient).
+import type { Charge, ClientAttempt, ClientCheck, CounterKey, CounterRow, CounterTimes, TokenClient } from "./contract.ts";
 const NO_COUNTER: CounterRow = { windowEnd: 0, failures: 0 };
 
 /**
@@ -48,4 +49,46 @@ export function decideCharge(
     if (row.failures === limit) lockout = true;
   }
   return { result: { wait: 0, lockout }, writes };
+}
+
+/** Compared against when the client_id is unknown, so unknown and known ids take the same time. */
+const NO_CLIENT_DIGEST = "0".repeat(64);
+
+/** True when two digests are equal, in a time that depends on their length alone (the stored one's is public). */
+function sameDigest(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * The rule of ThrottleStore.authenticateClient over the client's row and the counters as read: refused unchecked
+ * while the gate (the client's own key, the address's for an unknown client) is at its limit; otherwise a right
+ * secret of an enabled client authenticates and clears the gate's failures, and anything else is a failure counted
+ * on the gate and on the address.
+ */
+export function decideClientCheck(
+  client: TokenClient | undefined,
+  rows: ReadonlyMap<string, CounterRow>,
+  { digest, keys }: ClientAttempt,
+  times: CounterTimes,
+): Decided<ClientCheck> {
+  const writes = new Map<string, CounterRow>();
+  const gate = client ? keys.registered : keys.unknown;
+  const wait = gate ? waitOf(counterAt(rows.get(gate.key), times), gate.limit, times.now) : 0;
+  if (wait > 0) return { result: { outcome: "refused", wait, client }, writes };
+  const matches = digest !== undefined && sameDigest(digest, client?.secretHash ?? NO_CLIENT_DIGEST);
+  if (client && !client.disabled && matches) {
+    if (gate && (rows.get(gate.key)?.failures ?? 0) > 0) writes.set(gate.key, { windowEnd: 0, failures: 0 });
+    return { result: { outcome: "authenticated", client }, writes };
+  }
+  let lockout = false;
+  for (const key of gate === keys.unknown ? [gate] : [gate, keys.unknown]) {
+    if (!key) continue;
+    const row = withFailure(rows.get(key.key), times);
+    writes.set(key.key, row);
+    if (row.failures === key.limit) lockout = true;
+  }
+  return { result: { outcome: "failed", lockout, client }, writes };
 }

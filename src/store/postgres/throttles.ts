@@ -2,8 +2,8 @@
 import type { PgClient, PgQueryable } from "./connect.ts";
 import { TOKEN_CLIENT_SQL } from "./clients.ts";
 import { toCounterRow, toTokenClient } from "../rows.ts";
-import type { CounterKey, CounterRow, ThrottleStore } from "../contract.ts";
-import { decideCharge, type Decided } from "../throttle_rules.ts";
+import type { ClientAttempt, ClientCheck, CounterKey, CounterRow, CounterTimes, ThrottleStore } from "../contract.ts";
+import { decideCharge, decideClientCheck, type Decided } from "../throttle_rules.ts";
 
 /** Keys travel as one JSON text parameter (cast to json for json_to_recordset): the pool binds no arrays. */
 const json = (value: unknown) => JSON.stringify(value);
@@ -49,6 +49,14 @@ ON CONFLICT (key) DO UPDATE SET
   window_end = CASE WHEN $2::bigint < LEAST(t.window_end, $3::bigint) THEN LEAST(t.window_end, $3::bigint)
     ELSE $3::bigint END
 RETURNING t.failures, (SELECT lim FROM f WHERE f.key = t.key) AS lim, (SELECT n FROM f WHERE f.key = t.key) AS added`;
+
+/**
+ * The client $1 (TOKEN_CLIENT_SQL's columns, all null when unknown) and the counter that gates it: $2 for a
+ * registered client, $3 (the address's) for an unknown one. A plain read: it locks and writes nothing.
+ */
+const CLIENT_AND_GATE = `SELECT c.*, g.window_end, g.failures
+  FROM (SELECT) AS one LEFT JOIN (${TOKEN_CLIENT_SQL}) c ON true
+  LEFT JOIN throttle_counters g ON g.key = CASE WHEN c.id IS NULL THEN $3 ELSE $2 END`;
 
 /**
  * One client authentication ($1 client_id, $2 the presented secret's digest or NULL) under its gate: $3/$4 the
@@ -189,26 +197,13 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
         reset: reset === true,
       })))]);
     },
-    async authenticateClient({ clientId, digest, keys }, { now, windowSeconds }) {
-      const [registered, unknown] = [keys.registered, keys.unknown].map((key) => key && storable([key])[0]!);
-      for (let attempt = 1;; attempt++) {
-        const [row] = await pg.query(CHECK_CLIENT, [clientId, digest ?? null, registered?.key ?? null,
-          registered?.limit ?? 0, unknown?.key ?? null, unknown?.limit ?? 0, now, now + windowSeconds]);
-        if (!row) throw new Error("authenticateClient: the statement returned no row");
-        const client = row.client_id == null ? undefined : toTokenClient(row);
-        const counted = row.gate_failures != null;
-        if (row.gated && !counted) {
-          // The gate was at its limit under its lock. Its wait comes from the snapshot, which may predate the failure
-          // that locked it: the next statement sees that failure.
-          const wait = Number(row.wait);
-          if (wait > 0 || attempt === CHECK_RETRIES) return { client, outcome: "refused", wait: Math.max(wait, 1) };
-          continue;
-        }
-        if (row.ok && client) return { client, outcome: "authenticated" };
-        const reached = (failures: unknown, limit: number) => failures != null && Number(failures) === limit;
-        const lockout = reached(row.gate_failures, Number(row.gate_limit)) || reached(row.address_failures, unknown?.limit ?? 0);
-        return { client, outcome: "failed", lockout };
-      }
+    async authenticateClient(attempt, times) {
+      // Most requests are a right secret whose gate holds no failures, and some are refused while it is at its
+      // limit: neither decision writes, so a plain read answers it, as it would under the gate's lock (the locked
+      // statement, too, writes nothing for them). A decision that counts or clears runs CHECK_CLIENT.
+      const seen = await readClientCheck(pg, attempt, times);
+      if (seen.writes.size === 0) return seen.result;
+      return await checkClient(pg, attempt, times);
     },
     async rememberProof(keyHash, expiresAt) {
       const rows = await pg.query(
@@ -228,4 +223,44 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
       return Number(rows[0]?.n ?? 0);
     },
   };
+}
+
+/** The client check as one statement under the gate's lock (CHECK_CLIENT), counting or clearing what it must. */
+async function checkClient(
+  pg: PgClient,
+  { clientId, digest, keys }: ClientAttempt,
+  { now, windowSeconds }: CounterTimes,
+): Promise<ClientCheck> {
+  const [registered, unknown] = [keys.registered, keys.unknown].map((key) => key && storable([key])[0]!);
+  for (let attempt = 1;; attempt++) {
+    const [row] = await pg.query(CHECK_CLIENT, [clientId, digest ?? null, registered?.key ?? null,
+      registered?.limit ?? 0, unknown?.key ?? null, unknown?.limit ?? 0, now, now + windowSeconds]);
+    if (!row) throw new Error("authenticateClient: the statement returned no row");
+    const client = row.client_id == null ? undefined : toTokenClient(row);
+    const counted = row.gate_failures != null;
+    if (row.gated && !counted) {
+      // The gate was at its limit under its lock. Its wait comes from the snapshot, which may predate the failure
+      // that locked it: the next statement sees that failure.
+      const wait = Number(row.wait);
+      if (wait > 0 || attempt === CHECK_RETRIES) return { client, outcome: "refused", wait: Math.max(wait, 1) };
+      continue;
+    }
+    if (row.ok && client) return { client, outcome: "authenticated" };
+    const reached = (failures: unknown, limit: number) => failures != null && Number(failures) === limit;
+    const lockout = reached(row.gate_failures, Number(row.gate_limit)) || reached(row.address_failures, unknown?.limit ?? 0);
+    return { client, outcome: "failed", lockout };
+  }
+}
+
+/** The decision on a plain read of the client and its gate (CLIENT_AND_GATE), and what it would write. */
+async function readClientCheck(pg: PgClient, attempt: ClientAttempt, times: CounterTimes): Promise<Decided<ClientCheck>> {
+  const { registered, unknown } = attempt.keys;
+  const stored = (key: CounterKey | undefined) => key ? storable([key])[0]!.key : null;
+  const [row] = await pg.query(CLIENT_AND_GATE, [attempt.clientId, stored(registered), stored(unknown)]);
+  if (!row) throw new Error("authenticateClient: the read returned no row");
+  const client = row.id == null ? undefined : toTokenClient(row);
+  const gate = client ? registered : unknown;
+  const rows = new Map<string, CounterRow>();
+  if (gate && row.failures != null) rows.set(gate.key, toCounterRow(row));
+  return decideClientCheck(client, rows, attempt, times);
 }
