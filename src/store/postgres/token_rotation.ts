@@ -10,31 +10,38 @@ import { isRetryable, type PgClient, type PgQueryable, type PgRow } from "./conn
 import type { IssuePlan, RotateInput, RotateResult, TokenRecord } from "../contract.ts";
 import { isImportedFamily } from "../imports.ts";
 import { toRecord } from "../rows.ts";
-import { auditJson, CLIENT_STILL, CLIENT_WAS, clientStatement, insertAuditSql, insertIssued, insertTokensSql, revokeFamily, tokensJson, withdrawnOf }
-  from "./token_sql.ts";
+import { CLIENT_STILL, CLIENT_WAS, clientStatement, insertIssued, issuedValues, issuingSql, revokeFamily, withdrawnOf } from "./token_sql.ts";
 
 const READ_P = clientStatement(["refreshHash"]);
 const READ = `SELECT t.*, ${CLIENT_WAS} AS client_ok,
   EXISTS (SELECT 1 FROM users u WHERE u.id = t.user_id AND u.disabled = 0) AS user_ok
   FROM tokens t WHERE t.token_hash = ${READ_P.$("refreshHash")} AND t.kind = 'refresh'`;
 
-// The re-checks run before the UPDATE locks the token (its WHERE needs them), so the locks follow the order client,
-// user, family, token. An imported Doorkeeper pair's other live refresh token is spent with it (see SQLite's
-// rotateRefreshRows).
-const CLAIM_P = clientStatement(["now", "tokenId", "userId", "familyId", "imported", "tokens", "audit"]);
+// The re-checks (one scalar subquery, so in this order) run before the UPDATE locks the token, since its WHERE needs
+// them: the locks follow the order client, user, family, token. The new pair is inserted, and the audit row written,
+// only if the claim took the token (issuingSql). An imported Doorkeeper pair's other live refresh token is spent with
+// it (see SQLite's rotateRefreshRows): that UPDATE is in the statement only for an imported family.
+const CLAIM_P = clientStatement(["now", "tokenId", "userId", "familyId"]);
 const CLAIMED = "EXISTS (SELECT 1 FROM claimed)";
-const CLAIM = `WITH still AS (SELECT ${CLIENT_STILL} AS client_ok,
-    EXISTS (SELECT 1 FROM users WHERE id = ${CLAIM_P.$("userId")} AND disabled = 0 FOR SHARE) AS user_ok,
-    (${CLAIM_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${CLAIM_P.$("familyId")}
-      AND revoked_at IS NULL FOR SHARE)) AS family_ok),
-  claimed AS (UPDATE tokens SET rotated_at = ${CLAIM_P.$("now")} WHERE id = ${CLAIM_P.$("tokenId")} AND rotated_at IS NULL
-    AND revoked_at IS NULL AND (SELECT client_ok AND user_ok AND family_ok FROM still) RETURNING id),
-  paired AS (UPDATE tokens SET rotated_at = ${CLAIM_P.$("now")} WHERE ${CLAIM_P.$("imported")}::boolean
-    AND family_id = ${CLAIM_P.$("familyId")} AND kind = 'refresh' AND id <> ${CLAIM_P.$("tokenId")}
-    AND rotated_at IS NULL AND revoked_at IS NULL AND ${CLAIMED}),
-  issued AS (${insertTokensSql(CLAIM_P.$("tokens"), CLAIMED)}),
-  audited AS (${insertAuditSql(CLAIM_P.$("audit"), CLAIMED)})
-  SELECT ${CLAIMED} AS claimed`;
+const CLAIM_CTE = `claimed AS (UPDATE tokens SET rotated_at = ${CLAIM_P.$("now")}::bigint WHERE id = ${CLAIM_P.$("tokenId")}::bigint
+    AND rotated_at IS NULL AND revoked_at IS NULL AND (SELECT ${CLIENT_STILL}
+      AND EXISTS (SELECT 1 FROM users WHERE id = ${CLAIM_P.$("userId")}::bigint AND disabled = 0 FOR SHARE)
+      AND (${CLAIM_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${CLAIM_P.$("familyId")}
+        AND revoked_at IS NULL FOR SHARE)))
+    RETURNING id)`;
+const PAIRED_CTE = `paired AS (UPDATE tokens SET rotated_at = ${CLAIM_P.$("now")}::bigint WHERE family_id = ${CLAIM_P.$("familyId")}
+    AND kind = 'refresh' AND id <> ${CLAIM_P.$("tokenId")}::bigint AND rotated_at IS NULL AND revoked_at IS NULL AND ${CLAIMED})`;
+const CLAIM_OWNER = { familyId: `${CLAIM_P.$("familyId")}::text`, clientId: `${CLAIM_P.$("id")}::bigint`,
+  userId: `${CLAIM_P.$("userId")}::bigint`, parentId: `${CLAIM_P.$("tokenId")}::bigint` };
+const CLAIM_FIRST_OWN = CLAIM_P.values(undefined, { now: null, tokenId: null, userId: null, familyId: null }).length + 1;
+
+/** The claim of a refresh token and the insert of `plan`'s tokens: a row back when it took the token. */
+function claimSql(plan: IssuePlan, imported: boolean): string {
+  return issuingSql({
+    ctes: imported ? [CLAIM_CTE, PAIRED_CTE] : [CLAIM_CTE],
+    count: plan.tokens.length, first: CLAIM_FIRST_OWN, owner: CLAIM_OWNER, condition: CLAIMED, audited: plan.audit !== undefined,
+  });
+}
 
 // The locked path's first statement: the client and user FOR SHARE, then the family FOR UPDATE, so the statements
 // after it see every write into the family committed before, and none can start until this ends.
@@ -67,19 +74,14 @@ export async function rotateRefreshPg<P extends IssuePlan>(pg: PgClient, input: 
   if (withdrawn) return { status: withdrawn };
   const plan = input.next(presented, false);
   if (!plan) return { status: "invalid" };
-  const owner = { clientId: client.id, userId: presented.userId, familyId: presented.familyId, parentId: presented.id };
-  const params = CLAIM_P.values(client, {
-    now,
-    tokenId: presented.id,
-    userId: presented.userId,
-    familyId: presented.familyId,
-    imported: isImportedFamily(presented.familyId),
-    tokens: tokensJson(owner, plan.tokens),
-    audit: auditJson(plan.audit),
-  });
+  const params = [
+    ...CLAIM_P.values(client, { now, tokenId: presented.id, userId: presented.userId, familyId: presented.familyId }),
+    ...issuedValues(plan.tokens, plan.audit),
+  ];
   // A deadlock victim's statement was rolled back whole (both refresh tokens of an imported pair presented at once
   // lock the two rows in opposite orders), so deciding again is safe.
-  const claimed = await pg.query(CLAIM, params).then(([r]) => r?.claimed === true, (error) => isRetryable(error) ? false : Promise.reject(error));
+  const claimed = await pg.query(claimSql(plan, isImportedFamily(presented.familyId)), params)
+    .then((rows) => rows.length > 0, (error) => isRetryable(error) ? false : Promise.reject(error));
   if (claimed) return { status: "ok", presented, retried: false, plan };
   // Something changed since the read (most often a concurrent rotation of the same token): decide again, locked.
   return rotateLocked(pg, input, presented, plan);

@@ -1,45 +1,24 @@
 // tokens table on PostgreSQL: issuance, the code exchange, the bearer check, revocation (rotation: token_rotation.ts).
-import type { PgClient, PgRow, PgValue } from "./connect.ts";
+import type { PgClient, PgRow } from "./connect.ts";
 import type { ActiveAccess, IssueOutcome, RevokeResult, TokenStore } from "../contract.ts";
 import { DETAIL_COLUMNS, DETAIL_TABLES, toCode, toDetails, toRecord } from "../rows.ts";
-import { CLIENT_STILL, CLIENT_WAS, clientStatement, insertIssued, revokeFamily, withdrawnOf }
+import { CLIENT_STILL, CLIENT_WAS, clientStatement, insertIssued, issuedValues, issuingSql, revokeFamily, withdrawnOf }
   from "./token_sql.ts";
 import { rotateRefreshPg } from "./token_rotation.ts";
 import { FIELD_TOTAL_COLUMN, idsWithTotal } from "./bearer_totals.ts";
 
-// One statement, so a client-credentials token costs one round trip after the client lookup: the INSERT's WHERE
-// re-checks the client, user and family rows, locking them (in that order) FOR SHARE, and the audit row is written
-// only if tokens were. Plain parameters, no CTE but the one the audit row needs: the same statement built over
-// json_to_recordset with its checks in a CTE of their own cost the database about 40 µs more per token
-// (bench/pg_statement_cpu.ts). Its text depends on how many tokens and whether an audit row come with it.
+// One statement, so a client-credentials token costs one round trip after the client lookup: the INSERT's condition
+// re-checks the client, user and family rows, locking them in that order FOR SHARE (one scalar subquery, so the
+// planner cannot reorder them), and the audit row is written only if tokens were (issuingSql).
 const ISSUE_P = clientStatement(["userId", "familyId", "clientId"]);
-const STILL_HOLDS = `(${ISSUE_P.$("id")}::bigint IS NULL OR ${CLIENT_STILL})
+const STILL_HOLDS = `(SELECT (${ISSUE_P.$("id")}::bigint IS NULL OR ${CLIENT_STILL})
     AND (${ISSUE_P.$("id")}::bigint IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = ${ISSUE_P.$("userId")}::bigint
       AND disabled = 0 FOR SHARE))
     AND (${ISSUE_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${ISSUE_P.$("familyId")}
-      AND revoked_at IS NULL FOR SHARE))`;
-/** Each new token's own values, in parameter order after ISSUE_P's, with their types. */
-const TOKEN_VALUES = [["token_hash", "text"], ["kind", "text"], ["grant_type", "text"], ["scope", "text"],
-  ["issued_at", "bigint"], ["expires_at", "bigint"], ["dpop_jkt", "text"]] as const;
-const AUDIT_VALUES = [["at", "bigint"], ["event", "text"], ["client_id", "text"], ["user_id", "bigint"], ["ip", "text"],
-  ["detail", "text"]] as const;
-const FIRST_OWN = ISSUE_P.values(undefined, { userId: null, familyId: null, clientId: null }).length + 1;
-
-/** The issuance of `count` tokens, with an audit row or not; it returns a row per token, or one for the audit row. */
-function issueSql(count: number, audited: boolean): string {
-  const placeholders = (types: readonly (readonly [string, string])[], first: number) =>
-    `(${types.map(([, type], i) => `$${first + i}::${type}`).join(", ")})`;
-  const rows = Array.from({ length: count }, (_, n) => placeholders(TOKEN_VALUES, FIRST_OWN + n * TOKEN_VALUES.length));
-  const insert = `INSERT INTO tokens (${TOKEN_VALUES.map(([name]) => name).join(", ")}, family_id, client_id, user_id)
-  SELECT v.*, ${ISSUE_P.$("familyId")}::text, ${ISSUE_P.$("clientId")}::bigint, ${ISSUE_P.$("userId")}::bigint
-  FROM (VALUES ${rows.join(", ")}) AS v(${TOKEN_VALUES.map(([name]) => name).join(", ")})
-  WHERE ${STILL_HOLDS} RETURNING 1`;
-  if (!audited) return insert;
-  const audit = placeholders(AUDIT_VALUES, FIRST_OWN + count * TOKEN_VALUES.length);
-  return `WITH issued AS (${insert})
-  INSERT INTO audit_events (${AUDIT_VALUES.map(([name]) => name).join(", ")})
-  SELECT * FROM (VALUES ${audit}) AS a WHERE EXISTS (SELECT 1 FROM issued) RETURNING 1`;
-}
+      AND revoked_at IS NULL FOR SHARE)))`;
+const ISSUE_OWNER = { familyId: `${ISSUE_P.$("familyId")}::text`, clientId: `${ISSUE_P.$("clientId")}::bigint`,
+  userId: `${ISSUE_P.$("userId")}::bigint`, parentId: "NULL::bigint" };
+const ISSUE_FIRST_OWN = ISSUE_P.values(undefined, { userId: null, familyId: null, clientId: null }).length + 1;
 
 /** Why an issuance inserted nothing, read after it: which of its re-checks fail now. */
 const WHY_NOT_P = clientStatement(["userId", "familyId"]);
@@ -77,13 +56,13 @@ export function createPgTokenStore(pg: PgClient): TokenStore {
     async issue(input) {
       const { tokens, audit } = input;
       const owner = ISSUE_P.values(input.authenticated, { userId: input.userId, familyId: input.familyId, clientId: input.clientId });
-      const values: PgValue[] = [...owner];
-      for (const t of tokens) values.push(t.tokenHash, t.kind, t.grantType, t.scope, t.issuedAt, t.expiresAt, t.dpopJkt ?? null);
-      if (audit) values.push(audit.at, audit.event, audit.clientId, audit.userId, audit.ip, audit.detail === null ? null : JSON.stringify(audit.detail));
       const checks = WHY_NOT_P.values(input.authenticated, { userId: input.userId, familyId: input.familyId });
       // Nothing to insert: the checks alone answer.
       if (tokens.length === 0) return refusalOf((await pg.query(WHY_NOT, checks))[0]) ?? "issued";
-      const inserted = await pg.query(issueSql(tokens.length, audit !== undefined), values);
+      const sql = issuingSql({
+        count: tokens.length, first: ISSUE_FIRST_OWN, owner: ISSUE_OWNER, condition: STILL_HOLDS, audited: audit !== undefined,
+      });
+      const inserted = await pg.query(sql, [...owner, ...issuedValues(tokens, audit)]);
       if (inserted.length > 0) return "issued";
       // A check refused. A change undone since (a client enabled again) leaves every check holding now: that
       // issuance was still refused, and answers as its client having changed.
