@@ -1,4 +1,5 @@
-// throttle_counters on PostgreSQL: one statement per operation on the request path; several keys lock in key order.
+// throttle_counters on PostgreSQL: one statement per operation on the request path (client authentication reads first
+// and runs its locked statement only to count or clear); several keys lock in key order.
 import type { PgClient, PgQueryable } from "./connect.ts";
 import { TOKEN_CLIENT_SQL } from "./clients.ts";
 import { toCounterRow, toTokenClient } from "../rows.ts";
