@@ -10,7 +10,7 @@ import { isRetryable, type PgClient, type PgQueryable, type PgRow } from "./conn
 import type { IssuePlan, RotateInput, RotateResult, TokenRecord } from "../contract.ts";
 import { isImportedFamily } from "../imports.ts";
 import { toRecord } from "../rows.ts";
-import { CLIENT_STILL, CLIENT_WAS, clientStatement, insertIssued, issuedValues, issuingSql, revokeFamily, withdrawnOf } from "./token_sql.ts";
+import { allHold, CLIENT_STILL, CLIENT_WAS, clientStatement, insertIssued, issuedValues, issuingSql, reChecks, revokeFamily, withdrawnOf } from "./token_sql.ts";
 
 const READ_P = clientStatement(["refreshHash"]);
 const READ = `SELECT t.*, ${CLIENT_WAS} AS client_ok,
@@ -24,22 +24,18 @@ const READ = `SELECT t.*, ${CLIENT_WAS} AS client_ok,
 const CLAIM_P = clientStatement(["now", "tokenId", "userId", "familyId"]);
 const CLAIMED = "EXISTS (SELECT 1 FROM claimed)";
 const CLAIM_CTE = `claimed AS (UPDATE tokens SET rotated_at = ${CLAIM_P.$("now")}::bigint WHERE id = ${CLAIM_P.$("tokenId")}::bigint
-    AND rotated_at IS NULL AND revoked_at IS NULL AND (SELECT ${CLIENT_STILL}
-      AND EXISTS (SELECT 1 FROM users WHERE id = ${CLAIM_P.$("userId")}::bigint AND disabled = 0 FOR SHARE)
-      AND (${CLAIM_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${CLAIM_P.$("familyId")}
-        AND revoked_at IS NULL FOR SHARE)))
+    AND rotated_at IS NULL AND revoked_at IS NULL AND ${allHold(reChecks(CLAIM_P, true))}
     RETURNING id)`;
 const PAIRED_CTE = `paired AS (UPDATE tokens SET rotated_at = ${CLAIM_P.$("now")}::bigint WHERE family_id = ${CLAIM_P.$("familyId")}
     AND kind = 'refresh' AND id <> ${CLAIM_P.$("tokenId")}::bigint AND rotated_at IS NULL AND revoked_at IS NULL AND ${CLAIMED})`;
 const CLAIM_OWNER = { familyId: `${CLAIM_P.$("familyId")}::text`, clientId: `${CLAIM_P.$("id")}::bigint`,
   userId: `${CLAIM_P.$("userId")}::bigint`, parentId: `${CLAIM_P.$("tokenId")}::bigint` };
-const CLAIM_FIRST_OWN = CLAIM_P.values(undefined, { now: null, tokenId: null, userId: null, familyId: null }).length + 1;
 
 /** The claim of a refresh token and the insert of `plan`'s tokens: a row back when it took the token. */
 function claimSql(plan: IssuePlan, imported: boolean): string {
   return issuingSql({
     ctes: imported ? [CLAIM_CTE, PAIRED_CTE] : [CLAIM_CTE],
-    count: plan.tokens.length, first: CLAIM_FIRST_OWN, owner: CLAIM_OWNER, condition: CLAIMED, audited: plan.audit !== undefined,
+    count: plan.tokens.length, first: CLAIM_P.after, owner: CLAIM_OWNER, condition: CLAIMED, audited: plan.audit !== undefined,
   });
 }
 

@@ -41,6 +41,8 @@ function clientParams(client: AuthenticatedClient | undefined): PgValue[] {
 export interface ClientStatement<N extends string> {
   $(name: N | ClientParam): string;
   values(client: AuthenticatedClient | undefined, named: Readonly<Record<N, PgValue>>): PgValue[];
+  /** The number of the first placeholder after these, for parameters the statement adds behind them. */
+  readonly after: number;
 }
 
 /** The ClientStatement whose own parameters, after the client's, are `names`. */
@@ -51,7 +53,37 @@ export function clientStatement<const N extends string>(names: readonly N[]): Cl
       return own >= 0 ? `$${CLIENT_PARAMS.length + own + 1}` : clientAt(name as ClientParam);
     },
     values: (client, named) => [...clientParams(client), ...names.map((name) => named[name])],
+    after: CLIENT_PARAMS.length + names.length + 1,
   };
+}
+
+/**
+ * An issuance's re-checks over a statement's placeholders (`id` the client's, `userId`, `familyId`), in lock order:
+ * the client is still the row it authenticated as, its user is enabled (both hold when no client is given), and the
+ * family is live (holds for none). `lock` takes each row FOR SHARE, so a rotation or disable waits for the issuance
+ * to commit; without it each reads what the statement's snapshot saw.
+ */
+export function reChecks(p: { $(name: "id" | "userId" | "familyId"): string }, lock: boolean): ReChecks {
+  const share = lock ? " FOR SHARE" : "";
+  return {
+    client: `(${p.$("id")}::bigint IS NULL OR ${lock ? CLIENT_STILL : CLIENT_WAS})`,
+    user: `(${p.$("id")}::bigint IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = ${p.$("userId")}::bigint
+      AND disabled = 0${share}))`,
+    family: `(${p.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${p.$("familyId")}
+      AND revoked_at IS NULL${share}))`,
+  };
+}
+
+/** The three re-checks of reChecks, each a SQL boolean. */
+export interface ReChecks {
+  client: string;
+  user: string;
+  family: string;
+}
+
+/** True when all of `checks` hold: one scalar subquery, which the planner evaluates in their (lock) order. */
+export function allHold({ client, user, family }: ReChecks): string {
+  return `(SELECT ${client} AND ${user} AND ${family})`;
 }
 
 /** The first re-check that failed, in SQLite's order (clientAndUserStill): the client, then the user. */

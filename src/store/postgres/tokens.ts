@@ -2,7 +2,7 @@
 import type { PgClient, PgRow } from "./connect.ts";
 import type { ActiveAccess, IssueOutcome, RevokeResult, TokenStore } from "../contract.ts";
 import { DETAIL_COLUMNS, DETAIL_TABLES, toCode, toDetails, toRecord } from "../rows.ts";
-import { CLIENT_STILL, CLIENT_WAS, clientStatement, insertIssued, issuedValues, issuingSql, revokeFamily, withdrawnOf }
+import { allHold, CLIENT_STILL, clientStatement, insertIssued, issuedValues, issuingSql, reChecks, revokeFamily, withdrawnOf }
   from "./token_sql.ts";
 import { rotateRefreshPg } from "./token_rotation.ts";
 import { FIELD_TOTAL_COLUMN, idsWithTotal } from "./bearer_totals.ts";
@@ -11,22 +11,14 @@ import { FIELD_TOTAL_COLUMN, idsWithTotal } from "./bearer_totals.ts";
 // re-checks the client, user and family rows, locking them in that order FOR SHARE (one scalar subquery, so the
 // planner cannot reorder them), and the audit row is written only if tokens were (issuingSql).
 const ISSUE_P = clientStatement(["userId", "familyId", "clientId"]);
-const STILL_HOLDS = `(SELECT (${ISSUE_P.$("id")}::bigint IS NULL OR ${CLIENT_STILL})
-    AND (${ISSUE_P.$("id")}::bigint IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = ${ISSUE_P.$("userId")}::bigint
-      AND disabled = 0 FOR SHARE))
-    AND (${ISSUE_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${ISSUE_P.$("familyId")}
-      AND revoked_at IS NULL FOR SHARE)))`;
+const STILL_HOLDS = allHold(reChecks(ISSUE_P, true));
 const ISSUE_OWNER = { familyId: `${ISSUE_P.$("familyId")}::text`, clientId: `${ISSUE_P.$("clientId")}::bigint`,
   userId: `${ISSUE_P.$("userId")}::bigint`, parentId: "NULL::bigint" };
-const ISSUE_FIRST_OWN = ISSUE_P.values(undefined, { userId: null, familyId: null, clientId: null }).length + 1;
 
 /** Why an issuance inserted nothing, read after it: which of its re-checks fail now. */
 const WHY_NOT_P = clientStatement(["userId", "familyId"]);
-const WHY_NOT = `SELECT (${WHY_NOT_P.$("id")}::bigint IS NULL OR ${CLIENT_WAS}) AS client_ok,
-    (${WHY_NOT_P.$("id")}::bigint IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = ${WHY_NOT_P.$("userId")}::bigint
-      AND disabled = 0)) AS user_ok,
-    (${WHY_NOT_P.$("familyId")}::text IS NULL OR EXISTS (SELECT 1 FROM grant_families WHERE id = ${WHY_NOT_P.$("familyId")}
-      AND revoked_at IS NULL)) AS family_ok`;
+const WHY_NOT_CHECKS = reChecks(WHY_NOT_P, false);
+const WHY_NOT = `SELECT ${WHY_NOT_CHECKS.client} AS client_ok, ${WHY_NOT_CHECKS.user} AS user_ok, ${WHY_NOT_CHECKS.family} AS family_ok`;
 
 // The conditional UPDATE claims the code: of concurrent exchanges one gets the row, and the others wait for it to
 // commit and then find it used. The code row is locked first, then the client, user and family FOR SHARE.
@@ -56,17 +48,18 @@ export function createPgTokenStore(pg: PgClient): TokenStore {
     async issue(input) {
       const { tokens, audit } = input;
       const owner = ISSUE_P.values(input.authenticated, { userId: input.userId, familyId: input.familyId, clientId: input.clientId });
-      const checks = WHY_NOT_P.values(input.authenticated, { userId: input.userId, familyId: input.familyId });
+      const whyNot = async () =>
+        refusalOf((await pg.query(WHY_NOT, WHY_NOT_P.values(input.authenticated, { userId: input.userId, familyId: input.familyId })))[0]);
       // Nothing to insert: the checks alone answer.
-      if (tokens.length === 0) return refusalOf((await pg.query(WHY_NOT, checks))[0]) ?? "issued";
+      if (tokens.length === 0) return await whyNot() ?? "issued";
       const sql = issuingSql({
-        count: tokens.length, first: ISSUE_FIRST_OWN, owner: ISSUE_OWNER, condition: STILL_HOLDS, audited: audit !== undefined,
+        count: tokens.length, first: ISSUE_P.after, owner: ISSUE_OWNER, condition: STILL_HOLDS, audited: audit !== undefined,
       });
       const inserted = await pg.query(sql, [...owner, ...issuedValues(tokens, audit)]);
       if (inserted.length > 0) return "issued";
       // A check refused. A change undone since (a client enabled again) leaves every check holding now: that
       // issuance was still refused, and answers as its client having changed.
-      return refusalOf((await pg.query(WHY_NOT, checks))[0]) ?? "client_changed";
+      return await whyNot() ?? "client_changed";
     },
     async exchangeCode(codeHash, client, now, decide) {
       return pg.transaction(async (tx) => {
