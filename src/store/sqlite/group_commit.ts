@@ -1,5 +1,5 @@
 // Group commit: the writes queued during one event-loop turn share one BEGIN IMMEDIATE … COMMIT, each in its own
-// savepoint. A WAL commit costs about 25-45 µs of locking and page writes whatever its size, so under load ten
+// savepoint when there are several. A WAL commit costs about 25-45 µs of locking and page writes whatever its size, so under load ten
 // token issuances share one instead of paying ten.
 // Runtime-agnostic: the connection and the end-of-turn scheduler come from database.ts.
 import { StoreBusyError } from "../errors.ts";
@@ -114,9 +114,14 @@ export function createGroupCommit(
     const outcomes: { ok: boolean; value: unknown }[] = [];
     try {
       nested(() => {
-        for (const job of jobs) outcomes.push(runSavepoint(db, job.fn));
+        // A write alone in its commit needs no savepoint: its failure rolls back the transaction, which holds
+        // nothing else. Two statements fewer per commit when requests do not overlap: token issuance one at a time
+        // (bench/inproc.ts) about 124 → 119 µs CPU.
+        if (jobs.length === 1) outcomes.push(runAlone(db, jobs[0]!.fn));
+        else for (const job of jobs) outcomes.push(runSavepoint(db, job.fn));
       });
-      db.exec("COMMIT");
+      // A write that failed alone has rolled the transaction back.
+      if (db.isTransaction) db.exec("COMMIT");
     } catch (error) {
       if (db.isTransaction) db.exec("ROLLBACK");
       for (const job of jobs) job.reject(error);
@@ -157,6 +162,15 @@ export function createGroupCommit(
     },
     drain: () => commitQueued(true),
   };
+}
+
+function runAlone(db: Connection, fn: () => unknown): { ok: boolean; value: unknown } {
+  try {
+    return { ok: true, value: fn() };
+  } catch (error) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    return { ok: false, value: error };
+  }
 }
 
 function runSavepoint(db: Connection, fn: () => unknown): { ok: boolean; value: unknown } {

@@ -248,6 +248,18 @@ test("a batched write that fills the database fails its whole batch with the ful
   db.close();
 });
 
+test("a batched write alone in its commit that fills the database fails with the full-disk error", async () => {
+  const db = openDatabase(":memory:");
+  const pages = Number((db.prepare("PRAGMA page_count").get() as { page_count: number }).page_count);
+  db.exec(`PRAGMA max_page_count = ${pages + 2}`);
+  const insert = () => db.prepare("INSERT INTO audit_events (at, event, detail) VALUES (1, 'x', ?)").run("y".repeat(3000));
+  // SQLite has rolled back already: the caller hears the cause, not a failed ROLLBACK or COMMIT.
+  await assert.rejects(db.transactionBatched(() => { for (let i = 0; i < 200; i++) insert(); }), /database or disk is full/);
+  assert.equal(db.inTransaction(), false);
+  assert.equal((db.prepare("SELECT COUNT(*) AS n FROM audit_events").get() as { n: number }).n, 0);
+  db.close();
+});
+
 test("readTogether: reads in one call see one snapshot while another connection commits between them", () => {
   const { path, cleanup } = tempDb("fieldgate-sqlite-");
   const db = openDatabase(path);

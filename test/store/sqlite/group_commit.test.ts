@@ -53,6 +53,18 @@ test("writes queued in one turn commit together at the end of it", async () => {
   assert.deepEqual(rows(), ["a", "b"]);
 });
 
+test("a write alone in its commit that fails leaves none of its rows, and the next write commits", async () => {
+  const { db, commit, insert, rows } = setUp();
+  await assert.rejects(commit.run(() => {
+    db.prepare("INSERT INTO t (v) VALUES ('half')").run();
+    throw new Error("refused after a first write");
+  }), /refused after a first write/);
+  assert.equal(db.isTransaction, false, "the failed write's transaction is closed");
+  assert.deepEqual(rows(), []);
+  await insert("next");
+  assert.deepEqual(rows(), ["next"]);
+});
+
 test("during a hold queued writes wait for its end, however many turns pass, then commit in order", async () => {
   const { commit, insert, rows } = setUp();
   const checkpoint = deferred<string>();
