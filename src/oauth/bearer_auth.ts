@@ -26,6 +26,10 @@ export function dpopChallenge(error?: string): string {
   return error === undefined ? `DPoP ${algs}` : `DPoP error="${error}", ${algs}`;
 }
 
+/** The challenges of a token that is not live, one per scheme. */
+const INVALID_BEARER = bearerChallenge("invalid_token");
+const INVALID_DPOP = dpopChallenge("invalid_token");
+
 // RFC 9449 §7.1: the DPoP scheme carries the token as token68, like Bearer.
 const DPOP_SCHEME = /^DPoP(?: |$)/i;
 const DPOP_TOKEN = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -39,7 +43,7 @@ const DPOP_TOKEN = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
 export async function authenticateBearer(deps: Deps, request: Request, url: URL): Promise<AccessContext> {
   const token = readBearer(request, url);
   if (token !== undefined) {
-    const found = await findLive(deps, token, bearerChallenge("invalid_token"));
+    const found = await findLive(deps, token, INVALID_BEARER);
     // RFC 9449 §7.2: a bound token is worthless without its key's proof, so presented as Bearer it is refused.
     if (found.dpopJkt !== null) throw dpopRefusal("This access token is DPoP-bound: send it as DPoP with a proof");
     return accessOf(found);
@@ -75,9 +79,9 @@ function readDpopToken(request: Request): string | undefined {
 
 /** A DPoP token: live, bound, and presented with a fresh proof of its key carrying its hash (RFC 9449 §7.1). */
 async function authenticateDpop(deps: Deps, request: Request, { url, token }: { url: URL; token: string }) {
-  const found = await findLive(deps, token, dpopChallenge("invalid_token"));
+  const found = await findLive(deps, token, INVALID_DPOP);
   if (found.dpopJkt === null) {
-    throw invalidToken("This access token is not DPoP-bound", { headers: { "www-authenticate": dpopChallenge("invalid_token") } });
+    throw invalidToken("This access token is not DPoP-bound", { headers: { "www-authenticate": INVALID_DPOP } });
   }
   let jkt: string | undefined;
   try {
