@@ -66,29 +66,32 @@ function sameDigest(a: string, b: string): boolean {
  * The rule of ThrottleStore.authenticateClient over the client's row and the counters as read: refused unchecked
  * while the gate (the client's own key, the address's for an unknown client) is at its limit; otherwise a right
  * secret of an enabled client authenticates and clears the gate's failures, and anything else is a failure counted
- * on the gate and on the address.
+ * on the gate and on the address. `counters.gate` is the gate's row as read with the client; `counters.address()`
+ * reads the address's, which only a registered client's failure needs.
  */
 export function decideClientCheck(
   client: TokenClient | undefined,
-  rows: ReadonlyMap<string, CounterRow>,
+  counters: { gate: CounterRow | undefined; address: () => CounterRow | undefined },
   { digest, keys }: ClientAttempt,
   times: CounterTimes,
 ): Decided<ClientCheck> {
   const writes = new Map<string, CounterRow>();
   const gate = client ? keys.registered : keys.unknown;
-  const wait = gate ? waitOf(counterAt(rows.get(gate.key), times), gate.limit, times.now) : 0;
+  const wait = gate ? waitOf(counterAt(counters.gate, times), gate.limit, times.now) : 0;
   if (wait > 0) return { result: { outcome: "refused", wait, client }, writes };
   const matches = digest !== undefined && sameDigest(digest, client?.secretHash ?? NO_CLIENT_DIGEST);
   if (client && !client.disabled && matches) {
-    if (gate && (rows.get(gate.key)?.failures ?? 0) > 0) writes.set(gate.key, { windowEnd: 0, failures: 0 });
+    if (gate && (counters.gate?.failures ?? 0) > 0) writes.set(gate.key, { windowEnd: 0, failures: 0 });
     return { result: { outcome: "authenticated", client }, writes };
   }
   let lockout = false;
-  for (const key of gate === keys.unknown ? [gate] : [gate, keys.unknown]) {
-    if (!key) continue;
-    const row = withFailure(rows.get(key.key), times);
-    writes.set(key.key, row);
-    if (row.failures === key.limit) lockout = true;
-  }
+  const count = (key: CounterKey | undefined, row: CounterRow | undefined) => {
+    if (!key) return;
+    const next = withFailure(row, times);
+    writes.set(key.key, next);
+    if (next.failures === key.limit) lockout = true;
+  };
+  count(gate, counters.gate);
+  if (keys.unknown && gate !== keys.unknown) count(keys.unknown, counters.address());
   return { result: { outcome: "failed", lockout, client }, writes };
 }

@@ -260,8 +260,7 @@ async function readClientCheck(pg: PgClient, attempt: ClientAttempt, times: Coun
   const [row] = await pg.query(CLIENT_AND_GATE, [attempt.clientId, stored(registered), stored(unknown)]);
   if (!row) throw new Error("authenticateClient: the read returned no row");
   const client = row.id == null ? undefined : toTokenClient(row);
-  const gate = client ? registered : unknown;
-  const rows = new Map<string, CounterRow>();
-  if (gate && row.failures != null) rows.set(gate.key, toCounterRow(row));
-  return decideClientCheck(client, rows, attempt, times);
+  const gate = row.failures == null ? undefined : toCounterRow(row);
+  // Whether the decision writes is all this read needs to know, so the address's counter goes unread.
+  return decideClientCheck(client, { gate, address: () => undefined }, attempt, times);
 }

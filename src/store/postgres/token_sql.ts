@@ -97,6 +97,8 @@ const TOKEN_OWN = [["token_hash", "text"], ["kind", "text"], ["grant_type", "tex
   ["issued_at", "bigint"], ["expires_at", "bigint"], ["dpop_jkt", "text"]] as const;
 const AUDIT_COLUMNS = [["at", "bigint"], ["event", "text"], ["client_id", "text"], ["user_id", "bigint"], ["ip", "text"],
   ["detail", "text"]] as const;
+const TOKEN_OWN_NAMES = TOKEN_OWN.map(([name]) => name).join(", ");
+const AUDIT_NAMES = AUDIT_COLUMNS.map(([name]) => name).join(", ");
 
 /** One VALUES row of placeholders from $first on, cast to `columns`' types. */
 function valuesRow(columns: readonly (readonly [string, string])[], first: number): string {
@@ -128,14 +130,13 @@ export function issuingSql(options: {
 }): string {
   const { ctes = [], count, first, owner, condition, audited } = options;
   if (count < 1) throw new RangeError("issuingSql: an issuance inserts at least one token");
-  const own = TOKEN_OWN.map(([name]) => name).join(", ");
   const rows = Array.from({ length: count }, (_, n) => valuesRow(TOKEN_OWN, first + n * TOKEN_OWN.length));
-  const insert = `INSERT INTO tokens (${own}, family_id, client_id, user_id, parent_id)
+  const insert = `INSERT INTO tokens (${TOKEN_OWN_NAMES}, family_id, client_id, user_id, parent_id)
   SELECT v.*, ${owner.familyId}, ${owner.clientId}, ${owner.userId}, ${owner.parentId}
-  FROM (VALUES ${rows.join(", ")}) AS v(${own}) WHERE ${condition} RETURNING 1`;
+  FROM (VALUES ${rows.join(", ")}) AS v(${TOKEN_OWN_NAMES}) WHERE ${condition} RETURNING 1`;
   if (!audited) return ctes.length === 0 ? insert : `WITH ${ctes.join(", ")} ${insert}`;
   return `WITH ${[...ctes, `issued AS (${insert})`].join(", ")}
-  INSERT INTO audit_events (${AUDIT_COLUMNS.map(([name]) => name).join(", ")})
+  INSERT INTO audit_events (${AUDIT_NAMES})
   SELECT * FROM (VALUES ${valuesRow(AUDIT_COLUMNS, first + count * TOKEN_OWN.length)}) AS a
   WHERE EXISTS (SELECT 1 FROM issued) RETURNING 1`;
 }
@@ -161,7 +162,7 @@ export async function insertIssued(
   if (tokens.length === 0 && !audit) return;
   const ownerSql = { familyId: "$1::text", clientId: "$2::bigint", userId: "$3::bigint", parentId: "$4::bigint" };
   const sql = tokens.length === 0
-    ? `INSERT INTO audit_events (${AUDIT_COLUMNS.map(([name]) => name).join(", ")}) VALUES ${valuesRow(AUDIT_COLUMNS, 1)}`
+    ? `INSERT INTO audit_events (${AUDIT_NAMES}) VALUES ${valuesRow(AUDIT_COLUMNS, 1)}`
     : issuingSql({ count: tokens.length, first: 5, owner: ownerSql, condition: "true", audited: audit !== undefined });
   const ownerValues = tokens.length === 0 ? [] : [owner.familyId, owner.clientId, owner.userId, owner.parentId];
   await tx.query(sql, [...ownerValues, ...issuedValues(tokens, audit)]);

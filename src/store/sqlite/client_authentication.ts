@@ -1,7 +1,7 @@
 // Client authentication on SQLite (ThrottleStore.authenticateClient): the client's row, the secret check and the
 // throttle's count decided together, synchronously, inside the write transaction, on the rows as committed.
 import type { Db, Row } from "./database.ts";
-import type { CounterRow, ThrottleStore } from "../contract.ts";
+import type { ThrottleStore } from "../contract.ts";
 import { toCounterRow, toTokenClient } from "../rows.ts";
 import { decideClientCheck } from "../throttle_rules.ts";
 import { sqliteCounters } from "./throttles.ts";
@@ -32,13 +32,9 @@ export function createClientAuthentication(db: Db): ThrottleStore["authenticateC
       const { registered, unknown } = attempt.keys;
       const row = db.prepare(CLIENT_AND_GATE).get(attempt.clientId, registered?.key ?? null, unknown?.key ?? null) as Row;
       const client = row.id === null ? undefined : toTokenClient(row);
-      const gate = client ? registered : unknown;
-      const rows = new Map<string, CounterRow>();
-      if (gate && row.failures !== null) rows.set(gate.key, toCounterRow(row));
-      let decided = decideClientCheck(client, rows, attempt, times);
-      // A registered client's failure counts on the address's counter too, read only then.
-      const address = decided.result.outcome === "failed" && client && unknown ? read(unknown.key) : undefined;
-      if (address) decided = decideClientCheck(client, rows.set(unknown!.key, address), attempt, times);
+      const gate = row.failures === null ? undefined : toCounterRow(row);
+      // The address's counter is read only when a registered client's failure counts on it.
+      const decided = decideClientCheck(client, { gate, address: () => unknown && read(unknown.key) }, attempt, times);
       write(decided.writes);
       return decided.result;
     });

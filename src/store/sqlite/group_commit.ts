@@ -1,6 +1,6 @@
 // Group commit: the writes queued during one event-loop turn share one BEGIN IMMEDIATE … COMMIT, each in its own
-// savepoint when there are several. A WAL commit costs about 25-45 µs of locking and page writes whatever its size, so under load ten
-// token issuances share one instead of paying ten.
+// savepoint when there are several. A WAL commit costs about 25-45 µs of locking and page writes whatever its size,
+// so under load ten token issuances share one instead of paying ten.
 // Runtime-agnostic: the connection and the end-of-turn scheduler come from database.ts.
 import { StoreBusyError } from "../errors.ts";
 
