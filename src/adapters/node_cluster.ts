@@ -26,9 +26,14 @@ function runPrimary(count: number, onListening?: (port: number) => void): Promis
     let alive = count;
     // A message rather than a signal: Ctrl-C already sends SIGINT to every worker, and a second signal would
     // make a worker exit at once instead of finishing its requests.
+    // A worker whose channel closes between the check and the send (the signal reached it too, and it is
+    // exiting) fails the send with EPIPE: it needs no message, and its exit is counted below. With a callback the
+    // failure comes back there instead of as an 'error' event, which nothing else would handle.
     const stop = (signal: NodeJS.Signals) => {
       stopping = true;
-      for (const worker of workers) if (!worker.isDead() && worker.isConnected()) worker.send({ shutdown: signal });
+      for (const worker of workers) {
+        if (!worker.isDead() && worker.isConnected()) worker.send({ shutdown: signal }, () => {});
+      }
     };
     const onSignal = (signal: NodeJS.Signals) => stop(signal);
     for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
