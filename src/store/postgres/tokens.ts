@@ -5,7 +5,7 @@ import { DETAIL_COLUMNS, DETAIL_TABLES, toCode, toDetails, toRecord } from "../r
 import { allHold, CLIENT_STILL, clientStatement, insertIssued, issuedValues, issuingSql, reChecks, revokeFamily, withdrawnOf }
   from "./token_sql.ts";
 import { rotateRefreshPg } from "./token_rotation.ts";
-import { idsWithTotal, ORGANIZATION_COLUMNS, ORGANIZATIONS_JOIN } from "./bearer_totals.ts";
+import { FIELD_TOTAL_COLUMN, idsWithTotal } from "./bearer_totals.ts";
 
 // One statement, so a client-credentials token costs one round trip after the client lookup: the INSERT's condition
 // re-checks the client, user and family rows, locking them in that order FOR SHARE (one scalar subquery, so the
@@ -30,11 +30,13 @@ const CLAIM_CODE = `WITH claimed AS (UPDATE authorization_codes SET used_at = ${
     EXISTS (SELECT 1 FROM grant_families f WHERE f.id = claimed.family_id AND f.revoked_at IS NULL FOR SHARE) AS family_ok
   FROM claimed`;
 
-// One statement: the token, its client and user, the acting user's organizations (ascending) and their field total
-// (bearer_totals.ts).
-const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS}, ${ORGANIZATION_COLUMNS}
-  FROM ${DETAIL_TABLES} ${ORGANIZATIONS_JOIN}
-  WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2
+// One statement: the token, its client and user, the acting user's organizations (a JSON array) and their field
+// total (bearer_totals.ts). The ids come unordered from an ARRAY sublink and are sorted here: json_agg with ORDER BY
+// costs the database about 6 % more instructions per bearer check (callgrind, single-user backend).
+const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS},
+  array_to_json(ARRAY(SELECT m.organization_id FROM memberships m WHERE m.user_id = t.user_id)) AS organization_ids,
+  ${FIELD_TOTAL_COLUMN}
+  FROM ${DETAIL_TABLES} WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2
   AND c.disabled = 0 AND u.disabled = 0`;
 
 /** The first of WHY_NOT's checks that fails, in SQLite's order (family, client, user); undefined when all hold. */
@@ -88,7 +90,8 @@ export function createPgTokenStore(pg: PgClient): TokenStore {
     async findActiveAccess(tokenHash, now) {
       const [row] = await pg.query(ACTIVE_ACCESS, [tokenHash, now]);
       if (!row) return undefined;
-      const organizationIds = idsWithTotal((row.organization_ids as unknown[]).map(Number), Number(row.field_total));
+      const ids = (row.organization_ids as unknown[]).map(Number).sort((a, b) => a - b);
+      const organizationIds = idsWithTotal(ids, Number(row.field_total));
       return Object.freeze({ ...toDetails(row), organizationIds }) satisfies ActiveAccess;
     },
     rotateRefresh: (input) => rotateRefreshPg(pg, input),

@@ -136,6 +136,19 @@ postgresTest("a count over other organizations than a request's own is as fresh 
   });
 });
 
+postgresTest("the bearer check lists a user's organizations ascending, whatever order the memberships were made in", async (db) => {
+  await withWorld(db.url, async ({ t, acme, globex }) => {
+    assert.ok(acme < globex);
+    const { client } = await t.seed.client({ grant: "authorization_code" });
+    const late = await t.seed.user({ org: "globex" });
+    await t.store.organizations.addMember(acme, late.id, { now: t.clock.nowSeconds() });
+    const token = await mintAccessToken(t, { client, userId: late.id, grantType: "authorization_code" });
+    const access = (await t.store.tokens.findActiveAccess(await tokenKey(t.app.deps, token), t.clock.nowSeconds()))!;
+    assert.deepEqual([...access.organizationIds], [acme, globex]);
+    assert.equal(access.organizationIds.fieldTotal, 11);
+  });
+});
+
 postgresTest("the store answers a count from a bearer check only for the very ids that check returned", async (db) => {
   await withWorld(db.url, async ({ t, other, acme, acmeToken }) => {
     const key = await tokenKey(t.app.deps, acmeToken);
