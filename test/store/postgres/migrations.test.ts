@@ -180,3 +180,38 @@ postgresTest(
   },
   { migrated: true },
 );
+
+postgresTest(
+  "tokens' kind and grant type become domains that keep an older database's rows and still refuse other values",
+  async ({ url }) => {
+    const step = PG_MIGRATIONS.findIndex((m) => m.name === "token kinds as domains");
+    assert.ok(step > 0);
+    await withClient(url, async (pg) => {
+      // The database as the fieldgate before the step left it, with a token in it.
+      await pg.exec("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
+      for (const [i, m] of PG_MIGRATIONS.slice(0, step).entries()) {
+        await pg.exec(m.sql);
+        await pg.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)", [i + 1, m.name]);
+      }
+      await pg.exec(`INSERT INTO users (id, username, kind, created_at) VALUES (1, 'robot', 'integration', 0);
+        INSERT INTO clients (id, client_id, secret_hash, name, grant_type, redirect_uri, scope, integration_user_id, created_at)
+          VALUES (1, 'cc', 'h', 'CC', 'client_credentials', '', 'fields:read', 1, 0);
+        INSERT INTO tokens (token_hash, kind, grant_type, client_id, user_id, scope, issued_at, expires_at)
+          VALUES ('t1', 'refresh', 'client_credentials', 1, 1, 'fields:read', 0, 60)`);
+      assert.deepEqual(await migratePostgres(pg), { applied: ALL.slice(step), version: ALL.length });
+      assert.deepEqual(await pg.query("SELECT kind, grant_type FROM tokens"), [{ kind: "refresh", grant_type: "client_credentials" }]);
+      assert.deepEqual(
+        await pg.query(`SELECT column_name, domain_name FROM information_schema.columns
+          WHERE table_name = 'tokens' AND column_name IN ('kind', 'grant_type') ORDER BY column_name`),
+        [{ column_name: "grant_type", domain_name: "token_grant_type" }, { column_name: "kind", domain_name: "token_kind" }],
+      );
+      const insert = (kind: string, grantType: string) =>
+        pg.query(`INSERT INTO tokens (token_hash, kind, grant_type, client_id, user_id, scope, issued_at, expires_at)
+          VALUES ($1, $2, $3, 1, 1, 'fields:read', 0, 60)`, [`t-${kind}-${grantType}`, kind, grantType]);
+      await assert.rejects(insert("bearer", "client_credentials"), /violates check constraint "token_kind_check"/);
+      await assert.rejects(insert("access", "password"), /violates check constraint "token_grant_type_check"/);
+      await insert("access", "refresh_token");
+      assert.equal((await pg.query("SELECT 1 FROM tokens")).length, 2);
+    });
+  },
+);
