@@ -42,14 +42,22 @@ export interface PostgresCluster {
   halt(): Promise<void>;
   /** Starts the halted server again on the same port. */
   resume(): Promise<void>;
+  /**
+   * Runs `script` (statements each ending in a semicolon and a blank line) in a single-user backend on the halted
+   * cluster, under the command prefix `wrapper` (valgrind's, to count instructions): for bench/pg_instructions.ts.
+   */
+  singleUser(script: string, wrapper: string[]): { status: number | null; output: string };
 }
 
 const asRoot = process.getuid?.() === 0;
 
-/** Runs a PostgreSQL program from `binDir`; as root through runuser, since initdb and postgres refuse root. */
-function pgCommand(binDir: string, program: string, args: string[]): [string, string[]] {
-  const path = join(binDir, program);
-  return asRoot ? ["runuser", ["-u", "postgres", "--", path, ...args]] : [path, args];
+/**
+ * Runs a PostgreSQL program from `binDir`, after the command prefix `wrapper` if any; as root through runuser, since
+ * initdb and postgres refuse root.
+ */
+function pgCommand(binDir: string, program: string, args: string[], wrapper: string[] = []): [string, string[]] {
+  const argv = [...wrapper, join(binDir, program), ...args];
+  return asRoot ? ["runuser", ["-u", "postgres", "--", ...argv]] : [argv[0]!, argv.slice(1)];
 }
 
 /**
@@ -91,6 +99,11 @@ export async function startPostgresCluster(
         pid: () => postmasterPid(data),
         halt: async () => void await exec("pg_ctl", ["stop", "-D", data, "-m", "fast", "-w"]),
         resume: async () => void await start(),
+        singleUser(script, wrapper) {
+          const [command, argv] = pgCommand(binDir, "postgres", ["--single", "-j", "-D", data, "postgres"], wrapper);
+          const done = spawnSync(command, argv, { cwd: dir, input: script, maxBuffer: 1 << 30 });
+          return { status: done.status, output: `${done.stdout}${done.stderr}` };
+        },
       };
     } catch (error) {
       // Another process may have taken the port between freePort() and the server's bind: try another one.

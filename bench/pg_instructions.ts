@@ -1,0 +1,137 @@
+// `node bench/pg_instructions.ts [--only NAME]`: instructions per execution of the statements the PostgreSQL store
+// sends on the hot paths, counted by valgrind's callgrind in a single-user backend. The counts are deterministic: an
+// A/B of a statement's shape or of the schema (run it in both checkouts) reads the same every time, where CPU time
+// on a shared 2-core VM moves by a third between runs. Counted: the EXECUTE of the statement, prepared as the store
+// sends it (the text and values recorded from one real call) and run with a generic plan, as the store's prepared
+// statements are; not counted: the network, the protocol, the WAL writer, and the printing of result rows that only
+// a single-user backend does (subtracted). Needs valgrind (Debian: apt-get install valgrind).
+import { createHash, randomBytes } from "node:crypto";
+import { chownSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { findPostgresBinaries, startPostgresCluster } from "../scripts/lib/postgres_cluster.ts";
+import { openPostgres, type PgClient, type PgValue } from "../src/store/postgres/connect.ts";
+import { createPostgresStore } from "../src/store/postgres/store.ts";
+import { migratePostgres } from "../src/store/postgres/migrations.ts";
+import type { AuthenticatedClient } from "../src/store/contract.ts";
+
+const { values } = parseArgs({ options: { only: { type: "string" } } });
+const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** A statement as the store sent it, and which of its values must differ at each execution (a new token's hash). */
+interface Recorded {
+  name: string;
+  text: string;
+  params: readonly PgValue[];
+  fresh?: number;
+}
+
+/** A SQL literal for a value the store bound as text (postgres.js sends every parameter as text). */
+function literal(value: PgValue): string {
+  if (value === null || value === undefined) return "NULL";
+  return `'${String(value).replaceAll("'", "''")}'`;
+}
+
+/** The instructions the single-user backend executes for `script`, less those spent printing result rows. */
+function instructions(run: (script: string, wrapper: string[]) => { status: number | null; output: string },
+  script: string): number {
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-callgrind-"));
+  try {
+    if (process.getuid?.() === 0) {
+      chownSync(dir, Number(spawnSync("id", ["-u", "postgres"]).stdout), Number(spawnSync("id", ["-g", "postgres"]).stdout));
+    }
+    const out = join(dir, "callgrind.out");
+    const { status, output } = run(script, ["valgrind", "--tool=callgrind", `--callgrind-out-file=${out}`]);
+    if (status !== 0 || /\bERROR:/.test(output)) throw new Error(`the single-user backend failed:\n${output.slice(-2000)}`);
+    const total = Number(/^summary: (\d+)/m.exec(readFileSync(out, "utf8"))?.[1]);
+    const annotated = spawnSync("callgrind_annotate", ["--inclusive=yes", "--threshold=100", out]).stdout.toString();
+    let printing = 0;
+    for (const match of annotated.matchAll(/^\s*([\d,]+) \(.*?\)\s+\S*:(debugtup|debugStartup)\b/gm)) {
+      printing += Number(match[1]!.replaceAll(",", ""));
+    }
+    return total - printing;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** PREPARE once, then `count` EXECUTEs; the fresh value gets a new suffix each time. */
+function script(statement: Recorded, count: number, salt: string): string {
+  const lines = ["SET plan_cache_mode = force_generic_plan;", `PREPARE q AS ${statement.text};`];
+  for (let i = 0; i < count; i++) {
+    const args = statement.params.map((value, at) => literal(at === statement.fresh ? `${value}-${salt}-${i}` : value));
+    lines.push(args.length === 0 ? "EXECUTE q;" : `EXECUTE q(${args.join(", ")});`);
+  }
+  return lines.join("\n\n") + "\n\n";
+}
+
+async function seedAndRecord(pg: PgClient): Promise<Recorded[]> {
+  await migratePostgres(pg);
+  let sent: { text: string; params: readonly PgValue[] }[] = [];
+  const recording: PgClient = {
+    ...pg,
+    query: (text, params = []) => (sent.push({ text, params }), pg.query(text, params)),
+  };
+  const store = createPostgresStore(recording);
+  const now = Math.floor(Date.now() / 1000);
+  const robot = await store.users.insert({ username: "robot@instructions.example", kind: "integration", now });
+  const secret = "fgcs_" + randomBytes(32).toString("base64url");
+  await store.clients.insert({ clientId: "instructions-cc", secretHash: sha(secret), name: "Instructions",
+    grantType: "client_credentials", redirectUris: [], scope: "fields:read", integrationUserId: robot.id, now });
+  await pg.exec(`INSERT INTO organizations (slug, name, created_at) VALUES ('acme', 'Acme', ${now});
+    INSERT INTO memberships (user_id, organization_id, created_at) SELECT ${robot.id}, id, ${now} FROM organizations;
+    INSERT INTO fields (organization_id, name, area_ha, crop, season, boundary, centroid_lon, centroid_lat, created_at,
+      updated_at) SELECT o.id, 'f' || g, 1, (ARRAY['wheat', 'maize', 'barley', NULL])[1 + g % 4],
+      (ARRAY['2025', '2026'])[1 + g % 2], '{}', 0, 0, ${now}, ${now} FROM organizations o, generate_series(1, 500) g`);
+  const recorded: Recorded[] = [{ name: "SELECT 1 (the floor: one EXECUTE of nothing)", text: "SELECT 1", params: [] }];
+  const last = async (name: string, call: () => Promise<unknown>, fresh?: unknown) => {
+    sent = [];
+    await call();
+    const { text, params } = sent.at(-1)!;
+    recorded.push({ name, text, params, fresh: fresh === undefined ? undefined : params.indexOf(fresh as PgValue) });
+  };
+  const times = { now, windowSeconds: 900 };
+  const attempt = { clientId: "instructions-cc", digest: sha(secret),
+    keys: { registered: { key: "client:instructions-cc", limit: 10 }, unknown: { key: "ip:127.0.0.1", limit: 50 } } };
+  await last("client authentication (its read)", () => store.throttles.authenticateClient(attempt, times));
+  const { client } = await store.throttles.authenticateClient(attempt, times);
+  const tokenHash = sha(`token ${now}`);
+  await last("client-credentials issuance, with its audit row", () => store.tokens.issue({
+    clientId: client!.id, userId: robot.id, familyId: null, authenticated: client as AuthenticatedClient,
+    tokens: [{ tokenHash, kind: "access", grantType: "client_credentials", scope: "fields:read", issuedAt: now,
+      expiresAt: now + 1800 }],
+    audit: { at: now, event: "token_issued", clientId: "instructions-cc", userId: robot.id, ip: "127.0.0.1",
+      detail: { grant_type: "client_credentials", scope: "fields:read" } },
+  }), tokenHash);
+  await last("bearer check with the field total", () => store.tokens.findActiveAccess(tokenHash, now));
+  // Enough other tokens that the planner looks the token up by its hash, as it does on any real database.
+  await pg.exec(`INSERT INTO tokens (token_hash, kind, grant_type, client_id, user_id, scope, issued_at, expires_at)
+    SELECT md5(g::text), 'access', 'client_credentials', ${client!.id}, ${robot.id}, 'fields:read', ${now}, ${now + 1800}
+    FROM generate_series(1, 5000) g;
+    ANALYZE`);
+  return recorded;
+}
+
+async function main(): Promise<void> {
+  const binDir = findPostgresBinaries();
+  if (!binDir) throw new Error("needs PostgreSQL's initdb and pg_ctl");
+  if (spawnSync("valgrind", ["--version"]).status !== 0) throw new Error("needs valgrind (apt-get install valgrind)");
+  const cluster = await startPostgresCluster(binDir, { purpose: "instruction counts" });
+  const pg = await openPostgres(cluster.url, { max: 1 });
+  const recorded = (await seedAndRecord(pg)).filter((r) => !values.only || r.name.includes(values.only));
+  await pg.close();
+  await cluster.halt();
+  const run = cluster.singleUser;
+  for (const statement of recorded) {
+    const salt = randomBytes(4).toString("hex");
+    // The difference between 220 and 20 executions: what one more costs, without startup and the PREPARE.
+    const few = instructions(run, script(statement, 20, `${salt}a`));
+    const many = instructions(run, script(statement, 220, `${salt}b`));
+    console.log(`${Math.round((many - few) / 200).toLocaleString("en-US").padStart(9)} instructions  ${statement.name}`);
+  }
+}
+
+await main();
