@@ -17,9 +17,12 @@ import { openPostgres, type PgClient, type PgValue } from "../src/store/postgres
 import { createPostgresStore } from "../src/store/postgres/store.ts";
 import { migratePostgres } from "../src/store/postgres/migrations.ts";
 import type { AuthenticatedClient } from "../src/store/contract.ts";
+import { REFERENCE_SCHEMA } from "./pg_reference_db.ts";
 
 const { values } = parseArgs({ options: { only: { type: "string" } } });
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+/** md5(g::text) as the seed below writes it: the hash of one of the seeded tokens. */
+const md5Hash = (g: number) => createHash("md5").update(String(g)).digest("hex");
 
 /** A statement as the store sent it, and which of its values must differ at each execution (a new token's hash). */
 interface Recorded {
@@ -107,10 +110,22 @@ async function seedAndRecord(pg: PgClient): Promise<Recorded[]> {
       detail: { grant_type: "client_credentials", scope: "fields:read" } },
   }), tokenHash);
   await last("bearer check with the field total", () => store.tokens.findActiveAccess(tokenHash, now));
-  // Enough other tokens that the planner looks the token up by its hash, as it does on any real database.
+  // The reference servers' statements (bench/references_postgres.ts), on their own tables.
+  await pg.exec(REFERENCE_SCHEMA);
+  await pg.exec(`INSERT INTO ref_clients VALUES (1, 'instructions-cc', '${sha(secret)}')`);
+  const reference = (name: string, text: string, params: PgValue[], fresh?: number) =>
+    recorded.push({ name: `reference: ${name}`, text, params, fresh });
+  reference("client SELECT", "SELECT id, secret_hash FROM ref_clients WHERE client_id = $1", ["instructions-cc"]);
+  reference("token INSERT", "INSERT INTO ref_tokens (token_hash, kind, client_id, expires_at) VALUES ($1, 'access', $2, $3)",
+    [tokenHash, 1, now + 1800], 0);
+  reference("bearer SELECT", "SELECT id FROM ref_tokens WHERE token_hash = $1 AND kind = 'access' AND expires_at > $2",
+    [md5Hash(1), now]);
+  // Enough other tokens on both sides that the planner looks a token up by its hash, as on any real database.
   await pg.exec(`INSERT INTO tokens (token_hash, kind, grant_type, client_id, user_id, scope, issued_at, expires_at)
     SELECT md5(g::text), 'access', 'client_credentials', ${client!.id}, ${robot.id}, 'fields:read', ${now}, ${now + 1800}
     FROM generate_series(1, 5000) g;
+    INSERT INTO ref_tokens (token_hash, kind, client_id, expires_at)
+    SELECT md5(g::text), 'access', 1, ${now + 1800} FROM generate_series(1, 5000) g;
     ANALYZE`);
   return recorded;
 }
