@@ -13,7 +13,7 @@ import { FIELD_TOTAL_COLUMN, idsWithTotal } from "./bearer_totals.ts";
 const ISSUE_P = clientStatement(["userId", "familyId", "clientId"]);
 const STILL_HOLDS = allHold(reChecks(ISSUE_P, true));
 // Without a family (client credentials) the family's check is left out: the executor sets up each check's lock and
-// scan at every call, whether or not it runs it (2 % of the issuance's instructions, bench/pg_instructions.ts).
+// scan at every call, whether or not it runs it (3 % of the issuance's instructions, bench/pg_instructions.ts).
 const STILL_HOLDS_WITHOUT_FAMILY = allHold({ ...reChecks(ISSUE_P, true), family: "true" });
 const ISSUE_OWNER = { familyId: `${ISSUE_P.$("familyId")}::text`, clientId: `${ISSUE_P.$("clientId")}::bigint`,
   userId: `${ISSUE_P.$("userId")}::bigint`, parentId: "NULL::bigint" };
@@ -35,7 +35,7 @@ const CLAIM_CODE = `WITH claimed AS (UPDATE authorization_codes SET used_at = ${
 
 // One statement: the token, its client and user, the acting user's organizations (a JSON array) and their field
 // total (bearer_totals.ts). The ids come unordered from an ARRAY sublink and are sorted here: json_agg with ORDER BY
-// costs the database about 6 % more instructions per bearer check (callgrind, single-user backend).
+// costs the database about 6 % more instructions per bearer check (bench/pg_instructions.ts).
 const ACTIVE_ACCESS = `SELECT ${DETAIL_COLUMNS},
   array_to_json(ARRAY(SELECT m.organization_id FROM memberships m WHERE m.user_id = t.user_id)) AS organization_ids,
   ${FIELD_TOTAL_COLUMN}
