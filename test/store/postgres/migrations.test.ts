@@ -182,7 +182,7 @@ postgresTest(
 );
 
 postgresTest(
-  "tokens' kind and grant type become domains that keep an older database's rows and still refuse other values",
+  "tokens' kind and grant type become domains without rewriting an older database's table, and still refuse other values",
   async ({ url }) => {
     const step = PG_MIGRATIONS.findIndex((m) => m.name === "token kinds as domains");
     assert.ok(step > 0);
@@ -198,7 +198,11 @@ postgresTest(
           VALUES (1, 'cc', 'h', 'CC', 'client_credentials', '', 'fields:read', 1, 0);
         INSERT INTO tokens (token_hash, kind, grant_type, client_id, user_id, scope, issued_at, expires_at)
           VALUES ('t1', 'refresh', 'client_credentials', 1, 1, 'fields:read', 0, 60)`);
+      // Each relation's file: a rewrite of the table or an index would give it a new one.
+      const files = () => pg.query("SELECT relname, relfilenode FROM pg_class WHERE relname LIKE 'tokens%' ORDER BY relname");
+      const before = await files();
       assert.deepEqual(await migratePostgres(pg), { applied: ALL.slice(step), version: ALL.length });
+      assert.deepEqual(await files(), before, "the step rewrote neither the table nor an index");
       assert.deepEqual(await pg.query("SELECT kind, grant_type FROM tokens"), [{ kind: "refresh", grant_type: "client_credentials" }]);
       assert.deepEqual(
         await pg.query(`SELECT column_name, domain_name FROM information_schema.columns
