@@ -6,13 +6,11 @@
 // statements are; not counted: the network, the protocol, the WAL writer, and the printing of result rows that only
 // a single-user backend does (subtracted). Needs valgrind (Debian: apt-get install valgrind).
 import { createHash, randomBytes } from "node:crypto";
-import { chownSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { parseArgs } from "node:util";
-import { findPostgresBinaries, startPostgresCluster } from "../scripts/lib/postgres_cluster.ts";
+import { findPostgresBinaries, type PostgresCluster, startPostgresCluster } from "../scripts/lib/postgres_cluster.ts";
 import { openPostgres, type PgClient, type PgValue } from "../src/store/postgres/connect.ts";
 import { createPostgresStore } from "../src/store/postgres/store.ts";
 import { migratePostgres } from "../src/store/postgres/migrations.ts";
@@ -43,15 +41,13 @@ function literal(value: PgValue): string {
 }
 
 /** The instructions the single-user backend executes for `script`, less those spent printing result rows. */
-function instructions(run: (script: string, wrapper: string[]) => { status: number | null; output: string },
-  script: string): number {
-  const dir = mkdtempSync(join(tmpdir(), "fieldgate-callgrind-"));
+function instructions(cluster: PostgresCluster, script: string): number {
+  let out = "";
+  const { status, output } = cluster.singleUser(script, (dir) => {
+    out = join(dir, "callgrind.out");
+    return ["valgrind", "--tool=callgrind", `--callgrind-out-file=${out}`];
+  });
   try {
-    if (process.getuid?.() === 0) {
-      chownSync(dir, Number(spawnSync("id", ["-u", "postgres"]).stdout), Number(spawnSync("id", ["-g", "postgres"]).stdout));
-    }
-    const out = join(dir, "callgrind.out");
-    const { status, output } = run(script, ["valgrind", "--tool=callgrind", `--callgrind-out-file=${out}`]);
     if (status !== 0 || /\bERROR:/.test(output)) throw new Error(`the single-user backend failed:\n${output.slice(-2000)}`);
     const total = Number(/^summary: (\d+)/m.exec(readFileSync(out, "utf8"))?.[1]);
     const annotated = spawnSync("callgrind_annotate", ["--inclusive=yes", "--threshold=100", out]).stdout.toString();
@@ -61,7 +57,7 @@ function instructions(run: (script: string, wrapper: string[]) => { status: numb
     }
     return total - printing;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(out, { force: true });
   }
 }
 
@@ -190,11 +186,10 @@ async function main(): Promise<void> {
   const recorded = (await seedAndRecord(pg)).filter((r) => !values.only || r.name.includes(values.only));
   await pg.close();
   await cluster.halt();
-  const run = cluster.singleUser;
   for (const statement of recorded) {
     // The difference between 220 and 20 executions: what one more costs, without startup and the PREPARE.
-    const few = instructions(run, script(statement, 20, 0));
-    const many = instructions(run, script(statement, 220, 20));
+    const few = instructions(cluster, script(statement, 20, 0));
+    const many = instructions(cluster, script(statement, 220, 20));
     console.log(`${Math.round((many - few) / 200).toLocaleString("en-US").padStart(9)} instructions  ${statement.name}`);
   }
 }

@@ -45,8 +45,9 @@ export interface PostgresCluster {
   /**
    * Runs `script` (statements each ending in a semicolon and a blank line) in a single-user backend on the halted
    * cluster, under the command prefix `wrapper` (valgrind's, to count instructions): for bench/pg_instructions.ts.
+   * `wrapper` gets the cluster's private directory, which the server's user may write to and which goes with it.
    */
-  singleUser(script: string, wrapper: string[]): { status: number | null; output: string };
+  singleUser(script: string, wrapper: (dir: string) => string[]): { status: number | null; output: string };
 }
 
 const asRoot = process.getuid?.() === 0;
@@ -100,7 +101,7 @@ export async function startPostgresCluster(
         halt: async () => void await exec("pg_ctl", ["stop", "-D", data, "-m", "fast", "-w"]),
         resume: async () => void await start(),
         singleUser(script, wrapper) {
-          const [command, argv] = pgCommand(binDir, "postgres", ["--single", "-j", "-D", data, "postgres"], wrapper);
+          const [command, argv] = pgCommand(binDir, "postgres", ["--single", "-j", "-D", data, "postgres"], wrapper(dir));
           const done = spawnSync(command, argv, { cwd: dir, input: script, maxBuffer: 1 << 30 });
           return { status: done.status, output: `${done.stdout}${done.stderr}` };
         },
