@@ -110,14 +110,20 @@ async function seedAndRecord(pg: PgClient): Promise<Recorded[]> {
     keys: { registered: { key: "client:instructions-cc", limit: 10 }, unknown: { key: "ip:127.0.0.1", limit: 50 } } };
   await last("client authentication (its read)", () => store.throttles.authenticateClient(attempt, times));
   const { client } = await store.throttles.authenticateClient(attempt, times);
-  const tokenHash = sha(`token ${now}`);
-  await last("client-credentials issuance, with its audit row", () => store.tokens.issue({
-    clientId: client!.id, userId: robot.id, familyId: null, authenticated: client as AuthenticatedClient,
+  const issue = (authenticated: AuthenticatedClient, tokenHash: string) => store.tokens.issue({
+    clientId: authenticated.id, userId: robot.id, familyId: null, authenticated,
     tokens: [{ tokenHash, kind: "access", grantType: "client_credentials", scope: "fields:read", issuedAt: now,
       expiresAt: now + 1800 }],
     audit: { at: now, event: "token_issued", clientId: "instructions-cc", userId: robot.id, ip: "127.0.0.1",
       detail: { grant_type: "client_credentials", scope: "fields:read" } },
-  }), tokenHash);
+  });
+  const tokenHash = sha(`token ${now}`);
+  await last("client-credentials issuance, with its audit row", () => issue(client!, tokenHash), tokenHash);
+  // The store remembers the client now: the next token is this statement alone, which also re-checks the gate.
+  const { client: remembered } = await store.throttles.authenticateClient({ ...attempt, fromMemory: true }, times);
+  if (!remembered?.remembered) throw new Error("pg_instructions: the client was not answered from memory");
+  const rememberedHash = sha(`remembered ${now}`);
+  await last("client-credentials issuance of a remembered client", () => issue(remembered, rememberedHash), rememberedHash);
   await last("bearer check with the field total", () => store.tokens.findActiveAccess(tokenHash, now));
 
   // A person's authorization_code grant with a family of live refresh tokens, one for each execution to claim.

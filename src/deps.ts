@@ -110,10 +110,15 @@ export interface Throttle {
   /**
    * Client authentication in one step of the store (ThrottleStore.authenticateClient): the client looked up,
    * `digest` checked against its secret and the outcome counted, gated by `registered` when the client exists and
-   * `unknown` otherwise, every failure also counting against `unknown`.
+   * `unknown` otherwise, every failure also counting against `unknown`; `fromMemory` as ClientAttempt's.
    */
   authenticateClient(
-    attempt: { clientId: string; digest: string | undefined; keys: { registered: ThrottleKey; unknown: ThrottleKey } },
+    attempt: {
+      clientId: string;
+      digest: string | undefined;
+      keys: { registered: ThrottleKey; unknown: ThrottleKey };
+      fromMemory?: boolean;
+    },
     now: number,
   ): Promise<ClientCheck>;
   /** How many keys are tracked; for tests and metrics. */

@@ -41,8 +41,9 @@ export function createSharedThrottle(store: ThrottleStore, options: SharedThrott
     },
     forgive: (keys) => release(keys, { forgive: true }),
     reset: (keys) => release(keys, { reset: true }),
-    authenticateClient({ clientId, digest, keys }, now) {
-      return store.authenticateClient({ clientId, digest, keys: { registered: named(keys.registered), unknown: named(keys.unknown) } }, times(now));
+    authenticateClient({ clientId, digest, keys, fromMemory }, now) {
+      const counted = { registered: named(keys.registered), unknown: named(keys.unknown) };
+      return store.authenticateClient({ clientId, digest, keys: counted, fromMemory }, times(now));
     },
     size: () => store.count(prefix),
   };

@@ -169,18 +169,19 @@ async function refusal(deps: Deps, attempt: Attempt, failure: Failure & { lockou
  * in one step (Throttle.authenticateClient), since the rule depends on the client: a registered client is refused
  * only for its own failures from this address, so other parties' failures there never slow it. An unknown client_id
  * has no secret to guess, so it gets no key of its own (rotating random ids neither grows the table nor escapes a
- * limit) and is refused once the address's failures reach the shared limit.
+ * limit) and is refused once the address's failures reach the shared limit. `fromMemory`: the caller issues next and
+ * decides again on a fresh read whatever a remembered answer (TokenClient.remembered) leads it to refuse.
  * @throws OAuthError invalid_client (401), invalid_request (400), too_many_requests (429 with Retry-After)
  */
 export async function authenticateClient(
   deps: Deps,
   request: Request,
-  options: { params: Params; ctx: RequestContext },
+  options: { params: Params; ctx: RequestContext; fromMemory?: boolean },
 ): Promise<TokenClient> {
   const { params, ctx } = options;
   const presented = presentedCredentials(request, params);
   const attempt: Attempt = { now: nowSeconds(deps.clock), ip: ctx.clientIp, method: presented.method };
-  const checked = await checkedAttempt(deps, presented, attempt);
+  const checked = await checkedAttempt(deps, presented, attempt, options.fromMemory ?? false);
   if (checked.outcome === "authenticated") return checked.client;
   if (checked.outcome === "refused") throw tooManyRequests(checked.wait);
   throw await refusal(deps, attempt, checked.failure);
@@ -193,7 +194,7 @@ type Checked =
   | { outcome: "failed"; failure: Failure & { lockout: boolean } };
 
 /** Checks the presented credentials and counts the outcome, in one step of the throttle's store. */
-async function checkedAttempt(deps: Deps, presented: Presented, attempt: Attempt): Promise<Checked> {
+async function checkedAttempt(deps: Deps, presented: Presented, attempt: Attempt, fromMemory: boolean): Promise<Checked> {
   const { now, ip } = attempt;
   const clientId = presented.clientId;
   if (presented.method === "unsupported_scheme" || clientId === undefined) {
@@ -206,7 +207,7 @@ async function checkedAttempt(deps: Deps, presented: Presented, attempt: Attempt
   }
   const digest = presented.secret === undefined ? undefined : await deps.digest(presented.secret);
   const keys = { registered: clientKey(clientId, ip), unknown: addressKey(ip) };
-  const checked = await deps.throttle.authenticateClient({ clientId, digest, keys }, now);
+  const checked = await deps.throttle.authenticateClient({ clientId, digest, keys, fromMemory }, now);
   if (checked.outcome !== "failed") return checked;
   // The store counted a failure; its reason is the one failureOf() finds.
   return { outcome: "failed", failure: { ...failureOf(checked.client, { clientId, digest, ip }), lockout: checked.lockout } };

@@ -5,7 +5,7 @@ import type { Handler } from "../http/router.ts";
 import { readParams } from "../http/body.ts";
 import type { TokenClient } from "../store/contract.ts";
 import { authenticateClient, refuseQueryCredentials } from "./client_auth.ts";
-import { invalidDpopProof, invalidRequest, unsupportedGrantType } from "./errors.ts";
+import { invalidDpopProof, invalidRequest, OAuthError, unsupportedGrantType } from "./errors.ts";
 import type { GrantRequest, GrantResult, MintedTokens } from "./issue_tokens.ts";
 import { spendDpopProof } from "./dpop_check.ts";
 import { exchangeAuthorizationCode } from "./grants/authorization_code.ts";
@@ -49,12 +49,24 @@ export function tokenEndpoint(deps: Deps): Handler {
         "grant_type must be authorization_code, refresh_token or client_credentials",
       );
     }
-    const client = await authenticateClient(deps, request, { params, ctx });
-    // RFC 9449 §5: a proof binds the access token to its key; a client that sends none gets a Bearer token.
+    // A client_credentials request may be authenticated from the client's row as the store last read it, since its
+    // issuance re-checks that row (TokenClient.remembered); a refusal on such a row is decided again on a fresh read.
+    const remembered = await authenticateClient(deps, request, { params, ctx, fromMemory: grantType === "client_credentials" });
+    // RFC 9449 §5: a proof binds the access token to its key; a client that sends none gets a Bearer token. Spent
+    // once, before the first decision, whichever read that decision is on.
     const dpopJkt = await spendDpopProof(deps, request, { path: "/oauth/token" });
-    if (dpopJkt === undefined && client.requireDpop) throw invalidDpopProof("This client must send a DPoP proof");
-    const result = await grant(deps, { client, params, ip: ctx.clientIp, dpopJkt });
-    return tokenResponse(deps.respond, result.minted, result.scope);
+    const decide = async (client: TokenClient) => {
+      if (dpopJkt === undefined && client.requireDpop) throw invalidDpopProof("This client must send a DPoP proof");
+      const result = await grant(deps, { client, params, ip: ctx.clientIp, dpopJkt });
+      return tokenResponse(deps.respond, result.minted, result.scope);
+    };
+    if (!remembered.remembered) return await decide(remembered);
+    try {
+      return await decide(remembered);
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      return await decide(await authenticateClient(deps, request, { params, ctx }));
+    }
   };
 }
 

@@ -286,6 +286,13 @@ export type TokenClient = Pick<
 > & {
   /** True only when the integration user exists and is not disabled; false for clients without one. */
   integrationUserEnabled: boolean;
+  /**
+   * Set only when authenticateClient answered from the row this store read last (ClientAttempt.fromMemory), without
+   * reading the gate: the issuance re-checks the row as usual and also finds the gate's counter (`gate`, a stored
+   * key; null: none) without failures, or refuses as client_changed. Any refusal of a request answered this way is
+   * decided again on a fresh read.
+   */
+  remembered?: { gate: string | null };
 };
 
 /** A client to register: its attributes without the row id and the flags and times the store sets. */
@@ -511,6 +518,7 @@ export interface IssueInput {
    * The client as it authenticated. When given, the tokens are inserted only if, inside the transaction, it still
    * has that secret and is enabled and the user is enabled: a `clients rotate-secret --revoke-tokens` or
    * `users disable` that commits while the request is in flight would otherwise miss them (still_authorized.ts).
+   * A remembered client (TokenClient.remembered) also needs its gate without failures.
    */
   authenticated?: AuthenticatedClient;
 }
@@ -669,7 +677,10 @@ export type RotateResult<P extends IssuePlan = IssuePlan> =
  * The client_id is compared too: row ids are reused after deleting the newest client, so an id alone may name
  * another client.
  */
-export type AuthenticatedClient = Pick<TokenClient, "id" | "clientId" | "secretHash" | "grantType" | "scope" | "integrationUserId">;
+export type AuthenticatedClient = Pick<
+  TokenClient,
+  "id" | "clientId" | "secretHash" | "grantType" | "scope" | "integrationUserId" | "requireDpop" | "remembered"
+>;
 
 /** Why a re-check refused. */
 export type Withdrawn = "client_changed" | "user_disabled";
@@ -728,6 +739,12 @@ export interface ClientAttempt {
   clientId: string;
   digest: string | undefined;
   keys: { registered: CounterKey | undefined; unknown: CounterKey | undefined };
+  /**
+   * The caller issues next and its issuance re-checks what a remembered answer skipped (TokenClient.remembered): a
+   * store may then authenticate from the client's row as it last read it, when that row, with no failures at the
+   * gate, authenticates without writing. Without it every attempt reads the row and the gate.
+   */
+  fromMemory?: boolean;
 }
 
 /**

@@ -1,5 +1,7 @@
 // Throttling across instances: two app instances on one database (--workers on a SQLite file, or two servers whose
-// counters are on PostgreSQL) spend one failure budget, with the rules of docs/oauth.md's table unchanged.
+// counters are on PostgreSQL) spend one failure budget, with the rules of docs/oauth.md's table unchanged; and an
+// instance that decides a client_credentials request on the client as it last read it (TokenClient.remembered, on
+// PostgreSQL) answers as if it had read it afresh.
 import assert from "node:assert/strict";
 import type { App } from "../../src/app.ts";
 import { sha256Hex } from "../../src/crypto/hash.ts";
@@ -10,6 +12,7 @@ import type { Store, ThrottleStore } from "../../src/store/contract.ts";
 import { test } from "../helpers/bounded.ts";
 import { formFields, testBrowser } from "../helpers/browser_session.ts";
 import { postgresTest } from "../helpers/postgres.ts";
+import { ccRequest } from "../helpers/codes.ts";
 import { postJson } from "../helpers/requests.ts";
 import { tempDb } from "../helpers/temp_db.ts";
 import { anotherInstance, buildTestApp, type InstanceOptions, openTestAppOn, type TestApp } from "../helpers/test_app.ts";
@@ -23,6 +26,8 @@ interface Deployment {
   /** The first instance's test app (seeding, clock, log) and both instances. */
   t: TestApp;
   instances: [App, App];
+  /** The second instance's store, as an admin command on another host would change the database. */
+  other: Store;
   /** Where the instances keep their counters. */
   counters: ThrottleStore;
   /**
@@ -73,7 +78,7 @@ async function withTwoInstances(run: (d: Deployment) => Promise<void>, open: (op
   const { t, other, close } = await open(options);
   try {
     const instances: [App, App] = [t.app, anotherInstance(t, other, options)];
-    await run({ t, instances, counters: t.store.throttles, checks });
+    await run({ t, instances, other, counters: t.store.throttles, checks });
   } finally {
     await close();
   }
@@ -85,7 +90,7 @@ function deploymentTest(name: string, fn: (d: Deployment) => Promise<void>, opti
     test(`${name} [one instance]`, async () => {
       const checks = new Map<string, number>();
       const t = buildTestApp(ENV, { digest: countingDigest(checks) });
-      await fn({ t, instances: [t.app, t.app], counters: t.store.throttles, checks });
+      await fn({ t, instances: [t.app, t.app], other: t.store, counters: t.store.throttles, checks });
     });
   }
   test(`${name} [two workers, one SQLite file]`, () => withTwoInstances(fn, onSqliteFile));
@@ -195,3 +200,64 @@ deploymentTest("a sign-in whose username holds a NUL is refused as a wrong passw
   const fields = formFields(await (await browser.get("/signin")).text(), "/signin");
   assert.equal((await browser.post("/signin", { ...fields, username: "a\u0000b@example.com", password: "guess" })).status, 400);
 });
+
+// An instance that remembers the client: each instance has issued to it before, so PostgreSQL's instances decide
+// the next request on the row they read then, and only the issuance sees the database as it is now.
+
+/** Both instances issue `client` a token from `ip`, so each has read its row. */
+async function warm(d: Deployment, client: { clientId: string; clientSecret: string }, ip = X): Promise<void> {
+  assert.deepEqual(await sendMany(2, (i) => send(d, i, client.clientId, client.clientSecret, ip)), [200, 200]);
+}
+
+deploymentTest("failures counted on either instance lock out the right secret on both, though both remember the client", async (d) => {
+  const client = await d.t.seed.client({ grant: "client_credentials" });
+  await warm(d, client);
+  assert.deepEqual(await sendMany(MAX, (i) => send(d, i, client.clientId, "wrong", X)), Array(MAX).fill(401));
+  assert.deepEqual(await sendMany(2, (i) => send(d, i, client.clientId, client.clientSecret, X)), [429, 429]);
+  assert.deepEqual(await sendMany(2, (i) => send(d, i, client.clientId, client.clientSecret, Y)), [200, 200], "from another address");
+}, { alone: true });
+
+deploymentTest("a success on an instance that remembers the client still clears its failures", async (d) => {
+  const client = await d.t.seed.client({ grant: "client_credentials" });
+  await warm(d, client);
+  for (const first of [0, 1]) {
+    assert.deepEqual(await sendMany(MAX - 1, (i) => send(d, first + i, client.clientId, "wrong", X)), Array(MAX - 1).fill(401));
+    assert.equal(await send(d, first, client.clientId, client.clientSecret, X), 200);
+  }
+  assert.equal(await send(d, 0, client.clientId, "wrong", X), 401, "two rounds of MAX - 1, each cleared: not locked");
+}, { alone: true });
+
+/** Instance 0's answer to a client_credentials request: status and error code. */
+async function answer(d: Deployment, client: { clientId: string; clientSecret: string }): Promise<[number, string | undefined]> {
+  const response = await d.instances[0].fetch(ccRequest(client), { remoteAddress: Y });
+  const body = await response.json() as { error?: string };
+  return [response.status, body.error];
+}
+
+deploymentTest("what another instance changes about a remembered client decides instance 0's next token request", async (d) => {
+  const seeded = await d.t.seed.client({ grant: "client_credentials" });
+  const { clientId } = seeded;
+  const now = d.t.clock.nowSeconds();
+  assert.deepEqual(await answer(d, seeded), [200, undefined]);
+  await d.other.clients.setDisabled(clientId, true);
+  assert.deepEqual(await answer(d, seeded), [401, "invalid_client"], "disabled");
+  await d.other.clients.setDisabled(clientId, false);
+  assert.deepEqual(await answer(d, seeded), [200, undefined], "enabled again");
+  await d.other.clients.setRequireDpop(clientId, true);
+  assert.deepEqual(await answer(d, seeded), [400, "invalid_dpop_proof"], "DPoP required");
+  await d.other.clients.setRequireDpop(clientId, false);
+  assert.deepEqual(await answer(d, seeded), [200, undefined]);
+  const userId = seeded.client.integrationUserId!;
+  await d.other.users.setDisabled(userId, true);
+  assert.deepEqual(await answer(d, seeded), [400, "invalid_grant"], "integration user disabled");
+  await d.other.users.setDisabled(userId, false);
+  assert.deepEqual(await answer(d, seeded), [200, undefined]);
+  const secret = "a-new-secret-of-the-client-after-rotation";
+  await d.other.clients.rotateSecret(clientId, { secretHash: await sha256Hex(secret), now, revokeTokens: false });
+  assert.deepEqual(await answer(d, seeded), [401, "invalid_client"], "the old secret");
+  assert.deepEqual(await answer(d, { clientId, clientSecret: secret }), [200, undefined], "the new one");
+  await d.other.clients.remove(clientId, now);
+  assert.deepEqual(await answer(d, { clientId, clientSecret: secret }), [401, "invalid_client"], "removed");
+  const failed = (await d.t.store.audit.list({})).filter((e) => e.event === "client_auth_failed").map((e) => e.detail?.reason);
+  assert.deepEqual(failed, ["client_disabled", "bad_secret", "unknown_client"], "each refusal audited as a fresh read finds it");
+}, { alone: true });

@@ -3,7 +3,8 @@
 import type { PgClient, PgQueryable } from "./connect.ts";
 import { TOKEN_CLIENT_SQL } from "./clients.ts";
 import { toCounterRow, toTokenClient } from "../rows.ts";
-import type { ClientAttempt, ClientCheck, CounterKey, CounterRow, CounterTimes, ThrottleStore } from "../contract.ts";
+import type { ClientAttempt, ClientCheck, CounterKey, CounterRow, CounterTimes, ThrottleStore, TokenClient } from "../contract.ts";
+import type { RememberedClients } from "./remembered_clients.ts";
 import { decideCharge, decideClientCheck, type Decided } from "../throttle_rules.ts";
 
 /** Keys travel as one JSON text parameter (cast to json for json_to_recordset): the pool binds no arrays. */
@@ -170,7 +171,7 @@ async function decideLocked<T>(
 }
 
 /** The PostgreSQL counters: client authentication and every unconditional change are one statement each. */
-export function createPgThrottleStore(pg: PgClient): ThrottleStore {
+export function createPgThrottleStore(pg: PgClient, remembered: RememberedClients): ThrottleStore {
   return {
     async retryAfter(given, { now, windowSeconds }) {
       if (given.length === 0) return 0;
@@ -199,12 +200,17 @@ export function createPgThrottleStore(pg: PgClient): ThrottleStore {
       })))]);
     },
     async authenticateClient(attempt, times) {
+      const known = attempt.fromMemory ? answerFromMemory(remembered.get(attempt.clientId), attempt, times) : undefined;
+      if (known) return known;
       // Most requests are a right secret whose gate holds no failures, and some are refused while it is at its
       // limit: neither decision writes, so a plain read answers it, as it would under the gate's lock (the locked
       // statement, too, writes nothing for them). A decision that counts or clears runs CHECK_CLIENT.
       const seen = await readClientCheck(pg, attempt, times);
+      remembered.set(attempt.clientId, seen.result.client);
       if (seen.writes.size === 0) return seen.result;
-      return await checkClient(pg, attempt, times);
+      const checked = await checkClient(pg, attempt, times);
+      remembered.set(attempt.clientId, checked.client);
+      return checked;
     },
     async rememberProof(keyHash, expiresAt) {
       const rows = await pg.query(
@@ -251,6 +257,18 @@ async function checkClient(
     const lockout = reached(row.gate_failures, Number(row.gate_limit)) || reached(row.address_failures, unknown?.limit ?? 0);
     return { client, outcome: "failed", lockout };
   }
+}
+
+/**
+ * The answer `row` (the client as last read) gives with no failures at the gate, when that is an authentication that
+ * writes nothing; otherwise none, and the attempt reads. The issuance re-checks the row and the gate (tokens.ts).
+ */
+function answerFromMemory(row: TokenClient | undefined, attempt: ClientAttempt, times: CounterTimes): ClientCheck | undefined {
+  if (!row) return undefined;
+  const { result, writes } = decideClientCheck(row, { gate: undefined, address: () => undefined }, attempt, times);
+  if (result.outcome !== "authenticated" || writes.size > 0) return undefined;
+  const gate = attempt.keys.registered ? storable([attempt.keys.registered])[0]!.key : null;
+  return { outcome: "authenticated", client: { ...row, remembered: { gate } } };
 }
 
 /** The decision on a plain read of the client and its gate (CLIENT_AND_GATE), and what it would write. */

@@ -8,8 +8,8 @@
 import type { PgQueryable, PgValue } from "./connect.ts";
 import type { AuthenticatedClient, NewAuditEvent, NewToken, TokenOwner, Withdrawn } from "../contract.ts";
 
-/** What CLIENT_STILL and CLIENT_WAS compare, in parameter order: $1 to $6 of every statement that uses them. */
-const CLIENT_PARAMS = ["id", "clientId", "secretHash", "grantType", "scope", "integrationUserId"] as const;
+/** What CLIENT_STILL and CLIENT_WAS compare, in parameter order: $1 to $7 of every statement that uses them. */
+const CLIENT_PARAMS = ["id", "clientId", "secretHash", "grantType", "scope", "integrationUserId", "requireDpop"] as const;
 type ClientParam = (typeof CLIENT_PARAMS)[number];
 
 /** The placeholder of one of the client's parameters. */
@@ -17,7 +17,8 @@ const clientAt = (name: ClientParam): string => `$${CLIENT_PARAMS.indexOf(name) 
 
 const CLIENT_IS = `id = ${clientAt("id")} AND client_id = ${clientAt("clientId")} AND secret_hash = ${clientAt("secretHash")}
   AND disabled = 0 AND grant_type = ${clientAt("grantType")} AND scope = ${clientAt("scope")}
-  AND integration_user_id IS NOT DISTINCT FROM ${clientAt("integrationUserId")}::bigint`;
+  AND integration_user_id IS NOT DISTINCT FROM ${clientAt("integrationUserId")}::bigint
+  AND require_dpop = ${clientAt("requireDpop")}::integer`;
 
 /**
  * True while the client is still the row it authenticated as (CLIENT_PARAMS) and enabled; locks that row FOR SHARE,
@@ -31,7 +32,10 @@ export const CLIENT_WAS = `EXISTS (SELECT 1 FROM clients WHERE ${CLIENT_IS})`;
 
 /** The client's parameters in CLIENT_PARAMS order; all null without a client, which then matches no row. */
 function clientParams(client: AuthenticatedClient | undefined): PgValue[] {
-  return CLIENT_PARAMS.map((name) => client?.[name] ?? null);
+  return CLIENT_PARAMS.map((name) => {
+    const value = client?.[name] ?? null;
+    return typeof value === "boolean" ? Number(value) : value;
+  });
 }
 
 /**

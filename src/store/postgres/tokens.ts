@@ -11,10 +11,20 @@ import { FIELD_TOTAL_COLUMN, idsWithTotal } from "./bearer_totals.ts";
 // re-checks the client, user and family rows, locking them in that order FOR SHARE (one scalar subquery, so the
 // planner cannot reorder them), and the audit row is written only if tokens were (issuingSql).
 const ISSUE_P = clientStatement(["userId", "familyId", "clientId"]);
-const STILL_HOLDS = allHold(reChecks(ISSUE_P, true));
-// Without a family (client credentials) the family's check is left out: the executor sets up each check's lock and
-// scan at every call, whether or not it runs it (3 % of the issuance's instructions, bench/pg_instructions.ts).
-const STILL_HOLDS_WITHOUT_FAMILY = allHold({ ...reChecks(ISSUE_P, true), family: "true" });
+// A remembered client's issuance (TokenClient.remembered) has its gate's key after the same parameters.
+const REMEMBERED_P = clientStatement(["userId", "familyId", "clientId", "gate"]);
+const ISSUE_CHECKS = reChecks(ISSUE_P, true);
+/** A remembered client's gate holds no failures, as its authentication assumed; a null key names no counter. */
+const GATE_CLEAN = `NOT EXISTS (SELECT 1 FROM throttle_counters WHERE key = ${REMEMBERED_P.$("gate")}::text AND failures > 0)`;
+/**
+ * The issuance's condition. Without a family (client credentials) the family's check is left out, and the gate's
+ * unless the client was remembered: the executor sets up each check's lock and scan at every call, whether or not it
+ * runs it (3 % of the issuance's instructions for the family's, bench/pg_instructions.ts).
+ */
+function stillHolds(withFamily: boolean, remembered: boolean): string {
+  const checks = allHold({ ...ISSUE_CHECKS, family: withFamily ? ISSUE_CHECKS.family : "true" });
+  return remembered ? `${checks} AND ${GATE_CLEAN}` : checks;
+}
 const ISSUE_OWNER = { familyId: `${ISSUE_P.$("familyId")}::text`, clientId: `${ISSUE_P.$("clientId")}::bigint`,
   userId: `${ISSUE_P.$("userId")}::bigint`, parentId: "NULL::bigint" };
 
@@ -51,17 +61,22 @@ export function createPgTokenStore(pg: PgClient): TokenStore {
   return {
     async issue(input) {
       const { tokens, audit } = input;
-      const owner = ISSUE_P.values(input.authenticated, { userId: input.userId, familyId: input.familyId, clientId: input.clientId });
+      const remembered = input.authenticated?.remembered;
+      const p = remembered ? REMEMBERED_P : ISSUE_P;
+      const named = { userId: input.userId, familyId: input.familyId, clientId: input.clientId, gate: remembered?.gate ?? null };
+      const owner = p.values(input.authenticated, named);
       const whyNot = async () =>
         refusalOf((await pg.query(WHY_NOT, WHY_NOT_P.values(input.authenticated, { userId: input.userId, familyId: input.familyId })))[0]);
       // Nothing to insert: the checks alone answer.
       if (tokens.length === 0) return await whyNot() ?? "issued";
       const sql = issuingSql({
-        count: tokens.length, first: ISSUE_P.after, owner: ISSUE_OWNER,
-        condition: input.familyId === null ? STILL_HOLDS_WITHOUT_FAMILY : STILL_HOLDS, audited: audit !== undefined,
+        count: tokens.length, first: p.after, owner: ISSUE_OWNER,
+        condition: stillHolds(input.familyId !== null, remembered !== undefined), audited: audit !== undefined,
       });
       const inserted = await pg.query(sql, [...owner, ...issuedValues(tokens, audit)]);
       if (inserted.length > 0) return "issued";
+      // A remembered client's refusal is decided again on a fresh read (TokenClient.remembered): no need to ask why.
+      if (remembered) return "client_changed";
       // A check refused. A change undone since (a client enabled again) leaves every check holding now: that
       // issuance was still refused, and answers as its client having changed.
       return await whyNot() ?? "client_changed";

@@ -7,20 +7,22 @@ import type { Db } from "./database.ts";
 import type { AuthenticatedClient, CodeBasis, Withdrawn } from "../contract.ts";
 
 /**
- * The client is still the row it authenticated as (same client_id, secret, grant type, scope, user) and enabled,
- * and the user is enabled.
+ * The client is still the row it authenticated as (same client_id, secret, grant type, scope, user, DPoP rule) and
+ * enabled, and the user is enabled; a remembered client's gate (TokenClient.remembered) holds no failures.
  */
 export function clientAndUserStill(db: Db, client: AuthenticatedClient, userId: number): Withdrawn | undefined {
   // One statement for both: it runs inside every token write's transaction.
   const row = db.prepare(`SELECT
     EXISTS (SELECT 1 FROM clients WHERE id = ? AND client_id = ? AND secret_hash = ? AND disabled = 0 AND grant_type = ?
-      AND scope = ? AND integration_user_id IS ?) AS client_ok,
+      AND scope = ? AND integration_user_id IS ? AND require_dpop = ?) AS client_ok,
     EXISTS (SELECT 1 FROM users WHERE id = ? AND disabled = 0) AS user_ok`)
-    .get(client.id, client.clientId, client.secretHash, client.grantType, client.scope, client.integrationUserId, userId) as {
-      client_ok: number;
-      user_ok: number;
-    };
+    .get(client.id, client.clientId, client.secretHash, client.grantType, client.scope, client.integrationUserId,
+      client.requireDpop ? 1 : 0, userId) as { client_ok: number; user_ok: number };
   if (row.client_ok !== 1) return "client_changed";
+  const gate = client.remembered?.gate;
+  if (gate != null && db.prepare("SELECT 1 FROM throttle_counters WHERE key = ? AND failures > 0").get(gate)) {
+    return "client_changed";
+  }
   return row.user_ok === 1 ? undefined : "user_disabled";
 }
 

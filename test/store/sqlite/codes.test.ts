@@ -11,7 +11,7 @@ const NOW = 1_000;
  * issuing nothing (decide refuses). Only the row id matters to the consume; the rest only to what decide is told.
  */
 function consume(store: Store, hash: string, now: number, clientId: number) {
-  const client = { id: clientId, clientId: "", secretHash: "", grantType: "authorization_code" as const, scope: "", integrationUserId: null };
+  const client = { id: clientId, clientId: "", secretHash: "", grantType: "authorization_code" as const, scope: "", integrationUserId: null, requireDpop: false };
   return store.tokens.exchangeCode(hash, client, now, () => ({ refuse: "test" }));
 }
 
