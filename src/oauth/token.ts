@@ -51,7 +51,7 @@ export function tokenEndpoint(deps: Deps): Handler {
     }
     // A client_credentials request may be authenticated from the client's row as the store last read it, since its
     // issuance re-checks that row (TokenClient.remembered); a refusal on such a row is decided again on a fresh read.
-    const remembered = await authenticateClient(deps, request, { params, ctx, fromMemory: grantType === "client_credentials" });
+    const authenticated = await authenticateClient(deps, request, { params, ctx, fromMemory: grantType === "client_credentials" });
     // RFC 9449 §5: a proof binds the access token to its key; a client that sends none gets a Bearer token. Spent
     // once, before the first decision, whichever read that decision is on.
     const dpopJkt = await spendDpopProof(deps, request, { path: "/oauth/token" });
@@ -60,9 +60,9 @@ export function tokenEndpoint(deps: Deps): Handler {
       const result = await grant(deps, { client, params, ip: ctx.clientIp, dpopJkt });
       return tokenResponse(deps.respond, result.minted, result.scope);
     };
-    if (!remembered.remembered) return await decide(remembered);
+    if (!authenticated.remembered) return await decide(authenticated);
     try {
-      return await decide(remembered);
+      return await decide(authenticated);
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       return await decide(await authenticateClient(deps, request, { params, ctx }));

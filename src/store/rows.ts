@@ -215,12 +215,15 @@ export function boundariesTaken(rows: readonly Record<string, unknown>[], budget
   return taken;
 }
 
+/** The token's own columns that toRecord maps, over `tokens t`. */
+export const TOKEN_COLUMNS = `t.id, t.kind, t.grant_type, t.family_id, t.client_id, t.user_id, t.scope, t.issued_at,
+  t.expires_at, t.revoked_at, t.rotated_at, t.dpop_jkt`;
+
 /**
  * The columns toDetails maps (and no other: the bearer check reads them per request), over DETAIL_TABLES; shared
  * with the PostgreSQL store, whose tables are the same.
  */
-export const DETAIL_COLUMNS = `t.id, t.kind, t.grant_type, t.family_id, t.client_id, t.user_id, t.scope, t.issued_at,
-  t.expires_at, t.revoked_at, t.rotated_at, t.dpop_jkt, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
+export const DETAIL_COLUMNS = `${TOKEN_COLUMNS}, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
   u.username AS username, u.kind AS user_kind, u.disabled AS user_disabled`;
 export const DETAIL_TABLES = "tokens t JOIN clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id";
 

@@ -30,6 +30,8 @@ rowsTest("tokens.exchangeCode issues into the code's family and reports details"
   assert.equal(details?.clientPublicId, client.clientId);
   assert.equal(details?.familyId, familyId);
   assert.equal(details?.userKind, "person");
+  const { organizationIds: _, ...read } = details!;
+  assert.deepEqual(read, await store.tokens.findByHash(access), "the bearer check reads what findByHash does");
   assert.equal(await store.tokens.count(), 2);
 });
 
