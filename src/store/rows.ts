@@ -220,8 +220,8 @@ export const TOKEN_COLUMNS = `t.id, t.kind, t.grant_type, t.family_id, t.client_
   t.expires_at, t.revoked_at, t.rotated_at, t.dpop_jkt`;
 
 /**
- * The columns toDetails maps (and no other: the bearer check reads them per request), over DETAIL_TABLES; shared
- * with the PostgreSQL store, whose tables are the same.
+ * The columns toDetails maps (and no other: SQLite's bearer check reads them per request), over DETAIL_TABLES;
+ * shared with the PostgreSQL store, whose tables are the same.
  */
 export const DETAIL_COLUMNS = `${TOKEN_COLUMNS}, c.client_id AS client_public_id, c.name AS client_name, c.disabled AS client_disabled,
   u.username AS username, u.kind AS user_kind, u.disabled AS user_disabled`;

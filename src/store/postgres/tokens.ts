@@ -14,6 +14,8 @@ const ISSUE_P = clientStatement(["userId", "familyId", "clientId"]);
 // A remembered client's issuance (TokenClient.remembered) has its gate's key after the same parameters.
 const REMEMBERED_P = clientStatement(["userId", "familyId", "clientId", "gate"]);
 const ISSUE_CHECKS = reChecks(ISSUE_P, true);
+const STILL_HOLDS = allHold(ISSUE_CHECKS);
+const STILL_HOLDS_WITHOUT_FAMILY = allHold({ ...ISSUE_CHECKS, family: "true" });
 /** A remembered client's gate holds no failures, as its authentication assumed; a null key names no counter. */
 const GATE_CLEAN = `NOT EXISTS (SELECT 1 FROM throttle_counters WHERE key = ${REMEMBERED_P.$("gate")}::text AND failures > 0)`;
 /**
@@ -22,7 +24,7 @@ const GATE_CLEAN = `NOT EXISTS (SELECT 1 FROM throttle_counters WHERE key = ${RE
  * runs it (3 % of the issuance's instructions for the family's, bench/pg_instructions.ts).
  */
 function stillHolds(withFamily: boolean, remembered: boolean): string {
-  const checks = allHold({ ...ISSUE_CHECKS, family: withFamily ? ISSUE_CHECKS.family : "true" });
+  const checks = withFamily ? STILL_HOLDS : STILL_HOLDS_WITHOUT_FAMILY;
   return remembered ? `${checks} AND ${GATE_CLEAN}` : checks;
 }
 const ISSUE_OWNER = { familyId: `${ISSUE_P.$("familyId")}::text`, clientId: `${ISSUE_P.$("clientId")}::bigint`,
