@@ -120,8 +120,8 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
   const prepare = options.prepare ?? true;
   const connectTimeoutSeconds = options.connectTimeoutSeconds ?? 10;
   const pacer = createDialPacer();
-  const sql = postgres(url, {
-    max: options.max ?? 4,
+  const settings = {
+    max: 1,
     prepare,
     connect_timeout: connectTimeoutSeconds,
     idle_timeout: options.idleTimeoutSeconds ?? 30,
@@ -131,7 +131,7 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
     // postgres.js would look up array type ids at each connect, for array parameters, which no query here uses.
     fetch_types: false,
     types: { int8: INT8 },
-    onnotice: (notice) => options.onNotice?.(String(notice.message ?? "")),
+    onnotice: (notice: { message?: unknown }) => options.onNotice?.(String(notice.message ?? "")),
     // Sent in the startup message, so every connection has them before its first query, with no extra round trip:
     // a stuck statement or lock wait fails the request instead of holding a pooled connection, and a session that
     // dies mid-transaction (a killed process, a lost network) releases its row locks.
@@ -140,12 +140,13 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
       lock_timeout: options.lockTimeoutMs ?? 2_000,
       idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
     },
-  } as Parameters<typeof postgres>[1]);
+  } as Parameters<typeof postgres>[1];
+  const lanes = createLanes(Array.from({ length: Math.max(1, options.max ?? 4) }, () => postgres(url, settings)));
   const counts: PgStats = { roundTrips: 0, statements: 0 };
-  await firstAnswer(sql, connectTimeoutSeconds, pacer);
+  await firstAnswer(lanes, connectTimeoutSeconds, pacer);
   return {
     where: describePostgresUrl(url),
-    ...queryable(sql, prepare, counts),
+    ...queryable(lanes.statement, prepare, counts),
     stats: () => ({ ...counts }),
     async transaction<T>(fn: (tx: PgQueryable) => Promise<T>, { retries = 2 } = {}): Promise<T> {
       for (let attempt = 0;; attempt++) {
@@ -154,7 +155,9 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
         counts.statements += 2;
         try {
           // sql.begin rolls back and rethrows when fn or the COMMIT fails; nothing of this attempt stays.
-          return (await sql.begin((tx) => fn(queryable(tx, prepare, counts, { inFlight: 0 })))) as T;
+          return (await lanes.transaction((sql) =>
+            sql.begin((tx) => fn(queryable(() => ({ sql: tx }), prepare, counts, { inFlight: 0 })))
+          )) as T;
         } catch (error) {
           // No pause before the retry: the winner holds the locks, so the new attempt queues behind it anyway.
           if (attempt >= retries || !isRetryable(error)) throw error;
@@ -162,8 +165,62 @@ export async function openPostgres(url: string, options: PgOptions = {}): Promis
       }
     },
     async close({ timeoutSeconds = 5 } = {}) {
-      await sql.end({ timeout: timeoutSeconds });
+      await lanes.end(timeoutSeconds);
       pacer.retire();
+    },
+  };
+}
+
+/**
+ * The pool: one postgres.js client of one connection per lane, each statement sent on the lane with the least
+ * work in flight, the first such lane on a tie. postgres.js 3.4's own pool of several connections moves them
+ * between queues whose arrays keep a slot for every connection shifted off and scan them all on each move, so
+ * with more than one connection its CPU per statement grew with the statements sent since the last moment the
+ * pool was fully busy (+28 µs per statement after 160,000 at a steady one at a time, bench/pg_pool_growth.ts).
+ * A client of one connection never holds more than one in a queue. The first lane takes the work while it is the
+ * least loaded, so under light load the others stay idle and close after idleTimeoutSeconds.
+ */
+interface Lanes {
+  /** Borrows the least loaded lane for one statement; `done` must be called once it has settled. */
+  statement(): { sql: Sql; done: () => void };
+  /** Runs `fn` on the least loaded lane, counted as busy with a transaction until it settles. */
+  transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
+  /** The first lane, for the probe at open. */
+  readonly first: Sql;
+  end(timeoutSeconds: number): Promise<void>;
+}
+
+/**
+ * A lane in a transaction counts as this many statements: statements go to a lane without one while there is
+ * one, since on a lane holding a transaction they wait for its COMMIT.
+ */
+const TRANSACTION_LOAD = 1_000;
+
+function createLanes(clients: readonly Sql[]): Lanes {
+  const load = clients.map(() => 0);
+  const least = (): number => {
+    let best = 0;
+    for (let i = 1; i < load.length; i++) if (load[i]! < load[best]!) best = i;
+    return best;
+  };
+  return {
+    statement() {
+      const lane = least();
+      load[lane]!++;
+      return { sql: clients[lane]!, done: () => void load[lane]!-- };
+    },
+    async transaction(fn) {
+      const lane = least();
+      load[lane]! += TRANSACTION_LOAD;
+      try {
+        return await fn(clients[lane]!);
+      } finally {
+        load[lane]! -= TRANSACTION_LOAD;
+      }
+    },
+    first: clients[0]!,
+    async end(timeoutSeconds) {
+      await Promise.all(clients.map((sql) => sql.end({ timeout: timeoutSeconds })));
     },
   };
 }
@@ -199,7 +256,7 @@ async function dial(settings: DialSettings, pacer: DialPacer): Promise<net.Socke
  * naming how many dials were made. Either way every connection is closed before it throws.
  * @throws the refusal, or an Error with code CONNECT_TIMEOUT
  */
-async function firstAnswer(sql: Sql, seconds: number, pacer: DialPacer): Promise<void> {
+async function firstAnswer(lanes: Lanes, seconds: number, pacer: DialPacer): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -209,14 +266,14 @@ async function firstAnswer(sql: Sql, seconds: number, pacer: DialPacer): Promise
       reject(Object.assign(error, { code: "CONNECT_TIMEOUT" }));
     }, seconds * 1000);
   });
-  const probe = sql.unsafe("SELECT 1");
+  const probe = lanes.first.unsafe("SELECT 1");
   try {
     await Promise.race([probe, deadline]);
     pacer.succeeded();
   } catch (error) {
     probe.catch(() => {});
     pacer.retire();
-    await sql.end({ timeout: 0 });
+    await lanes.end(0);
     throw error;
   } finally {
     clearTimeout(timer);
@@ -236,12 +293,12 @@ export function describePostgresUrl(url: string): string {
 }
 
 /**
- * Statements on `sql`, counted into `counts`. `connection` is given for a transaction's own connection, where a
- * statement sent while another is in flight rides the same wait; without it (the pool) every statement is a wait of
- * its own, since the pool gives concurrent statements separate connections.
+ * Statements on the connection `borrow` lends, counted into `counts`. `connection` is given for a transaction's own
+ * connection, where a statement sent while another is in flight rides the same wait; without it (the pool) every
+ * statement is a wait of its own, since the pool gives concurrent statements separate connections.
  */
 function queryable(
-  sql: Sql | TransactionSql,
+  borrow: () => { sql: Sql | TransactionSql; done?: () => void },
   prepare: boolean,
   counts: PgStats,
   connection?: { inFlight: number },
@@ -254,17 +311,24 @@ function queryable(
     async query<T extends PgRow>(text: string, params: readonly PgValue[] = []): Promise<T[]> {
       sent();
       if (connection) connection.inFlight++;
+      const { sql, done } = borrow();
       try {
         // `unsafe` is postgres.js's name for "text not written as a tagged template"; the values are still bound
         // parameters, never spliced into the text. Rows come back as a plain array, without postgres.js's extras.
         return Array.from(await sql.unsafe(text, storable(params) as never[], { prepare })) as unknown as T[];
       } finally {
+        done?.();
         if (connection) connection.inFlight--;
       }
     },
     async exec(script) {
       sent();
-      await sql.unsafe(script).simple();
+      const { sql, done } = borrow();
+      try {
+        await sql.unsafe(script).simple();
+      } finally {
+        done?.();
+      }
     },
   };
 }

@@ -225,3 +225,41 @@ postgresTest(
     });
   },
 );
+
+/** The server process of the connection each statement ran on. */
+const backendOf = async (pg: PgClient, sleep = 0): Promise<number> =>
+  Number((await pg.query("SELECT pg_backend_pid() AS pid, pg_sleep($1)", [sleep]))[0]!.pid);
+
+postgresTest(
+  "concurrent statements spread over at most max connections; one at a time, they keep to one connection",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      const burst = await Promise.all(Array.from({ length: 9 }, () => backendOf(pg, 0.05)));
+      assert.equal(new Set(burst).size, 3);
+      // The round robin over idle connections is what made postgres.js's own pool slower with every statement
+      // (connect.ts, Lanes); it also kept every connection from ever reaching its idle timeout.
+      const sequential: number[] = [];
+      for (let i = 0; i < 12; i++) sequential.push(await backendOf(pg));
+      assert.equal(new Set(sequential).size, 1);
+      assert.ok(burst.includes(sequential[0]!));
+    }, { max: 3 });
+  },
+);
+
+postgresTest(
+  "a statement sent while a transaction is open runs on another connection, without waiting for its COMMIT",
+  async ({ url }) => {
+    await withClient(url, async (pg) => {
+      await pg.exec("CREATE TABLE lanes (id integer PRIMARY KEY)");
+      const [inside, beside] = await pg.transaction(async (tx) => {
+        const own = Number((await tx.query("SELECT pg_backend_pid() AS pid"))[0]!.pid);
+        await tx.query("INSERT INTO lanes VALUES (1)");
+        // Another connection: it cannot see the uncommitted row, and answers before the transaction ends.
+        const [row] = await pg.query("SELECT pg_backend_pid() AS pid, (SELECT COUNT(*) FROM lanes) AS n");
+        assert.equal(row!.n, 0);
+        return [own, Number(row!.pid)];
+      });
+      assert.notEqual(inside, beside);
+    }, { max: 2 });
+  },
+);
