@@ -1,7 +1,7 @@
-// The adapters' batched log: same line format as jsonLog, one write per turn, nothing lost on flush.
+// The adapters' batched log: same line format as jsonLog, one write per wait or per 64 KiB, nothing lost on flush.
 import { test } from "../helpers/bounded.ts";
 import assert from "node:assert/strict";
-import { createBufferedLog } from "../../src/adapters/buffered_log.ts";
+import { createBufferedLog, LOG_FLUSH_MS } from "../../src/adapters/buffered_log.ts";
 
 function harness() {
   const writes: string[] = [];
@@ -10,7 +10,7 @@ function harness() {
   return { writes, pending, ...buffered, runTurn: () => pending.splice(0).forEach((fn) => fn()) };
 }
 
-test("log lines of one turn are written together, in order, as JSON lines", () => {
+test("log lines of one wait are written together, in order, as JSON lines", () => {
   const h = harness();
   h.log("request", { status: 200 });
   h.log("audit.token_issued", { client_id: "c1" });
@@ -58,4 +58,36 @@ test("each line carries the time it was logged, not the first line's", (t) => {
   buffered.flush();
   const times = writes.join("").trim().split("\n").map((line) => JSON.parse(line).time);
   assert.deepEqual(times, ["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.500Z"]);
+});
+
+test("by default lines wait LOG_FLUSH_MS for others past the turn, then leave in one write", async () => {
+  const writes: string[] = [];
+  const written = new Promise<void>((resolve) => {
+    const buffered = createBufferedLog((text) => {
+      writes.push(text);
+      resolve();
+    });
+    buffered.log("a");
+    buffered.log("b");
+  });
+  const logged = performance.now();
+  // The turn ends (setImmediate runs before any timer set in it) with nothing written yet.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(writes.length, 0);
+  await written;
+  assert.ok(performance.now() - logged >= LOG_FLUSH_MS - 1);
+  assert.deepEqual(writes.map((w) => w.trim().split("\n").map((line) => JSON.parse(line).event)), [["a", "b"]]);
+});
+
+test("64 KiB of lines are written at once, and the wait still pending writes the lines after them", () => {
+  const h = harness();
+  const big = "x".repeat(16_000);
+  for (let i = 0; i < 4; i++) h.log("big", { i, big });
+  h.log("big", { i: 4, big });
+  assert.equal(h.writes.length, 1);
+  assert.deepEqual(h.writes[0]!.trim().split("\n").map((line) => JSON.parse(line).i), [0, 1, 2, 3, 4]);
+  h.log("after");
+  assert.equal(h.pending.length, 1, "no second wait is scheduled while one is pending");
+  h.runTurn();
+  assert.deepEqual(h.writes.slice(1).map((w) => JSON.parse(w).event), ["after"]);
 });
