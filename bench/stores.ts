@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { copyToPostgres } from "./seed_postgres.ts";
 import { startServer, treeCpuSeconds, type ServerProcess } from "./spawn.ts";
-import { runLoad, type LoadOptions, type LoadResult } from "./load.ts";
+import { combineRuns, runLoad, type LoadOptions, type LoadResult, type LoadScenario } from "./load.ts";
 import { mintAccessToken, REFERENCES, SCENARIOS, type Scenario } from "./scenarios.ts";
 import { seedReferenceDatabase } from "./pg_reference_db.ts";
 import { seedDatabase, type Seeded } from "./seed.ts";
@@ -58,7 +58,9 @@ const METRICS_TOKEN = "bench-metrics-token-0123456789";
 
 /**
  * Seeds one SQLite file, copies it into one PostgreSQL database per PostgreSQL setup (before any refresh token of the
- * pool is spent), then measures SQLite, PostgreSQL with one instance and PostgreSQL with `instances`, in that order.
+ * pool is spent), then measures SQLite, PostgreSQL with one instance and PostgreSQL with `instances`, in that order;
+ * each reference runs just before and just after the one-instance scenario it stands beside (A B A), and its row
+ * combines the two runs.
  */
 export async function compareStores(
   options: StoreComparisonOptions,
@@ -80,9 +82,12 @@ export async function compareStores(
     settings: { synchronous_commit: options.synchronousCommit, ...(options.statements ? STATEMENT_SETTINGS : {}) },
   });
   const setups: StoreSetup[] = [{ store: "sqlite", instances: 1, database: seeded.path }];
+  const databases: string[] = [];
+  const quiesce = () => quiet(cluster, databases);
   let version = "";
   for (const instances of [...new Set([1, options.instances])]) {
     const { url, serverVersion } = await createDatabase(cluster, `bench_${instances}`);
+    databases.push(url);
     version = serverVersion;
     if (options.statements) await enableStatements(url);
     const { rows } = await copyToPostgres(seeded.path, url);
@@ -92,13 +97,25 @@ export async function compareStores(
   const rows: StoreRow[] = [];
   const statements: string[] = [];
   const [sqlite, ...pgSetups] = setups;
-  rows.push(...await measureSetup(sqlite!, scenarios, seeded, cluster, options, statements));
+  rows.push(...await measureSetup(sqlite!, scenarios, seeded, cluster, options, statements, quiesce));
+  let references: References | undefined;
   if (options.references !== false) {
     const { url } = await createDatabase(cluster, "bench_reference");
+    databases.push(url);
     await seedReferenceDatabase(url, seeded, Math.floor(Date.now() / 1000));
-    rows.push(...await measureReferences(url, scenarios, seeded, cluster, options));
+    references = await startReferences(url, scenarios, seeded, cluster, options, quiesce);
   }
-  for (const setup of pgSetups) rows.push(...await measureSetup(setup, scenarios, seeded, cluster, options, statements));
+  try {
+    for (const setup of pgSetups) {
+      // The references bracket the one-instance scenarios they stand beside (measured just before and just after),
+      // so a slower minute of the machine moves both sides of a ratio alike.
+      const beside = setup.instances === 1 ? references : undefined;
+      rows.push(...await measureSetup(setup, scenarios, seeded, cluster, options, statements, quiesce, beside));
+    }
+    rows.push(...references?.rows() ?? []);
+  } finally {
+    await references?.stop();
+  }
   const notes = [
     `PostgreSQL ${version} on this machine, synchronous_commit=${options.synchronousCommit}, fsync on; ` +
     "SQLite in WAL mode with synchronous=NORMAL",
@@ -130,6 +147,8 @@ async function measureSetup(
   cluster: PostgresCluster,
   options: StoreComparisonOptions,
   statements: string[],
+  quiesce: () => Promise<void>,
+  references?: References,
 ): Promise<StoreRow[]> {
   const label = `${setup.store}-${setup.instances}`;
   process.stderr.write(`${setup.store}, ${setup.instances} instance(s)\n`);
@@ -163,8 +182,11 @@ async function measureSetup(
     for (const scenario of scenarios) {
       process.stderr.write(`  ${scenario.id}: ${scenario.title}\n`);
       const counted = postgres && options.statements === true;
+      await references?.measure(scenario.id);
+      await quiesce();
       if (counted) await resetStatements(setup.database);
       const result = await runLoad(await scenario.build(origins[0]!, seeded, accessToken), load);
+      await references?.measure(scenario.id);
       if (counted) statements.push(...formatStatements(`${scenario.id} on ${label}`, await readStatements(setup.database)));
       rows.push({ ...result, scenario: scenario.id, title: scenario.title, store: setup.store, instances: setup.instances });
       const dead = servers.find((s) => !s.alive());
@@ -184,44 +206,94 @@ const PG_REFERENCES: readonly { scenario: string; kind: string; title: string }[
   { scenario: "refresh", kind: "refresh", title: "ref: client SELECT, UPDATE, INSERT pair" },
 ];
 
+/** The references' servers, measured beside the scenarios they stand for. */
+interface References {
+  /** Runs once more the references of scenario `id` (none for a scenario without one). */
+  measure(id: string): Promise<void>;
+  /** One row per reference measured, its runs combined. */
+  rows(): StoreRow[];
+  stop(): Promise<void>;
+}
+
 /**
- * The references of the wanted scenarios, one server each on the reference database at `url`, under the same load
- * as the scenario they stand beside (the bearer one presents the reference's own token).
+ * The references of the wanted scenarios, one server each on the reference database at `url`, each load built once
+ * (the refresh one hands out every pool token once, over all its runs), under the same load options as the scenario
+ * they stand beside (the bearer one presents the reference's own token).
  */
-async function measureReferences(
+async function startReferences(
   url: string,
   scenarios: readonly Scenario[],
   seeded: Seeded,
   cluster: PostgresCluster,
   options: StoreComparisonOptions,
-): Promise<StoreRow[]> {
-  const rows: StoreRow[] = [];
+  quiesce: () => Promise<void>,
+): Promise<References> {
   const bearer = REFERENCES.find((r) => r.id === "ref-bearer")!;
-  for (const ref of PG_REFERENCES.filter((r) => scenarios.some((s) => s.id === r.scenario))) {
-    process.stderr.write(`  reference ${ref.kind}\n`);
-    const server = await startServer({
-      args: [join(import.meta.dirname, "references_postgres.ts"), "--kind", ref.kind, "--port", "{port}", "--database", url],
-      nodeFlags: options.nodeFlags,
-      readyPath: "/",
-      logFile: join(options.work, `reference-${ref.kind}.log`),
-    });
-    try {
-      const load: LoadOptions = {
-        ...options.load,
-        origins: [server.origin],
-        serverCpuSeconds: () => server.cpuSeconds(),
-        databaseCpuSeconds: () => databaseCpu(cluster),
-      };
+  const started: { ref: (typeof PG_REFERENCES)[number]; server: ServerProcess; built: LoadScenario; runs: LoadResult[] }[] = [];
+  const servers: ServerProcess[] = [];
+  const stop = async () => {
+    for (const server of servers) await server.stop();
+  };
+  try {
+    for (const ref of PG_REFERENCES.filter((r) => scenarios.some((s) => s.id === r.scenario))) {
+      const server = await startServer({
+        args: [join(import.meta.dirname, "references_postgres.ts"), "--kind", ref.kind, "--port", "{port}", "--database", url],
+        nodeFlags: options.nodeFlags,
+        readyPath: "/",
+        logFile: join(options.work, `reference-${ref.kind}.log`),
+      });
+      servers.push(server);
       const scenario = SCENARIOS.find((s) => s.id === ref.scenario)!;
       const built = ref.kind === "count" ? await bearer.build(server.origin, seeded) : await scenario.build(server.origin, seeded, "");
-      const result = await runLoad(built, load);
-      rows.push({ ...result, scenario: `ref-${ref.kind}`, title: ref.title, store: "postgres", instances: 1 });
-      if (!server.alive()) throw new Error(`the ${ref.kind} reference exited:\n${server.logTail()}`);
+      started.push({ ref, server, built, runs: [] });
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    async measure(id) {
+      for (const { ref, server, built, runs } of started.filter((s) => s.ref.scenario === id)) {
+        process.stderr.write(`  reference ${ref.kind}\n`);
+        await quiesce();
+        runs.push(await runLoad(built, {
+          ...options.load,
+          origins: [server.origin],
+          serverCpuSeconds: () => server.cpuSeconds(),
+          databaseCpuSeconds: () => databaseCpu(cluster),
+        }));
+        if (!server.alive()) throw new Error(`the ${ref.kind} reference exited:\n${server.logTail()}`);
+      }
+    },
+    rows: () => started.filter((s) => s.runs.length > 0).map(({ ref, runs }) => ({
+      ...combineRuns(runs), scenario: `ref-${ref.kind}`, title: ref.title, store: "postgres" as const, instances: 1,
+    })),
+    stop,
+  };
+}
+
+/**
+ * Leaves the cluster with no maintenance owed before a measured run: each database vacuumed and analyzed, then a
+ * checkpoint. Otherwise autovacuum and the checkpointer take up, at moments of their choosing, what earlier runs
+ * wrote, and their CPU counts as the database CPU of whichever run is measured then: in one run the vacuum of the
+ * references' new token rows fell in fieldgate's total_count, and that of fieldgate's token run in its refresh run,
+ * whose database CPU per request doubled. What a run writes, and its maintenance during the run, stay its own.
+ */
+async function quiet(cluster: PostgresCluster, databases: readonly string[]): Promise<void> {
+  for (const url of databases) {
+    const pg = await openPostgres(url, { max: 1, statementTimeoutMs: 600_000 });
+    try {
+      await pg.exec("VACUUM (ANALYZE)");
     } finally {
-      await server.stop();
+      await pg.close();
     }
   }
-  return rows;
+  const admin = await openPostgres(cluster.url, { max: 1, statementTimeoutMs: 600_000 });
+  try {
+    await admin.exec("CHECKPOINT");
+  } finally {
+    await admin.close();
+  }
 }
 
 /** CPU seconds of PostgreSQL's postmaster and every backend; NaN when its pid cannot be read. */
