@@ -263,6 +263,27 @@ test("listener writes a light JSON response with its UTF-8 Content-Length and he
   }
 });
 
+test("listener writes a light response's own headers in full, each Set-Cookie on its own line", async () => {
+  const { json } = createResponders(lightTextResponse);
+  const s = await serve(() => {
+    const response = json({ ok: true }, 200, { "cache-control": "no-store", vary: "origin" });
+    response.headers.append("vary", "accept");
+    response.headers.append("set-cookie", "a=1; Path=/; HttpOnly");
+    response.headers.append("set-cookie", "b=2; Path=/, with comma");
+    return response;
+  });
+  try {
+    const res = await fetch(`${s.origin}/x`);
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    assert.equal(res.headers.get("vary"), "origin, accept");
+    assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
+    assert.deepEqual(res.headers.getSetCookie(), ["a=1; Path=/; HttpOnly", "b=2; Path=/, with comma"]);
+    assert.deepEqual(await res.json(), { ok: true });
+  } finally {
+    await s.close();
+  }
+});
+
 /** Sends raw bytes on a fresh connection and returns the status line of the answer. */
 async function rawStatusLine(origin: string, raw: string): Promise<string> {
   const { connect } = await import("node:net");
