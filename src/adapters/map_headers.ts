@@ -99,15 +99,6 @@ export class MapHeaders extends Headers {
     return [...this.#cookies];
   }
 
-  /**
-   * Appends each field to `lines` as name, value, in the order set, each Set-Cookie value on its own: what
-   * node:http's writeHead takes, without the sorted copy iteration makes (HTTP gives field order no meaning).
-   */
-  appendLines(lines: string[]): void {
-    for (const [name, value] of this.#values) lines.push(name, value);
-    for (const cookie of this.#cookies) lines.push("set-cookie", cookie);
-  }
-
   /** Sorted by name, each Set-Cookie value on its own, as Headers iterates. */
   #pairs(): [string, string][] {
     const pairs: [string, string][] = [];

@@ -4,7 +4,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app.ts";
 import { deferredText } from "./light_response.ts";
-import { MapHeaders } from "./map_headers.ts";
 import { ParsedRequest } from "./parsed_request.ts";
 import { createWriteQueue } from "./node_write_queue.ts";
 import { drainRequest, LINGER_LIMITS, type LingerLimits } from "./node_linger.ts";
@@ -142,16 +141,13 @@ interface ResponseParts {
 
 async function responseParts(response: Response, close: boolean): Promise<ResponseParts> {
   const headers: string[] = close ? ["connection", "close"] : [];
-  if (response.headers instanceof MapHeaders) response.headers.appendLines(headers);
-  else {
-    let cookies: string[] | undefined;
-    response.headers.forEach((value, key) => {
-      // forEach joins repeated Set-Cookie values with ", ", which breaks cookies; they are sent one per line.
-      if (key === "set-cookie") cookies ??= response.headers.getSetCookie();
-      else headers.push(key, value);
-    });
-    for (const cookie of cookies ?? []) headers.push("set-cookie", cookie);
-  }
+  let cookies: string[] | undefined;
+  response.headers.forEach((value, key) => {
+    // forEach joins repeated Set-Cookie values with ", ", which breaks cookies; they are sent one per line.
+    if (key === "set-cookie") cookies ??= response.headers.getSetCookie();
+    else headers.push(key, value);
+  });
+  for (const cookie of cookies ?? []) headers.push("set-cookie", cookie);
   const text = deferredText(response);
   if (text !== undefined) {
     // A light response (the app serve_node.ts builds makes its JSON answers so): headers and the string body leave
