@@ -60,8 +60,8 @@ function refusalOf(row: PgRow | undefined): Exclude<IssueOutcome, "issued"> | un
 }
 
 export function createPgTokenStore(pg: PgClient): TokenStore {
-  // Each shape's text built once: building the issuance afresh was ~2.5 µs and 4–5 % of the bytes a token request
-  // allocated (V8 heap sampling under npm run bench). Few shapes exist: tokens per issuance, family, remembered, audit.
+  // Each shape's text built once: building a client-credentials issuance's text takes ~2.4 µs (measured alone), at
+  // every token. Few shapes exist: the tokens per issuance, with or without a family, remembered or not, audited or not.
   const issuing = new Map<string, string>();
   const issuingText = (count: number, withFamily: boolean, remembered: boolean, audited: boolean): string => {
     const shape = `${count} ${withFamily} ${remembered} ${audited}`;
