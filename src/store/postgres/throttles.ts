@@ -15,7 +15,12 @@ const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 
 /** `keys` with what PostgreSQL cannot store replaced (U+FFFD): keys differing only there share one counter. */
 function storable<T extends { key: string }>(keys: readonly T[]): T[] {
-  return keys.map((entry) => ({ ...entry, key: entry.key.replace(UNSTORABLE, "\uFFFD") }));
+  return keys.map((entry) => ({ ...entry, key: storableKey(entry.key) }));
+}
+
+/** One key as the counters store it. */
+function storableKey(key: string): string {
+  return key.replace(UNSTORABLE, "\uFFFD");
 }
 
 // In the statements below, a counter's effective failures at now are
@@ -267,7 +272,7 @@ function answerFromMemory(row: TokenClient | undefined, attempt: ClientAttempt, 
   if (!row) return undefined;
   const { result, writes } = decideClientCheck(row, { gate: undefined, address: () => undefined }, attempt, times);
   if (result.outcome !== "authenticated" || writes.size > 0) return undefined;
-  const gate = attempt.keys.registered ? storable([attempt.keys.registered])[0]!.key : null;
+  const gate = attempt.keys.registered ? storableKey(attempt.keys.registered.key) : null;
   return { outcome: "authenticated", client: { ...row, remembered: { gate } } };
 }
 
